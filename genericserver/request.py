@@ -1,0 +1,97 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/request/context.go (v1.36.0): request-scoped values.
+
+Go keeps request-scoped values in the request's ``context.Context``. A WSGI request has its
+``environ`` dict instead, so each value lives under one documented environ key, with a small
+getter and setter each. Filters read and write only through these functions.
+
+============================  =================================================  ============
+environ key                   value                                              set by
+============================  =================================================  ============
+``genericserver.context``     :class:`genericserver.context.Context` (deadline)  request deadline filter
+``genericserver.request_info``  :class:`genericserver.requestinfo.RequestInfo`   request info filter
+``genericserver.user``        :class:`UserInfo`                                  authentication
+``genericserver.audit``       the audit context (``genericserver.audit``)        audit init
+``genericserver.received``    request-received wall time (seconds since epoch)   received timestamp
+``genericserver.shutdown_signal``  an object with ``shutting_down() -> Event``  watch termination
+``genericserver.mux_incomplete``  True while not all HTTP paths are installed   mux-and-discovery
+============================  =================================================  ============
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from genericserver import context as gocontext
+
+CONTEXT_KEY = "genericserver.context"
+REQUEST_INFO_KEY = "genericserver.request_info"
+USER_KEY = "genericserver.user"
+AUDIT_KEY = "genericserver.audit"
+RECEIVED_KEY = "genericserver.received"
+SHUTDOWN_SIGNAL_KEY = "genericserver.shutdown_signal"
+MUX_INCOMPLETE_KEY = "genericserver.mux_incomplete"
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    """``user.Info``: who made the request, as authentication found out."""
+
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def context_from(environ: dict) -> gocontext.Context:
+    """The request's context; a background context until a filter sets one."""
+    ctx = environ.get(CONTEXT_KEY)
+    if ctx is None:
+        ctx = gocontext.background()
+        environ[CONTEXT_KEY] = ctx
+    return ctx
+
+
+def with_context(environ: dict, ctx: gocontext.Context) -> None:
+    environ[CONTEXT_KEY] = ctx
+
+
+def request_info_from(environ: dict) -> Optional[Any]:
+    return environ.get(REQUEST_INFO_KEY)
+
+
+def with_request_info(environ: dict, info: Any) -> None:
+    environ[REQUEST_INFO_KEY] = info
+
+
+def user_from(environ: dict) -> Optional[UserInfo]:
+    return environ.get(USER_KEY)
+
+
+def with_user(environ: dict, user: UserInfo) -> None:
+    environ[USER_KEY] = user
+
+
+def audit_context_from(environ: dict) -> Optional[Any]:
+    return environ.get(AUDIT_KEY)
+
+
+def with_audit_context(environ: dict, ac: Any) -> None:
+    environ[AUDIT_KEY] = ac
+
+
+def received_timestamp_from(environ: dict) -> Optional[float]:
+    return environ.get(RECEIVED_KEY)
+
+
+def with_received_timestamp(environ: dict, when: float) -> None:
+    environ[RECEIVED_KEY] = when
+
+
+def server_shutdown_signal_from(environ: dict) -> Optional[Any]:
+    return environ.get(SHUTDOWN_SIGNAL_KEY)
+
+
+def with_server_shutdown_signal(environ: dict, signal: Any) -> None:
+    """Attach the shutdown signal unless one is attached already (as Go does)."""
+    environ.setdefault(SHUTDOWN_SIGNAL_KEY, signal)

@@ -1,0 +1,102 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/{errors,status}.go (v1.36.0).
+
+The few response shapes the filters share, byte for byte as Go writes them:
+
+* :func:`http_error` is net/http's ``http.Error``: ``text/plain; charset=utf-8``,
+  ``X-Content-Type-Options: nosniff``, the message and a newline.
+* :func:`write_status` writes a ``metav1.Status`` as compact JSON plus a newline.
+* :func:`internal_error` is ``responsewriters.InternalError``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Callable, Iterable, Optional
+
+from http import HTTPStatus
+
+log = logging.getLogger("genericserver.responsewriters")
+
+StartResponse = Callable[..., Any]
+Headers = list[tuple[str, str]]
+
+
+def status_line(code: int) -> str:
+    try:
+        return f"{code} {HTTPStatus(code).phrase}"
+    except ValueError:
+        return f"{code} Unknown"
+
+
+def http_error(start_response: StartResponse, message: str, code: int, headers: Optional[Headers] = None) -> Iterable[bytes]:
+    """net/http's ``http.Error``: plain text, ``nosniff``, the message and a newline."""
+    body = (message + "\n").encode()
+    hs = list(headers or [])
+    hs += [
+        ("Content-Type", "text/plain; charset=utf-8"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Content-Length", str(len(body))),
+    ]
+    start_response(status_line(code), hs)
+    return [body]
+
+
+def status(code: int, reason: str, message: str, details: Optional[dict] = None, *, kind: bool = True) -> dict:
+    """A ``metav1.Status`` failure as an ordered dict, keys in Go's field order."""
+    st: dict[str, Any] = {}
+    if kind:
+        st["kind"] = "Status"
+        st["apiVersion"] = "v1"
+    st["metadata"] = {}
+    st["status"] = "Failure"
+    st["message"] = message
+    st["reason"] = reason
+    if details is not None:
+        st["details"] = details
+    st["code"] = code
+    return st
+
+
+def encode_status(st: dict) -> bytes:
+    """Compact JSON followed by a newline, as Go's json encoder writes it."""
+    return (json.dumps(st, separators=(",", ":")) + "\n").encode()
+
+
+def write_status(start_response: StartResponse, st: dict, headers: Optional[Headers] = None, *, trailer: bytes = b"") -> Iterable[bytes]:
+    """Write a Status as JSON with ``nosniff``; ``trailer`` is appended after the encoder's newline."""
+    body = encode_status(st) + trailer
+    hs = list(headers or [])
+    hs += [
+        ("Content-Type", "application/json"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Content-Length", str(len(body))),
+    ]
+    start_response(status_line(st["code"]), hs)
+    return [body]
+
+
+def _sanitize(text: str) -> str:
+    # keep error text from ever looking like HTML
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def go_quote(text: str) -> str:
+    """Go's ``%q`` for the plain ASCII strings used here."""
+    return json.dumps(text)
+
+
+def internal_error(start_response: StartResponse, environ: dict, err: str) -> Iterable[bytes]:
+    """``InternalError``: 500 ``Internal Server Error: "<RequestURI>": <err>`` (and the error logged)."""
+    log.error("%s", err)
+    return http_error(start_response, _sanitize(f"Internal Server Error: {go_quote(request_uri(environ))}: {err}"), 500)
+
+
+def request_uri(environ: dict) -> str:
+    """The request target as the client sent it (Go's ``req.RequestURI``)."""
+    uri = environ.get("REQUEST_URI") or environ.get("RAW_URI")
+    if uri:
+        return uri
+    path = environ.get("PATH_INFO", "")
+    qs = environ.get("QUERY_STRING", "")
+    return path + ("?" + qs if qs else "")

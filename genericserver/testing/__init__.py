@@ -1,0 +1,1 @@
+"""Test support: the simulation runtime, leak checks, transports and strategies (no Go twin)."""

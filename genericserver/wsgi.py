@@ -1,0 +1,49 @@
+"""WSGI helpers the filters share (no Go twin: Go's handlers return when the response is sent).
+
+In net/http a handler has sent its response when ``ServeHTTP`` returns. A WSGI app returns an
+iterable that the server sends *afterwards*, so a filter that must hold something (a wait-group
+slot, an in-flight slot, an audit event) for the life of the response releases it when the
+iterable is closed, never when the app callable returns. :func:`on_close` does that.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator
+
+
+class _Closing:
+    """Iterates ``inner`` and runs ``fn`` exactly once, when the server closes it."""
+
+    def __init__(self, inner: Iterable[bytes], fn: Callable[[], Any]):
+        self._inner = inner
+        self._fn = fn
+        self._closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._inner)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            close = getattr(self._inner, "close", None)
+            if close is not None:
+                close()
+        finally:
+            self._fn()
+
+
+def on_close(inner: Iterable[bytes], fn: Callable[[], Any]) -> Iterable[bytes]:
+    """Wrap a response iterable so that ``fn`` runs once, when the server closes it."""
+    return _Closing(inner, fn)
+
+
+def call_app(app: Callable, environ: dict, start_response: Callable, release: Callable[[], Any]) -> Iterable[bytes]:
+    """Call ``app`` and run ``release`` when its response is closed, or at once if it raises."""
+    try:
+        body = app(environ, start_response)
+    except BaseException:
+        release()
+        raise
+    return on_close(body, release)

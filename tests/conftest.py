@@ -1,0 +1,56 @@
+"""Shared fixtures: every test must end with no stray thread, no listener and no goroutine panic."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from genericserver import runtime
+from genericserver.testing.leaks import listening_ports, stray_threads
+
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+    print_blob=True,
+)
+settings.register_profile(
+    "fuzz",
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "expect_goroutine_panic: the test makes a goroutine die on purpose")
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(request: pytest.FixtureRequest):
+    threads_before = threading.enumerate()
+    ports_before = listening_ports()
+    panics_before = len(runtime.THREADS.panics)
+    yield
+    stray = stray_threads(threads_before)
+    goroutines = runtime.THREADS.live()
+    ports = listening_ports() - ports_before
+    panics = runtime.THREADS.panics[panics_before:]
+    problems = []
+    if stray:
+        problems.append("threads left running: " + ", ".join(sorted(t.name for t in stray)))
+    if goroutines:
+        problems.append("goroutines left running: " + ", ".join(sorted(g.name for g in goroutines)))
+    if ports:
+        problems.append(f"listening sockets left open on ports {sorted(ports)}")
+    if panics and request.node.get_closest_marker("expect_goroutine_panic") is None:
+        problems.append("goroutines panicked: " + "; ".join(f"{n}: {e!r}" for n, e in panics))
+    if problems:
+        pytest.fail("leak check: " + " | ".join(problems), pytrace=False)
