@@ -92,7 +92,9 @@ class _CancelCtx(Context):
         self._done_ev = rt.event(f"{name}.done")
         self._err: Optional[ContextError] = None
         self._cause_err: Optional[BaseException] = None
-        self._children: set[_CancelCtx] = set()
+        # a dict, not a set: children are cancelled in the order they were made, so a run
+        # under the simulation replays identically
+        self._children: dict[_CancelCtx, None] = {}
         self._timer: Optional[rt.Timer] = None
         owner = parent._cancel_parent()
         if owner is not None:
@@ -121,7 +123,7 @@ class _CancelCtx(Context):
     def _adopt(self, child: "_CancelCtx") -> None:
         with self._lock:
             if self._err is None:
-                self._children.add(child)
+                self._children[child] = None
                 return
             err, cause = self._err, self._cause_err
         child._cancel(False, err, cause)
@@ -133,7 +135,7 @@ class _CancelCtx(Context):
             if self._err is not None:
                 return  # already cancelled: the first error and cause stay
             self._err, self._cause_err = err, cause
-            children, self._children = self._children, set()
+            children, self._children = self._children, {}
             timer, self._timer = self._timer, None
         self._done_ev.set()
         if timer is not None:
@@ -147,7 +149,7 @@ class _CancelCtx(Context):
 
     def _forget(self, child: "_CancelCtx") -> None:
         with self._lock:
-            self._children.discard(child)
+            self._children.pop(child, None)
 
 
 class _DeadlineCtx(_CancelCtx):

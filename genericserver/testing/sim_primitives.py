@@ -1,0 +1,275 @@
+"""The simulation runtime's goroutine records and primitives: events, locks, conditions (no Go twin).
+
+Split from :mod:`genericserver.testing.sim` to keep each module readable: a primitive here only
+records what its goroutine waits for and calls back into the simulation to decide who runs next.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from _thread import allocate_lock, get_ident
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from genericserver.runtime import Event, Goroutine
+
+if TYPE_CHECKING:
+    from genericserver.testing.sim import Simulation
+
+_INF = math.inf
+# What a goroutine is waiting for (_G.kind).
+_RUN, _EVENTS, _LOCK, _NOTIFY, _SLEEP, _DEAD = range(6)
+
+class SimulationError(RuntimeError):
+    """The simulation could not go on: misuse, a step limit, a goroutine out of control."""
+
+
+class Deadlock(SimulationError):
+    """Every goroutine is blocked and no deadline is pending; ``blocked`` maps name -> what it waits for."""
+
+    def __init__(self, blocked: dict[str, str]):
+        self.blocked = dict(blocked)
+        lines = "".join(f"\n  goroutine {name!r}: {what}" for name, what in self.blocked.items())
+        super().__init__(f"all goroutines are asleep - deadlock!{lines}")
+
+
+class GoroutinePanic(SimulationError):
+    """A goroutine other than ``main`` raised; like a Go panic, it ends the whole run."""
+
+    def __init__(self, name: str, exception: BaseException):
+        self.name = name
+        self.exception = exception
+        super().__init__(f"goroutine {name!r} panicked: {exception!r}")
+
+
+class Escaped(SimulationError):
+    """The running goroutine made no runtime call for ``watchdog`` real seconds."""
+
+    def __init__(self, name: str, seconds: float):
+        self.name = name
+        super().__init__(
+            f"goroutine {name!r} escaped control: real sleep or socket? "
+            f"(no runtime call for {seconds:g} s of real time)"
+        )
+
+
+class _Killed(BaseException):
+    """Raised inside a goroutine the simulation tears down; it never leaves the goroutine's thread."""
+
+
+class _G:
+    """The simulation's record of one goroutine (what choosers see as ``gid`` and ``name``)."""
+
+    __slots__ = (
+        "gid", "name", "sem", "ident", "thread", "kind", "objs",
+        "deadline", "op", "notified", "handle", "killed",
+    )
+
+    def __init__(self, gid: int, name: str):
+        self.gid = gid
+        self.name = name
+        self.sem = allocate_lock()
+        self.sem.acquire()  # held: the thread waits on it until it is handed the baton
+        self.ident: Optional[int] = None
+        self.thread: Optional[threading.Thread] = None
+        self.kind = _RUN
+        self.objs: Any = None
+        self.deadline = _INF
+        self.op = "start"
+        self.notified = False
+        self.handle: Optional[Goroutine] = None
+        self.killed = False  # unwinding from _Killed during teardown
+
+    def __repr__(self) -> str:
+        return f"<goroutine {self.gid} {self.name!r}>"
+
+
+_NOBODY = _G(0, "<nobody>")  # the baton holder outside run(): matches no thread
+
+
+def _ready(g: _G, now: float) -> bool:
+    kind = g.kind
+    if kind == _RUN:
+        return True
+    if g.deadline <= now:
+        return True
+    if kind == _EVENTS:
+        for ev in g.objs:
+            if ev._set:
+                return True
+        return False
+    if kind == _LOCK:
+        return g.objs._holder is None
+    if kind == _NOTIFY:
+        return g.notified
+    return False
+
+
+class _SimEvent(Event):
+    """A closed-once channel under the simulation: ``set`` and ``wait`` are decision points."""
+
+    def __init__(self, sim: "Simulation", name: str):
+        self.name = name
+        self._sim = sim
+        self._set = False
+        self._wait_op = f"wait event {name!r}"
+        self._set_op = f"set event {name!r}"
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        sim = self._sim
+        g = sim._running
+        if g.ident != get_ident():
+            g = sim._foreign()
+        self._set = True
+        g.op = self._set_op
+        sim._decide(g)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        sim = self._sim
+        g = sim._running
+        if g.ident != get_ident():
+            g = sim._foreign()
+        g.kind = _EVENTS
+        g.objs = (self,)
+        g.deadline = _INF if timeout is None else sim._now + max(timeout, 0.0)
+        g.op = self._wait_op
+        sim._decide(g)
+        return self._set
+
+
+class _SimLock:
+    """``threading.Lock`` under the simulation; it remembers its holder for deadlock reports."""
+
+    def __init__(self, sim: "Simulation", name: str):
+        self.name = name
+        self._sim = sim
+        self._holder: Optional[_G] = None
+        self._acquire_op = f"lock {name!r}"
+        self._release_op = f"unlock {name!r}"
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        sim = self._sim
+        g = sim._running
+        if g.ident != get_ident():
+            g = sim._foreign()
+        g.kind = _LOCK
+        g.objs = self
+        if not blocking:
+            g.deadline = sim._now
+        elif timeout is None or timeout < 0:
+            g.deadline = _INF
+        else:
+            g.deadline = sim._now + timeout
+        g.op = self._acquire_op
+        sim._decide(g)
+        if self._holder is None:
+            self._holder = g
+            return True
+        return False
+
+    def release(self) -> None:
+        sim = self._sim
+        g = sim._running
+        if g.ident != get_ident():
+            g = sim._foreign()
+        if self._holder is None:
+            raise RuntimeError("release unlocked lock")
+        self._holder = None
+        g.op = self._release_op
+        sim._decide(g)
+
+    def locked(self) -> bool:
+        return self._holder is not None
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        holder = "unlocked" if self._holder is None else f"held by {self._holder.name!r}"
+        return f"<sim lock {self.name!r} {holder}>"
+
+
+class _SimCondition:
+    """``threading.Condition`` under the simulation: FIFO notify, ``wait`` re-takes the lock."""
+
+    def __init__(self, sim: "Simulation", lk: _SimLock, name: str):
+        self.name = name
+        self._sim = sim
+        self._lock = lk
+        self._waiters: list[_G] = []
+        self.acquire = lk.acquire
+        self.release = lk.release
+        self._wait_op = f"wait condition {name!r}"
+        self._relock_op = f"relock {lk.name!r} after condition {name!r}"
+        self._notify_op = f"notify condition {name!r}"
+
+    def __enter__(self) -> bool:
+        return self._lock.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        sim = self._sim
+        g = sim._running
+        if g.ident != get_ident():
+            g = sim._foreign()
+        lk = self._lock
+        if lk._holder is not g:
+            raise RuntimeError("cannot wait on un-acquired lock")
+        lk._holder = None
+        g.notified = False
+        self._waiters.append(g)
+        g.kind = _NOTIFY
+        g.objs = self
+        g.deadline = _INF if timeout is None else sim._now + max(timeout, 0.0)
+        g.op = self._wait_op
+        sim._decide(g)
+        notified = g.notified
+        if not notified:
+            self._waiters.remove(g)
+        g.kind = _LOCK
+        g.objs = lk
+        g.op = self._relock_op
+        sim._decide(g)
+        lk._holder = g
+        return notified
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: Optional[float] = None) -> Any:
+        end = None if timeout is None else self._sim._now + timeout
+        result = predicate()
+        while not result:
+            remaining = None
+            if end is not None:
+                remaining = end - self._sim._now
+                if remaining <= 0:
+                    break
+            self.wait(remaining)
+            result = predicate()
+        return result
+
+    def notify(self, n: int = 1) -> None:
+        sim = self._sim
+        g = sim._running
+        if g.ident != get_ident():
+            g = sim._foreign()
+        if self._lock._holder is None:
+            raise RuntimeError("cannot notify on un-acquired lock")
+        woken = self._waiters[:n]
+        del self._waiters[:n]
+        for w in woken:
+            w.notified = True
+        g.op = self._notify_op
+        sim._decide(g)
+
+    def notify_all(self) -> None:
+        self.notify(len(self._waiters))
+
+    def __repr__(self) -> str:
+        return f"<sim condition {self.name!r} waiters={[w.name for w in self._waiters]}>"
