@@ -1,6 +1,6 @@
-"""genericserver: the Kubernetes generic apiserver's graceful shutdown, re-implemented in Python.
+"""genericserver: k8s.io/apiserver v1.36.0 graceful shutdown re-implemented in Python (package).
 
-Port of k8s.io/apiserver (v1.36.0) shutdown behaviour; see README.md and walkthrough.md.
+See README.md and walkthrough.md for the map from each Go file to its module here.
 """
 
 __version__ = "0.1.0"

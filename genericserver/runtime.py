@@ -1,4 +1,4 @@
-"""The runtime seam: goroutines, closed-channel events, select, locks and the clock.
+"""The runtime seam: goroutines, closed-channel events, select, locks and the clock (no Go twin).
 
 Go's shutdown code leans on goroutines, channels that are closed exactly once, ``select``,
 ``time.Sleep``, ``time.After`` and mutexes. Server code in this package never touches

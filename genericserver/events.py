@@ -1,0 +1,71 @@
+"""The observability event stream (no Go twin; design.md section 7).
+
+One append-only stream per server: every lifecycle signal, pre-shutdown hook start and end,
+request arrival, rejection and completion, audit flush and listener stop, each stamped with the
+runtime time (virtual under the simulation). The invariant checkers, the demo's timeline and
+the tests all read it, so they agree on what happened and in which order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from genericserver import runtime as rt
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened: ``kind`` (``signal``, ``hook``, ``request``...), a name, when."""
+
+    seq: int
+    at: float
+    kind: str
+    name: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.fields.get(key, default)
+
+
+class EventStream:
+    """Thread-safe, append-only; ``subscribe`` lets a live view follow along."""
+
+    def __init__(self) -> None:
+        self._lock = rt.lock()
+        self._events: list[Event] = []
+        self._subscribers: list[Callable[[Event], None]] = []
+
+    def record(self, kind: str, name: str, **fields: Any) -> Event:
+        with self._lock:
+            ev = Event(len(self._events), rt.now(), kind, name, fields)
+            self._events.append(ev)
+            subscribers = list(self._subscribers)
+        for fn in subscribers:
+            fn(ev)
+        return ev
+
+    def subscribe(self, fn: Callable[[Event], None]) -> None:
+        with self._lock:
+            self._subscribers.append(fn)
+
+    def events(self, kind: Optional[str] = None) -> list[Event]:
+        with self._lock:
+            evs = list(self._events)
+        return [e for e in evs if kind is None or e.kind == kind]
+
+    def names(self, kind: str) -> list[str]:
+        return [e.name for e in self.events(kind)]
+
+    def first(self, kind: str, name: str) -> Optional[Event]:
+        for e in self.events(kind):
+            if e.name == name:
+                return e
+        return None
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events())
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._events)

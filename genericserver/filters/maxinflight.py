@@ -1,0 +1,166 @@
+"""Port of k8s.io/apiserver/pkg/server/filters/maxinflight.go (v1.36.0).
+
+``with_max_in_flight_limit`` caps how many requests run at once, separately for read-only
+requests (verbs get, list, watch) and mutating ones (every other verb, including a
+non-resource request's lower-cased method such as ``post``, ``head`` or ``options``). A limit of
+0 leaves that class unlimited; both 0 leaves the app unwrapped. A request over the limit is
+never queued: it gets 429, ``Retry-After: 1``, unless its user is in ``system:masters`` (the
+super-user and the loopback client must always get an answer). Long-running requests are not
+counted.
+
+A request holds its slot until its response iterable is closed. The process-wide
+:data:`watermark` remembers the highest occupancy of each class; the optional maintenance loop
+(:func:`start_max_in_flight_watermark_maintenance`) publishes and resets it every second. Go
+feeds both into metrics; there are no metrics here, so :attr:`RequestWatermark.published` keeps
+the last published pair instead, and Go's one-time metric initialisation has nothing to do.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, Iterable, Optional
+
+from genericserver import request, runtime as rt, wsgi
+from genericserver.requestinfo import LongRunningRequestCheck
+from genericserver.responsewriters import go_quote, http_error, request_uri
+
+log = logging.getLogger("genericserver.filters.maxinflight")
+
+RETRY_AFTER = "1"
+# how often the watermark is published and reset; it is a maximum over this period
+INFLIGHT_USAGE_METRIC_UPDATE_PERIOD = 1.0
+
+NON_MUTATING_REQUEST_VERBS = frozenset({"get", "list", "watch"})
+WATCH_VERBS = frozenset({"watch"})
+
+SYSTEM_PRIVILEGED_GROUP = "system:masters"
+TOO_MANY_REQUESTS_MESSAGE = "Too many requests, please try again later."
+
+
+def _handle_error(start_response: Callable, environ: dict, err: str) -> Iterable[bytes]:
+    body = http_error(start_response, f"Internal Server Error: {go_quote(request_uri(environ))}", 500)
+    log.error("%s", err)
+    return body
+
+
+class RequestWatermark:
+    """The highest number of requests seen executing at once, per class, since the last reset."""
+
+    def __init__(self, phase: str):
+        self.phase = phase
+        self._lock = rt.lock()
+        self.read_only_watermark = 0
+        self.mutating_watermark = 0
+        # (read-only, mutating) as last published by the maintenance loop (Go: a metric)
+        self.published: Optional[tuple[int, int]] = None
+
+    def record_mutating(self, value: int) -> None:
+        with self._lock:
+            if self.mutating_watermark < value:
+                self.mutating_watermark = value
+
+    def record_read_only(self, value: int) -> None:
+        with self._lock:
+            if self.read_only_watermark < value:
+                self.read_only_watermark = value
+
+    def publish_and_reset(self) -> tuple[int, int]:
+        with self._lock:
+            pair = (self.read_only_watermark, self.mutating_watermark)
+            self.read_only_watermark = self.mutating_watermark = 0
+            self.published = pair
+        log.debug("inflight watermark phase=%s readOnly=%d mutating=%d", self.phase, *pair)
+        return pair
+
+
+# requests being executed (Go also has a "waiting" phase, used by priority and fairness only).
+# Its lock comes from the runtime current at import; it is held without any runtime call
+# inside, so it is safe under the simulation runtime too.
+watermark = RequestWatermark("executing")
+
+
+def _start_watermark_maintenance(mark: RequestWatermark, stop: rt.Event) -> rt.Goroutine:
+    def maintain() -> None:
+        # wait.Until: run now, then once per period, until stop
+        while not stop.is_set():
+            mark.publish_and_reset()
+            if rt.select(stop, timeout=INFLIGHT_USAGE_METRIC_UPDATE_PERIOD) is not None:
+                return
+
+    return rt.go(maintain, name="max-in-flight-watermark")
+
+
+def start_max_in_flight_watermark_maintenance(stop: rt.Event) -> rt.Goroutine:
+    """Publish and reset :data:`watermark` every second until ``stop`` is set."""
+    return _start_watermark_maintenance(watermark, stop)
+
+
+class _Slots:
+    """Go's buffered channel used as a semaphore: a non-blocking take, a release, the length."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self._lock = rt.lock()
+        self._used = 0
+
+    def try_take(self) -> Optional[int]:
+        """The occupancy after taking a slot, or ``None`` when all are taken (never blocks)."""
+        with self._lock:
+            if self._used >= self.capacity:
+                return None
+            self._used += 1
+            return self._used
+
+    def release(self) -> int:
+        with self._lock:
+            self._used -= 1
+            return self._used
+
+
+def with_max_in_flight_limit(
+    app: Callable,
+    non_mutating_limit: int,
+    mutating_limit: int,
+    long_running_request_check: Optional[LongRunningRequestCheck],
+) -> Callable:
+    """Limit concurrent requests per class; 0 means no limit for that class."""
+    if non_mutating_limit == 0 and mutating_limit == 0:
+        return app
+    non_mutating = _Slots(non_mutating_limit) if non_mutating_limit else None
+    mutating = _Slots(mutating_limit) if mutating_limit else None
+    log.debug("max in flight: nonMutating=%d mutating=%d (0 = unlimited)", non_mutating_limit, mutating_limit)
+
+    def max_in_flight_filter(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        info = request.request_info_from(environ)
+        if info is None:
+            return _handle_error(start_response, environ, "no RequestInfo found in context, handler chain must be wrong")
+        if long_running_request_check is not None and long_running_request_check(environ, info):
+            return app(environ, start_response)
+
+        is_mutating = info.verb not in NON_MUTATING_REQUEST_VERBS
+        slots = mutating if is_mutating else non_mutating
+        if slots is None:
+            return app(environ, start_response)
+        record = watermark.record_mutating if is_mutating else watermark.record_read_only
+
+        occupancy = slots.try_take()
+        if occupancy is None:
+            user = request.user_from(environ)
+            if user is not None and SYSTEM_PRIVILEGED_GROUP in user.groups:
+                return app(environ, start_response)
+            return too_many_requests(start_response, RETRY_AFTER)
+
+        # occupancy is sampled both when a request starts and when it ends
+        record(occupancy)
+
+        def release() -> None:
+            record(slots.release())
+
+        return wsgi.call_app(app, environ, start_response, release)
+
+    return max_in_flight_filter
+
+
+def too_many_requests(start_response: Callable, retry_after: str) -> Iterable[bytes]:
+    """429 with ``Retry-After`` (Go keeps this in priority-and-fairness.go, shared by both limiters)."""
+    return http_error(start_response, TOO_MANY_REQUESTS_MESSAGE, 429, [("Retry-After", retry_after)])

@@ -1,0 +1,303 @@
+"""Port of k8s.io/apiserver/pkg/server/filters/timeout.go (v1.36.0).
+
+``with_timeout_for_non_long_running_requests`` answers 504 when a request outlives its deadline.
+The deadline is the request context's (``request.context_from(environ)``, set by the
+request-deadline filter); its done event fires on the deadline or when the context is
+cancelled for another reason.
+
+How it runs on WSGI. Go runs the inner handler in a new goroutine and waits for whichever comes
+first, the handler returning or the context ending. Here the goroutine ("timeout-handler") runs
+the inner app *and* iterates its body; ``start_response``, each chunk and the end are handed one
+at a time to the calling thread, which forwards them to the server and, between hand-offs,
+waits with ``rt.select`` on (next hand-off, context done). When the context ends first:
+
+* nothing started yet (the inner app has not called ``start_response``): the caller answers
+  **504** with the error's Status as JSON plus a newline. Go sets no Content-Type; net/http then
+  sniffs the body as ``text/plain; charset=utf-8``, which is sent here explicitly.
+* the response already started: the caller raises :class:`AbortHandler` (Go's
+  ``panic(http.ErrAbortHandler)``), the only way to cut a response short; the HTTP server drops
+  the connection without logging a stack trace, and ``with_panic_recovery`` logs
+  "Timeout or abort while handling".
+
+Afterwards the handler's writes fail with :class:`ErrHandlerTimeout`: a call to the ``write``
+returned by ``start_response`` raises it, and a generator body gets it thrown in at its
+``yield``. ``start_response`` after the timeout is silently ignored, as Go ignores
+``WriteHeader``. Threads cannot be killed: the inner goroutine runs on until the handler
+returns, and then logs "Post-timeout activity". If the server closes the response early, the
+handler's writes fail the same way (with ``BrokenPipeError``).
+
+A panic (exception) in the handler is re-raised in the calling thread, where Go re-panics. The
+handler gets a shallow copy of the environ (Go clones the request), so it can keep changing its
+own request while the caller answers. Hand-offs are synchronous: the inner app's response is
+closed (and so the slots of the filters inside this one released) only after its last chunk
+has been taken by the caller.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Optional
+
+from genericserver import klog, request, runtime as rt
+from genericserver.requestinfo import LongRunningRequestCheck, url_path
+from genericserver.responsewriters import encode_status, status as status_dict
+
+log = logging.getLogger("genericserver.filters.timeout")
+
+
+class ErrHandlerTimeout(Exception):
+    """``http.ErrHandlerTimeout``: a write by a handler whose request already timed out."""
+
+    def __init__(self) -> None:
+        super().__init__("http: Handler timeout")
+
+
+class AbortHandler(Exception):
+    """``http.ErrAbortHandler``: abort the response; the HTTP server drops the connection quietly."""
+
+    def __init__(self) -> None:
+        super().__init__("net/http: abort Handler")
+
+
+# Go: func(*http.Request) (req, longRunning, postTimeoutFunc, *StatusError)
+TimeoutFunc = Callable[[dict], tuple[dict, bool, Optional[Callable[[], None]], Optional[dict]]]
+
+
+def new_timeout_error(message: str, retry_after_seconds: int) -> dict:
+    """``apierrors.NewTimeoutError(...).ErrStatus``: a 504 Status (no kind/apiVersion)."""
+    details: dict = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
+    return status_dict(504, "Timeout", f"Timeout: {message}", details, kind=False)
+
+
+def new_internal_error(err: str) -> dict:
+    """``apierrors.NewInternalError(err).ErrStatus``."""
+    return status_dict(500, "InternalError", f"Internal error occurred: {err}", {"causes": [{"message": err}]}, kind=False)
+
+
+def with_timeout_for_non_long_running_requests(app: Callable, long_running: Optional[LongRunningRequestCheck]) -> Callable:
+    """Time out everything but long-running requests at the request context's deadline."""
+    if long_running is None:
+        return app
+
+    def timeout_func(environ: dict) -> tuple[dict, bool, Optional[Callable[[], None]], Optional[dict]]:
+        info = request.request_info_from(environ)
+        if info is None:
+            # the chain is built wrong; used only if the context then ends
+            return environ, False, lambda: None, new_internal_error("no request info found for request during timeout")
+        if long_running(environ, info):
+            return environ, True, None, None
+        # Go records a 504 request-termination metric here; there are no metrics in this port
+        return environ, False, lambda: None, new_timeout_error("request did not complete within the allotted timeout", 0)
+
+    return with_timeout(app, timeout_func)
+
+
+def with_timeout(app: Callable, timeout_func: TimeoutFunc) -> Callable:
+    """Run ``app`` under the timeout ``timeout_func`` describes for each request."""
+
+    def timeout_filter(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        environ, long_running, post_timeout_fn, err = timeout_func(environ)
+        if long_running:
+            return app(environ, start_response)
+        tw = _TimeoutWriter(request.context_from(environ), start_response, environ)
+        rt.go(tw.serve, app, dict(environ), name="timeout-handler")
+        return tw.answer(post_timeout_fn, err)
+
+    return timeout_filter
+
+
+class _Handoff:
+    """One slot between the handler goroutine (``put`` waits until taken) and the caller."""
+
+    def __init__(self) -> None:
+        self._lock = rt.lock()
+        self._item: Any = None
+        self._ready = rt.event("timeout-handoff-ready")
+        self._taken = rt.event("timeout-handoff-taken")
+        self.abandoned = rt.event("timeout-handoff-abandoned")
+
+    def put(self, item: Any) -> bool:
+        """False if the caller has given up on this response (then nothing was delivered)."""
+        with self._lock:
+            if self.abandoned.is_set():
+                return False
+            self._item = item
+            ready, taken = self._ready, self._taken
+        ready.set()
+        return rt.select(taken, self.abandoned) is taken
+
+    def ready(self) -> rt.Event:
+        with self._lock:
+            return self._ready
+
+    def take(self) -> Any:
+        ready, taken = rt.event("timeout-handoff-ready"), rt.event("timeout-handoff-taken")
+        with self._lock:
+            item, self._item = self._item, None
+            ready, self._ready = self._ready, ready
+            taken, self._taken = self._taken, taken
+        taken.set()
+        return item
+
+
+class _TimeoutWriter:
+    """Go's timeoutWriter and the two sides of ServeHTTP: ``serve`` (goroutine), ``answer`` (caller)."""
+
+    def __init__(self, ctx: Any, start_response: Callable, environ: dict):
+        self._ctx = ctx
+        self._start_response = start_response
+        self._method = environ.get("REQUEST_METHOD", "")
+        self._path = url_path(environ)
+        self._handoff = _Handoff()
+        self._started = False  # the caller forwarded start_response (Go: wroteHeader)
+        self._timed_out = False
+        self._timed_out_at = 0.0
+
+    # -- the handler goroutine --------------------------------------------------------------
+    def serve(self, app: Callable, environ: dict) -> None:
+        result: Optional[BaseException] = None
+        try:
+            body = app(environ, self._handler_start_response)
+            try:
+                self._pump(body)
+            finally:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+        except (ErrHandlerTimeout, BrokenPipeError) as exc:
+            # a failed write the handler did not catch: an ordinary end once we gave up
+            result = None if self._handoff.abandoned.is_set() else exc
+        except BaseException as exc:  # Go recovers the panic and hands it to ServeHTTP
+            result = exc
+        if not self._handoff.put(("done", result)) and self._timed_out:
+            log.error(
+                "%s",
+                klog.format_s(
+                    "Post-timeout activity",
+                    logger="UnhandledError",
+                    timeElapsed=f"{rt.now() - self._timed_out_at:.6f}s",
+                    method=self._method,
+                    path=self._path,
+                    result=None if result is None else repr(result),
+                ),
+            )
+
+    def _handler_start_response(self, status: str, headers: list, exc_info: Any = None) -> Callable:
+        # after a timeout this is a no-op, as Go ignores WriteHeader then
+        self._handoff.put(("start", status, list(headers), exc_info))
+        return self._handler_write
+
+    def _handler_write(self, data: bytes) -> None:
+        if not self._handoff.put(("chunk", data)):
+            raise self._write_error()
+
+    def _write_error(self) -> Exception:
+        if self._timed_out:
+            return ErrHandlerTimeout()
+        return BrokenPipeError("the response was closed before the handler finished")
+
+    def _pump(self, body: Iterable[bytes]) -> None:
+        it = iter(body)
+        for chunk in _chunks(it):
+            while not self._handoff.put(("chunk", chunk)):
+                # the write failed: let a generator see it at its yield, as a Go handler sees Write fail
+                throw = getattr(it, "throw", None)
+                if throw is None:
+                    return
+                try:
+                    chunk = throw(self._write_error())
+                except StopIteration:
+                    return
+
+    # -- the calling thread -----------------------------------------------------------------
+    def _next(self) -> Any:
+        ready = self._handoff.ready()
+        if rt.select(ready, self._ctx.done()) is ready:
+            return self._handoff.take()
+        return ("timeout",)
+
+    def answer(self, post_timeout_fn: Optional[Callable[[], None]], err: Optional[dict]) -> Iterable[bytes]:
+        """Wait for the response to start, the handler to end, or the deadline."""
+        while True:
+            item = self._next()
+            kind = item[0]
+            if kind == "start":
+                self._start(item)
+                return _TimeoutBody(self, post_timeout_fn, err)
+            if kind == "done":
+                if item[1] is not None:
+                    raise item[1]
+                # the handler wrote nothing at all: net/http sends an empty 200
+                self._start_response("200 OK", [("Content-Length", "0")])
+                return []
+            if kind == "timeout":
+                return self.timeout(post_timeout_fn, err)
+            # a chunk before start_response breaks WSGI; drop it rather than send it headless
+
+    def _start(self, item: tuple) -> None:
+        _, status, headers, exc_info = item
+        self._start_response(status, headers, exc_info)
+        self._started = True
+
+    def timeout(self, post_timeout_fn: Optional[Callable[[], None]], err: Optional[dict]) -> Iterable[bytes]:
+        """Go's ``timeoutWriter.timeout``: a 504 if nothing was sent yet, else abort."""
+        self._timed_out = True
+        self._timed_out_at = rt.now()
+        self._handoff.abandoned.set()
+        try:
+            if not self._started:
+                body = encode_status(err or new_timeout_error("request did not complete within the allotted timeout", 0))
+                self._start_response(
+                    "504 Gateway Timeout",
+                    [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))],
+                )
+                return [body]
+            raise AbortHandler()
+        finally:
+            if post_timeout_fn is not None:
+                post_timeout_fn()
+
+    def abandon(self) -> None:
+        self._handoff.abandoned.set()
+
+
+def _chunks(it: Any) -> Iterable[bytes]:
+    while True:
+        try:
+            yield next(it)
+        except StopIteration:
+            return
+
+
+class _TimeoutBody:
+    """The response the server iterates: the handler's chunks, until its end or the deadline."""
+
+    def __init__(self, tw: _TimeoutWriter, post_timeout_fn: Optional[Callable[[], None]], err: Optional[dict]):
+        self._tw = tw
+        self._post_timeout_fn = post_timeout_fn
+        self._err = err
+        self._finished = False
+
+    def __iter__(self) -> "_TimeoutBody":
+        return self
+
+    def __next__(self) -> bytes:
+        while not self._finished:
+            item = self._tw._next()
+            kind = item[0]
+            if kind == "chunk":
+                return item[1]
+            if kind == "start":  # a second start_response (with exc_info): the server decides
+                self._tw._start(item)
+                continue
+            self._finished = True
+            if kind == "done" and item[1] is not None:
+                raise item[1]
+            if kind == "timeout":
+                self._tw.timeout(self._post_timeout_fn, self._err)  # raises AbortHandler
+        raise StopIteration
+
+    def close(self) -> None:
+        if not self._finished:
+            self._finished = True
+            self._tw.abandon()

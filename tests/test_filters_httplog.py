@@ -1,0 +1,153 @@
+"""Tests of genericserver.filters.httplog: ports of httplog_test.go that apply to WSGI, and the line."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from werkzeug.test import Client
+
+from genericserver import request
+from genericserver.audit.context import with_audit_context, with_audit_id
+from genericserver.filters import httplog
+from genericserver.filters.httplog import (
+    PassthroughLogger,
+    RespLogger,
+    _with_logging,
+    default_stacktrace_pred,
+    log_of,
+    status_is_not,
+)
+from genericserver.filters.wrap import with_http_logging
+from genericserver.requestinfo import RequestInfo
+
+
+def always():
+    return True
+
+
+@pytest.mark.parametrize("status", [101, 200, 204, 302, 400, 404])
+def test_default_stacktrace_pred_quiet(status):
+    assert default_stacktrace_pred(status) is False
+
+
+@pytest.mark.parametrize("status", [500, 100])
+def test_default_stacktrace_pred_logs(status):
+    assert default_stacktrace_pred(status) is True
+
+
+@pytest.mark.parametrize("status,statuses,want", [(200, [], True), (200, [200], False), (201, [200, 202], True)])
+def test_status_is_not(status, statuses, want):
+    assert status_is_not(*statuses)(status) is want
+
+
+def test_with_logging():
+    app = _with_logging(_with_logging(lambda e, sr: [], default_stacktrace_pred, always), default_stacktrace_pred, always)
+    with pytest.raises(RuntimeError, match="^multiple WithLogging calls!$"):
+        Client(app).get("/")
+
+
+@pytest.mark.parametrize("should_log,want", [(True, RespLogger), (False, PassthroughLogger)], ids=["request is being logged", "request is not being logged"])
+def test_log_of(should_log, want):
+    got = []
+
+    def app(environ, start_response):
+        got.append(type(log_of(environ)))
+        start_response("200 OK", [])
+        return []
+
+    Client(_with_logging(app, default_stacktrace_pred, lambda: should_log)).get("/").close()
+    assert got == [want]
+
+
+@pytest.mark.parametrize("status,expected", [("200 OK", 200), ("403 Forbidden", 403)])
+def test_logged_status(status, expected, caplog):
+    def app(environ, start_response):
+        start_response(status, [])
+        return [b""]
+
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
+        Client(with_http_logging(app)).get("/").close()
+    assert f"resp={expected}" in caplog.text
+
+
+def test_the_access_line_has_go_keys_and_comes_when_the_response_is_closed(caplog):
+    def app(environ, start_response):
+        httplog.add_key_value(environ, "apf_fd", "exempt")
+        start_response("200 OK", [])
+        return iter([b"a", b"b"])
+
+    def audited(environ, start_response):
+        with_audit_context(environ)
+        with_audit_id(environ, "x" * 70)  # a client may send a huge Audit-ID: the line keeps 64
+        return logged(environ, start_response)
+
+    logged = with_http_logging(app)
+    env = {
+        request.REQUEST_INFO_KEY: RequestInfo(is_resource_request=True, verb="list", namespace="ns", resource="pods"),
+        request.RECEIVED_KEY: 0.0,  # the epoch: a huge latency, but taken from the received time
+        "REMOTE_ADDR": "10.0.0.1",
+        "REMOTE_PORT": "5555",
+    }
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
+        resp = Client(audited).get("/api/v1/namespaces/ns/pods", headers={"User-Agent": "kubectl/v1.36"}, environ_overrides=env, buffered=False)
+        assert resp.get_data() == b"ab"
+        assert caplog.records == []  # not yet: the response is still open
+        resp.close()
+    (record,) = caplog.records
+    line = record.getMessage()
+    assert line.startswith('"HTTP" verb="LIST" URI="/api/v1/namespaces/ns/pods" latency="')
+    assert f'userAgent="kubectl/v1.36" audit-ID="{"x" * 64}" srcIP="10.0.0.1:5555" apf_fd="exempt" resp=200' in line
+    latency = line.split('latency="', 1)[1].split('"', 1)[0]
+    assert latency.endswith("s") and float(latency[:-1]) > 1e9
+
+
+def test_error_output_is_captured_for_a_500(caplog):
+    def app(environ, start_response):
+        start_response("500 Internal Server Error", [])
+        return [b"boom"]
+
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
+        Client(with_http_logging(app)).get("/x").close()
+    assert 'resp=500 addedInfo="logging error output: \\"boom\\"\\n"' in caplog.text
+
+
+def test_a_request_whose_app_raises_is_still_logged(caplog):
+    def app(environ, start_response):
+        raise RuntimeError("boom")
+
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
+        with pytest.raises(RuntimeError):
+            Client(with_http_logging(app)).delete("/x")
+    assert '"HTTP" verb="DELETE" URI="/x"' in caplog.text and "resp=0" in caplog.text
+
+
+def test_when_the_level_is_off_nothing_is_wrapped(caplog):
+    seen = []
+
+    def app(environ, start_response):
+        seen.append(httplog.resp_logger_from(environ))
+        start_response("200 OK", [])
+        return [b""]
+
+    with caplog.at_level(logging.WARNING, logger="genericserver.httplog"):
+        Client(with_http_logging(app)).get("/").close()
+    assert seen == [None] and caplog.records == []
+
+
+@pytest.mark.parametrize(
+    "method,info,verb",
+    [
+        ("GET", RequestInfo(is_resource_request=True, verb="get", name="foo", namespace="ns"), "GET"),
+        ("GET", RequestInfo(is_resource_request=True, verb="list"), "LIST"),
+        ("GET", RequestInfo(is_resource_request=True, verb="watch"), "WATCH"),
+        ("HEAD", RequestInfo(is_resource_request=False, verb="head"), "HEAD"),
+        ("POST", RequestInfo(is_resource_request=True, verb="create"), "POST"),
+        ("GET", None, "GET"),
+    ],
+)
+def test_normalized_verb(method, info, verb):
+    env = {"REQUEST_METHOD": method}
+    if info is not None:
+        env[request.REQUEST_INFO_KEY] = info
+    assert httplog.normalized_verb(env) == verb
