@@ -1,0 +1,440 @@
+"""Port of Go's net/http package: ``http.Server`` (server.go) as secure_serving.go drives it, for WSGI.
+
+Stock werkzeug sends ``Connection: close`` on every response, lags ``poll_interval`` when told to
+stop, never waits for its daemon handler threads, lets a silent client pin a thread forever and
+calls ``sys.exit`` on a bind error. :class:`Server` serves a WSGI app the way Go's server serves a
+handler: one goroutine per connection, HTTP/1.1 keep-alive (the rules are in
+:mod:`genericserver.http1`), and Go's life cycle:
+
+* connection states ``new`` -> ``active`` (a request's header is in) -> ``idle`` -> ``closed``,
+  counted by :meth:`Server.conn_states` and reported to ``conn_state_hook(conn, state)``.
+* :meth:`Server.serve` blocks in ``accept`` and raises :class:`ServerClosed` as soon as
+  ``shutdown`` or ``close`` shuts the listener down (``shutdown(SHUT_RDWR)`` wakes ``accept`` at
+  once and new connections are refused from then on; ``serve`` then closes the socket). It
+  returns only after the first pass over idle connections, which Go makes right after closing
+  the listeners, so whoever sees ``serve`` return (``HTTPServerStoppedListening``) never finds an
+  idle keep-alive connection still open.
+* :meth:`Server.shutdown`: stop listening, close idle connections (and ``new`` ones silent for
+  over 5 s), wait for active ones to go idle - woken by their state changes, where Go polls
+  every 500 ms - and raise ``ctx.err()`` if the context ends first. Responses written during
+  shutdown carry ``Connection: close`` and their connections close after them.
+* :meth:`Server.close`: stop listening and shut every connection down at once.
+  ``socket.shutdown(SHUT_RDWR)`` wakes a thread blocked reading or writing; a plain ``close()``
+  from another thread would not. Handlers are not waited for (they cannot be killed).
+* ``read_header_timeout`` runs from the start of each request (and of the TLS handshake) until
+  its header is in; ``idle_timeout`` between requests. Both are deadlines, as in Go, so a client
+  trickling bytes cannot stretch them. A timed-out connection is closed without a reply.
+* a panicking handler: Go recovers the panic, logs ``http: panic serving <addr>: <err>`` with
+  the stack, and drops the connection without a response. That is the default here: an exception
+  escaping the WSGI app or its iterable is logged with its traceback and the connection is
+  aborted; no byte goes out if none had. ``on_panic="500"`` sends ``500 Internal Server Error``
+  instead when nothing was sent yet (werkzeug's habit). Raising :data:`ERR_ABORT_HANDLER` aborts
+  without a log line, as in Go. The apiserver's filter chain recovers its own panics first.
+* the response iterable's ``close()`` is always called, and the request's context (see
+  :mod:`genericserver.request`) is cancelled when the response is done or the connection ends.
+
+Differences from Go: no HTTP/2 and no hijacking; the request context is not cancelled when the
+client goes away mid-handler (Go notices with a background read); after a 431, or an unread
+body too big to drop, the connection waits up to 500 ms for the client to hang up (reading what it
+still sends) where Go sleeps 500 ms.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import logging
+import socket
+import ssl
+import traceback
+from typing import Any, Callable, Optional
+
+from genericserver import context as gocontext
+from genericserver import http1
+from genericserver import request as reqctx
+from genericserver import runtime as rt
+from genericserver.http1 import CONN_ID_KEY
+
+__all__ = ["ACTIVE", "CLOSED", "CONN_ID_KEY", "ERR_ABORT_HANDLER", "IDLE", "NEW", "ON_PANIC_500", "ON_PANIC_ABORT",
+           "AbortHandler", "BindError", "Conn", "Server", "ServerClosed", "listen", "ssl_context_from_files"]
+
+log = logging.getLogger("genericserver.httpserver")
+
+NEW, ACTIVE, IDLE, CLOSED = "new", "active", "idle", "closed"  # Go's ConnState names
+ON_PANIC_ABORT, ON_PANIC_500 = "abort", "500"
+RST_AVOIDANCE_DELAY = 0.5  # how long a closing connection waits for the client's FIN
+NEW_CONN_GRACE = 5.0  # shutdown takes a connection silent this long for idle (Go issue 22682)
+_HTTP_PREFIXES = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
+_TEMPORARY_ACCEPT_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED}
+
+
+class ServerClosed(Exception):
+    """``http.ErrServerClosed``: what ``serve`` raises after ``shutdown`` or ``close``."""
+
+    def __init__(self, msg: str = "http: Server closed"):
+        super().__init__(msg)
+
+
+class AbortHandler(Exception):
+    """The type of :data:`ERR_ABORT_HANDLER`."""
+
+
+# http.ErrAbortHandler: raise it from an app to drop the connection without a log line
+ERR_ABORT_HANDLER = AbortHandler("net/http: abort Handler")
+
+
+class BindError(OSError):
+    """Listening failed; the message is Go's ``listen tcp <addr>: bind: <reason>``."""
+
+    def __init__(self, err: OSError, address: str):
+        reason = err.strerror or str(err)
+        super().__init__(err.errno, f"listen tcp {address}: bind: {reason[:1].lower()}{reason[1:]}")
+        self.address = address
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def _hostport(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def listen(host: str = "127.0.0.1", port: int = 0, *, backlog: int = 128) -> socket.socket:
+    """``net.Listen("tcp", host:port)``; port 0 picks a free port. Raises :class:`BindError`."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Go does on Unix
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError as err:
+        sock.close()
+        raise BindError(err, _hostport(host, port)) from err
+    return sock
+
+
+def ssl_context_from_files(cert_file: str, key_file: str) -> ssl.SSLContext:
+    """A server TLS context from PEM files (TLS >= 1.2, ALPN http/1.1, as the apiserver sets)."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(cert_file, key_file)
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
+
+
+class Conn:
+    """One accepted connection as ``conn_state_hook`` sees it: ``id``, ``remote_addr``, ``state``, ``sock``."""
+
+    def __init__(self, cid: int, sock: socket.socket, addr: Any):
+        self.id, self.sock, self.reader = cid, sock, http1.Reader(sock)
+        self.remote = (addr[0], addr[1]) if isinstance(addr, tuple) else (str(addr), 0)
+        self.remote_addr = _hostport(*self.remote)
+        try:
+            self.local = sock.getsockname()[:2]
+        except OSError:
+            self.local = ("", 0)
+        self.state: Optional[str] = None
+        self.since = 0.0
+        # closing: the server shut it down; released: its socket is closed; broken: I/O failed
+        self.closing = self.released = self.broken = self.tls = False
+        self.last_method = ""
+        self.ctx, self.cancel = gocontext.with_cancel(gocontext.background())
+
+    def send(self, data: bytes) -> None:
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            self.broken = True
+            raise
+
+    def __repr__(self) -> str:
+        return f"<Conn {self.id} {self.remote_addr} {self.state}>"
+
+
+class Server:
+    """Go's ``http.Server`` for one WSGI ``app``; see the module docstring."""
+
+    def __init__(self, app: Callable, *, read_header_timeout: Optional[float] = 32.0,
+                 idle_timeout: Optional[float] = 90.0, max_header_bytes: int = 1 << 20,
+                 ssl_context: Optional[ssl.SSLContext] = None, error_log: Any = None,
+                 conn_state_hook: Optional[Callable[[Conn, str], Any]] = None,
+                 on_panic: str = ON_PANIC_ABORT):
+        if on_panic not in (ON_PANIC_ABORT, ON_PANIC_500):
+            raise ValueError(f"on_panic must be {ON_PANIC_ABORT!r} or {ON_PANIC_500!r}")
+        self.app, self.ssl_context, self.on_panic = app, ssl_context, on_panic
+        self.read_header_timeout = read_header_timeout or None  # 0 or None: no timeout
+        self.idle_timeout = idle_timeout or None
+        self.max_header_bytes = max_header_bytes if max_header_bytes > 0 else 1 << 20
+        self.error_log, self.conn_state_hook = error_log, conn_state_hook
+        self._mu = rt.lock()
+        self._shutting_down = rt.event("http-server-shutting-down")
+        self._listeners_shut = rt.event("http-server-listeners-shut")
+        self._listeners: dict[socket.socket, rt.Event] = {}
+        self._conns: set[Conn] = set()
+        self._counts = {NEW: 0, ACTIVE: 0, IDLE: 0, CLOSED: 0}
+        self._changed: Optional[rt.Event] = None  # set at the next state change, for shutdown
+        self._on_shutdown: list[Callable[[], Any]] = []
+        self._ids = itertools.count(1)
+
+    def logf(self, fmt: str, *args: Any) -> None:
+        """Go's ``srv.logf``: to ``error_log`` (a Logger or a callable) or this module's logger."""
+        msg = fmt % args if args else fmt
+        if self.error_log is None or isinstance(self.error_log, logging.Logger):
+            (self.error_log or log).error("%s", msg)
+        else:
+            self.error_log(msg)
+
+    def conn_states(self) -> dict[str, int]:
+        """How many connections are new, active and idle now, and how many have closed so far."""
+        with self._mu:
+            return dict(self._counts)
+
+    def _set_state(self, c: Conn, state: str) -> None:
+        with self._mu:
+            if c.state is not None:
+                self._counts[c.state] -= 1
+            c.state, c.since = state, rt.now()
+            self._counts[state] += 1
+            if state == NEW:
+                self._conns.add(c)
+            elif state == CLOSED:
+                self._conns.discard(c)
+            changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
+        if self.conn_state_hook is not None:
+            self.conn_state_hook(c, state)
+
+    def _do_keep_alives(self) -> bool:
+        return not self._shutting_down.is_set()
+
+    @staticmethod
+    def _kill_locked(c: Conn) -> None:
+        # shutdown, not close: it wakes the connection's thread if blocked in recv or send, and
+        # that thread closes the descriptor itself, so it is never reused under its feet
+        c.closing = True
+        if not c.released:
+            try:
+                socket.socket.shutdown(c.sock, socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    # -- listening and stopping -----------------------------------------------------------
+    def serve(self, listener: socket.socket) -> None:
+        """Accept on ``listener`` until shutdown or close; always raises (ServerClosed then)."""
+        stopped = rt.event("http-serve-stopped")
+        with self._mu:
+            if self._shutting_down.is_set():
+                listener.close()
+                raise ServerClosed()
+            self._listeners[listener] = stopped
+        delay = 0.0
+        try:
+            while True:
+                try:
+                    sock, addr = listener.accept()
+                except OSError as err:
+                    if self._shutting_down.is_set():
+                        self._listeners_shut.wait()
+                        raise ServerClosed() from None
+                    if err.errno not in _TEMPORARY_ACCEPT_ERRORS:
+                        raise
+                    delay = min(max(delay * 2, 0.005), 1.0)
+                    self.logf("http: Accept error: %s; retrying in %dms", err, int(delay * 1000))
+                    rt.select(self._shutting_down, timeout=delay)
+                    continue
+                delay = 0.0
+                if sock.family in (socket.AF_INET, socket.AF_INET6):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # Go's default
+                c = Conn(next(self._ids), sock, addr)
+                self._set_state(c, NEW)  # before serve can return, as in Go
+                rt.go(self._serve_conn, c, name=f"http-conn-{c.remote_addr}")
+        finally:
+            with self._mu:
+                self._listeners.pop(listener, None)
+            listener.close()
+            stopped.set()
+
+    def register_on_shutdown(self, fn: Callable[[], Any]) -> None:
+        """``RegisterOnShutdown``: ``fn`` runs in its own goroutine when shutdown starts."""
+        with self._mu:
+            self._on_shutdown.append(fn)
+
+    def _stop_listening(self, first_pass: Callable[[], Any]) -> None:
+        self._shutting_down.set()
+        with self._mu:
+            listeners, hooks = list(self._listeners.items()), list(self._on_shutdown)
+            for ln, _ in listeners:
+                try:
+                    ln.shutdown(socket.SHUT_RDWR)  # wakes accept at once; serve closes the socket
+                except OSError:
+                    pass
+            # Go closes idle connections right after the listeners; here serve waits for that
+            # pass, so whoever sees serve return finds idle keep-alive connections gone too
+            first_pass()
+        self._listeners_shut.set()
+        for fn in hooks:
+            rt.go(fn, name="http-on-shutdown")
+        rt.wait_all([stopped for _, stopped in listeners])  # Go's listenerGroup.Wait
+
+    def shutdown(self, ctx: gocontext.Context) -> None:
+        """Stop listening, close idle connections, wait for active ones until ``ctx`` is done."""
+        self._stop_listening(self._close_idle_conns_locked)
+        while True:
+            with self._mu:
+                quiescent, wake = self._close_idle_conns_locked()
+                if quiescent:
+                    return
+                if self._changed is None:
+                    self._changed = rt.event("http-conn-state-changed")
+                changed = self._changed
+            if rt.select(ctx.done(), changed, timeout=wake) is ctx.done():
+                err = ctx.err() or gocontext.CANCELED
+                raise err.with_traceback(None)
+
+    def _close_idle_conns_locked(self) -> tuple[bool, Optional[float]]:
+        """Close idle connections; report whether all are, and when a new one turns idle."""
+        quiescent, wake, now = True, None, rt.now()
+        for c in self._conns:
+            if c.closing:
+                continue  # Go forgets a connection once it closed it
+            st = c.state
+            if st == NEW:
+                if now - c.since > NEW_CONN_GRACE:
+                    st = IDLE
+                else:
+                    left = c.since + NEW_CONN_GRACE - now + 0.001
+                    wake = left if wake is None else min(wake, left)
+            if st != IDLE:
+                quiescent = False
+                continue
+            self._kill_locked(c)
+        return quiescent, wake
+
+    def close(self) -> None:
+        """Stop listening and shut every connection down now, without waiting for handlers."""
+        def kill_all() -> None:
+            for c in self._conns:
+                self._kill_locked(c)
+
+        self._stop_listening(kill_all)
+        with self._mu:
+            kill_all()  # and those accepted while the listeners were shutting
+
+    # -- one connection -------------------------------------------------------------------
+    def _serve_conn(self, c: Conn) -> None:
+        try:
+            if self.ssl_context is None or self._handshake(c):
+                while self._serve_one(c):
+                    pass
+        except (OSError, ValueError):
+            pass  # the client went away, timed out or broke the protocol mid-stream
+        finally:
+            c.cancel()
+            with self._mu:
+                c.released = True
+                c.sock.close()
+            self._set_state(c, CLOSED)
+
+    def _handshake(self, c: Conn) -> bool:
+        try:
+            c.reader.set_timeout(self.read_header_timeout)
+            if c.sock.recv(5, socket.MSG_PEEK) in _HTTP_PREFIXES:
+                c.sock.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
+                self._close_write_and_wait(c)  # the request is still unread: avoid a reset
+                return False
+            with self._mu:  # close() must see the socket that now owns the descriptor
+                if c.closing:
+                    return False
+                c.sock = c.reader.sock = self.ssl_context.wrap_socket(  # type: ignore[union-attr]
+                    c.sock, server_side=True, do_handshake_on_connect=False)
+            c.sock.do_handshake()  # type: ignore[attr-defined]
+        except OSError as err:
+            self.logf("http: TLS handshake error from %s: %s", c.remote_addr, err)
+            return False
+        c.tls = True
+        return True
+
+    def _serve_one(self, c: Conn) -> bool:
+        """Read and answer one request; True if the connection is idle and may carry another."""
+        r = c.reader
+        r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
+        try:
+            req = http1.read_request(c, self.max_header_bytes, after_post=c.last_method == "POST")
+        except http1.TooLarge:
+            self._set_state(c, ACTIVE)
+            msg = "431 Request Header Fields Too Large"
+            c.send(("HTTP/1.1 " + msg + http1.ERROR_HEADERS + msg).encode())
+            self._close_write_and_wait(c)
+            return False
+        except http1.BadRequest as bad:
+            self._set_state(c, ACTIVE)
+            c.send(bad.args[0].encode("latin-1"))
+            return False
+        except (OSError, ValueError):  # timeout, reset, or cut off mid-header: no reply
+            if r.buf:
+                self._set_state(c, ACTIVE)
+            return False
+        if req is None:
+            return False
+        r.deadline = None
+        r.set_timeout(None)  # no deadline while the app runs and writes (Go's ReadTimeout is 0)
+        c.last_method = req.method
+        self._set_state(c, ACTIVE)
+        resp = http1.Response(c, req, self._do_keep_alives, self.logf)
+        self._run_app(c, req, resp)
+        if not resp.should_reuse():
+            # Go closes the body first: a small unread rest is dropped, so the client is not
+            # reset while still sending it; after a big one, give it time to read our answer
+            if not req.body.discard():
+                self._close_write_and_wait(c)
+            return False
+        self._set_state(c, IDLE)
+        if not self._do_keep_alives():
+            return False  # shutting down: the response already said Connection: close
+        # wait for the next request's first bytes; its header timeout starts when they arrive
+        r.deadline = rt.now() + self.idle_timeout if self.idle_timeout else None
+        return bool(r.buf) or r.fill()
+
+    def _run_app(self, c: Conn, req: http1.Request, resp: http1.Response) -> None:
+        env = http1.environ(c, req)
+        ctx, cancel = gocontext.with_cancel(c.ctx)
+        reqctx.with_context(env, ctx)
+        body = None
+        try:
+            body = self.app(env, resp.start_response)
+            resp.send_body(body)
+        except Exception as err:
+            self._recover(c, resp, err)
+        finally:
+            try:
+                close = getattr(body, "close", None)
+                if close is not None:
+                    close()
+            except Exception as err:
+                self._recover(c, resp, err)
+            cancel()
+
+    def _recover(self, c: Conn, resp: http1.Response, err: Exception) -> None:
+        """Go's deferred recover in conn.serve: log the panic and drop the connection."""
+        resp.close_after = True
+        if c.broken:
+            return  # the connection failed under the app: nothing to report
+        if err is not ERR_ABORT_HANDLER:
+            self.logf("http: panic serving %s: %s\n%s", c.remote_addr, str(err) or repr(err), traceback.format_exc())
+        if self.on_panic == ON_PANIC_500 and not resp.wrote_header:
+            try:
+                resp.internal_error()
+                return
+            except OSError:
+                pass
+        c.broken = True  # abort: no further byte, no reuse
+
+    def _close_write_and_wait(self, c: Conn) -> None:
+        # so that the client reads our answer before any reset: FIN, then drain until it hangs up
+        try:
+            socket.socket.shutdown(c.sock, socket.SHUT_WR)
+            c.reader.deadline = rt.now() + RST_AVOIDANCE_DELAY
+            while c.reader.fill():
+                c.reader.buf.clear()
+        except OSError:
+            pass

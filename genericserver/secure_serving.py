@@ -1,0 +1,145 @@
+"""Port of k8s.io/apiserver/pkg/server/secure_serving.go (v1.36.0).
+
+``SecureServingInfo.serve`` builds the HTTP server with the apiserver's settings (1 MiB of
+headers, 90 s idle and 32 s read-header timeouts, TLS when a certificate is configured) and
+hands it to :func:`run_server`, which never blocks: it returns two events and leaves two
+goroutines behind,
+
+* ``http-server-shutdown``: waits for the stop event, then shuts the server down with the
+  given timeout (an error is only logged, as in Go) and sets *stopped*;
+* ``http-server-serve``: serves until the listener closes, then sets *listener stopped*. If
+  serving ends although no stop was asked for, Go panics and the process dies; here the
+  goroutine raises, which the threads runtime records as a goroutine panic and logs.
+
+Differences from Go: there is no HTTP/2 (so no GOAWAY and none of the http2 options), and the
+TCP keep-alive period is set with socket options where the platform has them.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import ssl
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from genericserver import context as gocontext
+from genericserver import klog
+from genericserver import runtime as rt
+from genericserver.httpserver import Server, ssl_context_from_files
+
+log = logging.getLogger("genericserver.secure_serving")
+
+# dead peers (a laptop closed mid-download) must eventually go away
+DEFAULT_KEEP_ALIVE_PERIOD = 3 * 60.0
+
+
+class ServingError(Exception):
+    """What Go's Serve and RunServer return as an error."""
+
+
+class StoppedListeningUnexpectedly(RuntimeError):
+    """The serve goroutine's 'panic': serving ended without anybody asking it to stop."""
+
+
+@dataclass
+class SecureServingInfo:
+    """Where and how to serve: a bound listener and, optionally, a certificate and key."""
+
+    listener: Optional[socket.socket] = None
+    cert_file: Optional[str] = None
+    key_file: Optional[str] = None
+    ssl_context: Optional[ssl.SSLContext] = None
+    server_factory: Callable[..., Any] = Server
+
+    def address(self) -> str:
+        host, port = self.listener.getsockname()[:2]  # type: ignore[union-attr]
+        return f"{host}:{port}"
+
+    def tls_config(self) -> Optional[ssl.SSLContext]:
+        if self.ssl_context is None and self.cert_file and self.key_file:
+            self.ssl_context = ssl_context_from_files(self.cert_file, self.key_file)
+        return self.ssl_context
+
+    def serve(self, handler: Callable, shutdown_timeout: float, stop_ch: rt.Event) -> tuple[rt.Event, rt.Event]:
+        """Start serving ``handler``; return (stopped, listener_stopped) at once."""
+        if self.listener is None:
+            raise ServingError("listener must not be nil")
+        tls = self.tls_config()
+        server = self.server_factory(
+            handler,
+            max_header_bytes=1 << 20,
+            idle_timeout=90.0,  # matches the default keep-alive of Go's HTTP transport
+            read_header_timeout=32.0,  # just shy of the request timeout's upper bound
+            ssl_context=tls,
+        )
+        kind = "securely" if tls is not None else "insecurely"
+        log.info("Serving %s on %s", kind, self.address())
+        return run_server(server, self.listener, shutdown_timeout, stop_ch)
+
+
+def _set_keep_alive(ln: socket.socket) -> None:
+    # accepted sockets inherit these options on Linux
+    try:
+        ln.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        if hasattr(socket, "TCP_KEEPIDLE"):
+            ln.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, int(DEFAULT_KEEP_ALIVE_PERIOD))
+            ln.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, int(DEFAULT_KEEP_ALIVE_PERIOD))
+    except OSError:
+        pass
+
+
+def run_server(server: Any, listener: Any, shutdown_timeout: float, stop_ch: rt.Event) -> tuple[rt.Event, rt.Event]:
+    """Serve on ``listener`` until ``stop_ch`` is set; never blocks.
+
+    Returns ``(stopped, listener_stopped)``: *stopped* is set once ``server.shutdown`` returned
+    (every active request answered, or the timeout hit); *listener_stopped* once the server no
+    longer listens.
+    """
+    if listener is None:
+        raise ServingError("listener must not be nil")
+    stopped = rt.event("server-shutdown")
+    listener_stopped = rt.event("listener-stopped")
+    addr = _address(listener)
+
+    def shut_down_on_stop() -> None:
+        try:
+            stop_ch.wait()
+            ctx, cancel = gocontext.with_timeout(gocontext.background(), shutdown_timeout)
+            try:
+                server.shutdown(ctx)
+            except Exception as err:  # Go only logs a failed shutdown
+                klog.error_s(err, "Failed to shutdown server")
+            finally:
+                cancel()
+        finally:
+            stopped.set()
+
+    def serve_until_closed() -> None:
+        try:
+            if isinstance(listener, socket.socket):
+                _set_keep_alive(listener)
+            err: Optional[BaseException] = None
+            try:
+                server.serve(listener)
+            except Exception as exc:  # ServerClosed is the normal end
+                err = exc
+            msg = f"Stopped listening on {addr}"
+            if stop_ch.is_set():
+                log.info("%s", msg)
+            else:
+                raise StoppedListeningUnexpectedly(f"{msg} due to error: {err}")
+        finally:
+            listener_stopped.set()
+
+    rt.go(shut_down_on_stop, name="http-server-shutdown")
+    rt.go(serve_until_closed, name="http-server-serve")
+    return stopped, listener_stopped
+
+
+def _address(listener: Any) -> str:
+    try:
+        host, port = listener.getsockname()[:2]
+        return f"{host}:{port}"
+    except Exception:
+        return str(listener)

@@ -1,0 +1,793 @@
+"""Tests of genericserver.httpserver and genericserver.http1 (Go's net/http server semantics) on real sockets.
+
+Everything runs on 127.0.0.1 port 0 with http.client or raw sockets. Threads are synchronised on
+events and on the server's connection-state hook; the only waits on the clock are the server's
+own timeouts under test (a few hundred milliseconds).
+"""
+
+from __future__ import annotations
+
+import errno
+import http.client
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from genericserver import context as gocontext
+from genericserver import http1
+from genericserver import httpserver as hs
+from genericserver import request as reqctx
+from genericserver import runtime as rt
+
+WAIT = 5.0
+ERR_HEADERS = b"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+
+class Harness:
+    """A Server serving ``app`` on a fresh port, its state changes and its error log."""
+
+    def __init__(self, app, **kw):
+        self.cond = threading.Condition()
+        self.transitions: list[tuple[int, str]] = []
+        self.logs: list[str] = []
+        self.srv = hs.Server(app, conn_state_hook=self._hook, error_log=self.logs.append, **kw)
+        ln = hs.listen()
+        self.port = ln.getsockname()[1]
+        self.serve_err: BaseException | None = None
+        self.serving = rt.go(self._serve, ln, name="test-serve")
+
+    def _serve(self, ln):
+        try:
+            self.srv.serve(ln)
+        except hs.ServerClosed as err:
+            self.serve_err = err
+            with self.srv._mu:  # white-box: what a HTTPServerStoppedListening watcher would meet
+                self.idle_open_at_return = [c for c in self.srv._conns if c.state == hs.IDLE and not c.closing]
+
+    def _hook(self, conn, state):
+        assert conn.state == state
+        with self.cond:
+            self.transitions.append((conn.id, state))
+            self.cond.notify_all()
+
+    def wait_for(self, pred, timeout=WAIT):
+        with self.cond:
+            assert self.cond.wait_for(pred, timeout), f"timed out; transitions={self.transitions}"
+
+    def counts(self):
+        return self.srv.conn_states()
+
+    def wait_counts(self, **want):
+        self.wait_for(lambda: all(self.counts()[k] == v for k, v in want.items()))
+
+    def states_of(self, cid):
+        with self.cond:
+            return [s for i, s in self.transitions if i == cid]
+
+    def connect(self):
+        return socket.create_connection(("127.0.0.1", self.port), timeout=WAIT)
+
+    def client(self):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=WAIT)
+
+    def stop(self):
+        self.srv.close()
+        assert self.serving.join(WAIT)
+        self.wait_for(lambda: sum(self.counts()[s] for s in (hs.NEW, hs.ACTIVE, hs.IDLE)) == 0)
+
+
+@pytest.fixture
+def serve():
+    started: list[Harness] = []
+
+    def start(app, **kw):
+        h = Harness(app, **kw)
+        started.append(h)
+        return h
+
+    yield start
+    for h in started:
+        h.stop()
+
+
+def hello(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "5")])
+    return [b"hello"]
+
+
+def whoami(environ, start_response):
+    """Answers with the server-side connection id; reads the body only if asked to."""
+    if "read" in environ["QUERY_STRING"]:
+        environ["wsgi.input"].read()
+    extra = [("Connection", "close")] if "close" in environ["QUERY_STRING"] else []
+    start_response("200 OK", [("Content-Type", "text/plain")] + extra)
+    return [str(environ[hs.CONN_ID_KEY]).encode()]
+
+
+class _OneFile:
+    """One read buffer for several responses in a row (http.client closes each one's file)."""
+
+    def __init__(self, sock):
+        self.f = sock.makefile("rb")
+
+    def makefile(self, *args, **kwargs):
+        return self
+
+    def close(self):
+        pass
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+def read_response(sock_or_file, method="GET"):
+    """Parse one response off a raw socket (or a ``_OneFile`` for several in a row)."""
+    src = sock_or_file if isinstance(sock_or_file, _OneFile) else _OneFile(sock_or_file)
+    resp = http.client.HTTPResponse(src, method=method)  # type: ignore[arg-type]
+    resp.begin()
+    return resp, resp.read()
+
+
+def recv_all(sock):
+    chunks = []
+    while data := sock.recv(65536):
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+# -- keep-alive ----------------------------------------------------------------------------
+
+
+def test_keep_alive_reuses_the_connection(serve):
+    h = serve(whoami)
+    c = h.client()
+    ids = []
+    for _ in range(2):
+        c.request("GET", "/")
+        r = c.getresponse()
+        ids.append(r.read())
+        assert r.getheader("Connection") is None and not r.will_close
+    c.close()
+    assert ids[0] == ids[1]
+    h.wait_counts(closed=1)
+    assert h.states_of(int(ids[0])) == ["new", "active", "idle", "active", "idle", "closed"]
+
+
+def test_states_are_counted(serve):
+    release = threading.Event()
+    started = threading.Event()
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/hold":
+            started.set()
+            release.wait(WAIT)
+        return hello(environ, start_response)
+
+    h = serve(app)
+    silent = h.connect()
+    idle = h.client()
+    idle.request("GET", "/")
+    idle.getresponse().read()
+    busy = h.client()
+    busy.request("GET", "/hold")
+    assert started.wait(WAIT)
+    h.wait_counts(new=1, active=1, idle=1, closed=0)
+    release.set()
+    assert busy.getresponse().read() == b"hello"
+    for c in (silent, idle, busy):
+        c.close()
+    h.wait_counts(new=0, active=0, idle=0, closed=3)
+
+
+@pytest.mark.parametrize(
+    "query,body,want_close",
+    [
+        ("read", b"x" * 1000, False),
+        ("", b"x" * 1000, False),  # a small unread rest is dropped
+        ("", b"x" * (256 << 10), True),  # too much to drop: the connection goes
+        ("read", b"x" * (256 << 10), False),
+        ("close", b"", True),
+    ],
+    ids=["body-read", "small-body-unread", "big-body-unread", "big-body-read", "response-says-close"],
+)
+def test_keep_alive_rules(serve, query, body, want_close):
+    h = serve(whoami)
+    c = h.client()
+    c.request("POST", "/?" + query, body=body)
+    r = c.getresponse()
+    first = r.read()
+    assert (r.getheader("Connection") == "close") == want_close
+    c.request("GET", "/")
+    r = c.getresponse()
+    assert (r.read() != first) == want_close
+    c.close()
+
+
+def test_a_response_with_connection_close_closes_it(serve):
+    h = serve(whoami)
+    s = h.connect()
+    s.sendall(b"GET /?close HTTP/1.1\r\nHost: x\r\n\r\n")
+    resp, body = read_response(s)
+    assert resp.getheader("Connection") == "close" and body == b"1"
+    assert s.recv(1) == b""  # the server hung up
+    s.close()
+    h.wait_counts(closed=1)
+
+
+@pytest.mark.parametrize(
+    "request_bytes,want_connection,stays_open",
+    [
+        (b"GET / HTTP/1.0\r\n\r\n", None, False),
+        (b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "keep-alive", True),
+        (b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "close", False),
+    ],
+    ids=["http10", "http10-keep-alive", "http11-client-says-close"],
+)
+def test_request_side_keep_alive(serve, request_bytes, want_connection, stays_open):
+    h = serve(hello)
+    s = h.connect()
+    s.sendall(request_bytes)
+    resp, body = read_response(s)
+    assert body == b"hello" and resp.getheader("Connection") == want_connection
+    if stays_open:
+        s.sendall(request_bytes)
+        assert read_response(s)[1] == b"hello"
+    else:
+        assert s.recv(1) == b""
+    s.close()
+
+
+def test_pipelined_requests_are_answered_in_order(serve):
+    h = serve(lambda e, sr: (sr("200 OK", []), [e["PATH_INFO"].encode()])[1])
+    s = h.connect()
+    s.sendall(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+    f = _OneFile(s)
+    assert [read_response(f)[1], read_response(f)[1]] == [b"/a", b"/b"]
+    s.close()
+
+
+# -- responses ------------------------------------------------------------------------------
+
+
+class Tracked:
+    """A response iterable that records its close() and can fail or run forever."""
+
+    def __init__(self, chunks, fail_after=None, forever=False):
+        self.chunks, self.fail_after, self.forever = chunks, fail_after, forever
+        self.closed = threading.Event()
+
+    def __iter__(self):
+        for i, chunk in enumerate(self.chunks):
+            if self.fail_after == i:
+                raise RuntimeError("generator broke")
+            yield chunk
+        while self.forever:
+            yield b"x" * 65536
+
+    def close(self):
+        self.closed.set()
+
+
+def test_a_streamed_response_is_chunked_and_closed(serve):
+    it = Tracked([b"a", b"", b"bc"])
+    h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), it)[1] if e["PATH_INFO"] == "/s" else hello(e, sr))
+    s = h.connect()
+    s.sendall(b"GET /s HTTP/1.1\r\nHost: x\r\n\r\n")
+    f = _OneFile(s)
+    head = f.f.read(len(b"HTTP/1.1 200 OK\r\nDate: D\r\nTransfer-Encoding: chunked\r\n\r\n"))
+    assert head == b"HTTP/1.1 200 OK\r\nDate: D\r\nTransfer-Encoding: chunked\r\n\r\n"
+    assert f.f.read(len(b"1\r\na\r\n2\r\nbc\r\n0\r\n\r\n")) == b"1\r\na\r\n2\r\nbc\r\n0\r\n\r\n"
+    assert it.closed.wait(WAIT)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # still alive after a chunked response
+    assert read_response(f)[1] == b"hello"
+    s.close()
+
+
+@pytest.mark.parametrize(
+    "method,status,body,want",
+    [
+        ("GET", "200 OK", [b"ab", b"cd"], b"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 4\r\n\r\nabcd"),
+        ("GET", "200 OK", [], b"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 0\r\n\r\n"),
+        ("HEAD", "200 OK", [b"abcd"], b"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 4\r\n\r\n"),
+        ("GET", "204 No Content", [], b"HTTP/1.1 204 No Content\r\nDate: D\r\n\r\n"),
+        ("GET", "304 Not Modified", [], b"HTTP/1.1 304 Not Modified\r\nDate: D\r\n\r\n"),
+    ],
+    ids=["list-gets-content-length", "empty", "head", "204", "304"],
+)
+def test_response_framing(serve, method, status, body, want):
+    h = serve(lambda e, sr: (sr(status, [("Date", "D")]), body)[1])
+    s = h.connect()
+    s.sendall(f"{method} / HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    got = b""
+    while len(got) < len(want):
+        got += s.recv(65536)
+    assert got == want
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")  # nothing stray left
+    assert recv_all(s).startswith(b"HTTP/1.1 " + status.encode())
+    s.close()
+
+
+def test_iterable_closed_when_the_client_goes_away(serve):
+    it = Tracked([b"start"], forever=True)
+    h = serve(lambda e, sr: (sr("200 OK", []), it)[1])
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert s.recv(10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    s.close()  # reset: the server's next writes fail
+    assert it.closed.wait(WAIT)
+    h.wait_counts(closed=1)
+    assert h.logs == []  # a vanished client is no panic
+
+
+# -- panics -------------------------------------------------------------------------------
+
+
+def boom(environ, start_response):
+    if environ["PATH_INFO"] == "/ok":
+        return hello(environ, start_response)
+    if environ["PATH_INFO"] == "/abort":
+        raise hs.ERR_ABORT_HANDLER
+    raise ValueError("boom")
+
+
+def test_a_panic_drops_the_connection_without_a_response(serve):
+    h = serve(boom)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert recv_all(s) == b""
+    port = s.getsockname()[1]
+    s.close()
+    h.wait_counts(closed=1)
+    assert len(h.logs) == 1
+    assert h.logs[0].startswith(f"http: panic serving 127.0.0.1:{port}: boom\nTraceback")
+    assert "ValueError: boom" in h.logs[0]
+    c = h.client()  # still serving
+    c.request("GET", "/ok")
+    assert c.getresponse().read() == b"hello"
+    c.close()
+
+
+def test_abort_handler_drops_the_connection_silently(serve):
+    h = serve(boom)
+    s = h.connect()
+    s.sendall(b"GET /abort HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert recv_all(s) == b""
+    s.close()
+    h.wait_counts(closed=1)
+    assert h.logs == []
+
+
+def test_a_panic_mid_stream_cuts_the_response_and_closes_the_iterable(serve):
+    it = Tracked([b"one", b"two"], fail_after=1)
+    h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), it)[1])
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = recv_all(s)
+    assert got == b"HTTP/1.1 200 OK\r\nDate: D\r\nTransfer-Encoding: chunked\r\n\r\n3\r\none\r\n"  # no last chunk
+    assert it.closed.is_set()
+    s.close()
+    h.wait_counts(closed=1)
+    assert "generator broke" in h.logs[0]
+
+
+def test_on_panic_500_answers_and_keeps_serving(serve):
+    h = serve(boom, on_panic=hs.ON_PANIC_500)
+    c = h.client()
+    c.request("GET", "/")
+    r = c.getresponse()
+    assert (r.status, r.read(), r.getheader("Connection")) == (500, b"Internal Server Error\n", "close")
+    c.request("GET", "/ok")
+    assert c.getresponse().read() == b"hello"
+    c.close()
+    assert "http: panic serving" in h.logs[0]
+
+
+# -- bad requests and limits -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "request_bytes,want",
+    [
+        (b"GARBAGE\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
+        (b"GET / HTTP/1.1\r\n\r\n", b"HTTP/1.1 400 Bad Request: missing required Host header" + ERR_HEADERS
+         + b"400 Bad Request: missing required Host header"),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"HTTP/1.1 400 Bad Request: too many Host headers" + ERR_HEADERS
+         + b"400 Bad Request: too many Host headers"),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nno colon\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", b"HTTP/1.1 501 Not Implemented" + ERR_HEADERS
+         + b"Unsupported transfer encoding"),
+        (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", b"HTTP/1.1 505 HTTP Version Not Supported: unsupported protocol version"
+         + ERR_HEADERS + b"505 HTTP Version Not Supported: unsupported protocol version"),
+    ],
+    ids=["malformed-request-line", "missing-host", "two-hosts", "header-without-colon", "bad-content-length",
+         "unknown-transfer-encoding", "http2-version"],
+)
+def test_bad_request_is_answered_and_the_server_keeps_serving(serve, request_bytes, want):
+    h = serve(hello)
+    s = h.connect()
+    s.sendall(request_bytes)
+    assert recv_all(s) == want
+    s.close()
+    c = h.client()
+    c.request("GET", "/")
+    assert c.getresponse().read() == b"hello"
+    c.close()
+
+
+def header_of_size(total: int) -> bytes:
+    base = b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: \r\n\r\n"
+    return base.replace(b"X-Pad: ", b"X-Pad: " + b"p" * (total - len(base)))
+
+
+TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large" + ERR_HEADERS + b"431 Request Header Fields Too Large"
+
+
+@pytest.mark.parametrize(
+    "max_header_bytes,size,too_large",
+    [(256, 256 + 4096, False), (256, 256 + 4097, True), (1 << 20, (1 << 20) + 1024, False), (1 << 20, (1 << 20) + 8192, True)],
+    ids=["at-limit-plus-slop", "one-byte-over", "1MiB-fits-in-the-slop", "over-1MiB"],
+)
+def test_header_limit_431(serve, max_header_bytes, size, too_large):
+    h = serve(hello, max_header_bytes=max_header_bytes)
+    s = h.connect()
+    req = header_of_size(size)
+    assert len(req) == size
+    s.sendall(req)
+    if too_large:
+        assert recv_all(s) == TOO_LARGE
+    else:
+        assert read_response(s)[1] == b"hello"
+    s.close()
+    h.wait_counts(active=0)
+
+
+def test_default_header_limit_is_1MiB(serve):
+    h = serve(hello)
+    assert h.srv.max_header_bytes == 1 << 20
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * ((1 << 20) + 4096) + b"\r\n\r\n")
+    assert recv_all(s) == TOO_LARGE
+    s.close()
+
+
+# -- timeouts ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sent,states", [(b"", ["new", "closed"]), (b"GET / HTTP/1.1\r\n", ["new", "active", "closed"])],
+                         ids=["silent-client", "half-a-header"])
+def test_read_header_timeout_frees_the_connection(serve, sent, states):
+    h = serve(hello, read_header_timeout=0.2)
+    t0 = time.monotonic()
+    s = h.connect()
+    s.sendall(sent)
+    assert recv_all(s) == b""  # closed without a reply
+    assert time.monotonic() - t0 >= 0.2
+    s.close()
+    h.wait_counts(closed=1)
+    assert h.states_of(1) == states
+
+
+def test_idle_timeout_closes_a_silent_keep_alive_connection(serve):
+    h = serve(hello, idle_timeout=0.2, read_header_timeout=WAIT * 4)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    f = _OneFile(s)
+    assert read_response(f)[1] == b"hello"
+    t0 = time.monotonic()
+    assert f.f.read() == b""
+    assert time.monotonic() - t0 >= 0.15
+    s.close()
+    h.wait_counts(closed=1)
+    assert h.states_of(1) == ["new", "active", "idle", "closed"]
+
+
+# -- serve, shutdown, close ---------------------------------------------------------------------
+
+
+class Held:
+    """An app whose /hold requests block until released."""
+
+    def __init__(self):
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, environ, start_response):
+        if environ["PATH_INFO"] == "/hold":
+            self.started.set()
+            self.release.wait(WAIT)
+        return hello(environ, start_response)
+
+
+def run_shutdown(srv, timeout):
+    out = {}
+
+    def body():
+        ctx, cancel = gocontext.with_timeout(gocontext.background(), timeout)
+        try:
+            srv.shutdown(ctx)
+            out["err"] = None
+        except Exception as err:
+            out["err"] = err
+        finally:
+            cancel()
+
+    return rt.go(body, name="test-shutdown"), out
+
+
+def test_shutdown_closes_idle_and_waits_for_active(serve):
+    app = Held()
+    h = serve(app)
+    idle = h.connect()
+    idle.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    idle_file = _OneFile(idle)
+    assert read_response(idle_file)[1] == b"hello"
+    active = h.client()
+    active.request("GET", "/hold")
+    assert app.started.wait(WAIT)
+    h.wait_counts(active=1, idle=1)
+
+    g, out = run_shutdown(h.srv, WAIT * 2)
+    assert h.serving.join(WAIT) and isinstance(h.serve_err, hs.ServerClosed)  # at once
+    assert str(h.serve_err) == "http: Server closed"
+    assert h.idle_open_at_return == []  # serve returned after the idle connections were shut
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    assert idle_file.f.read() == b""  # the idle connection was closed
+    h.wait_counts(idle=0, active=1, closed=1)
+    assert not g.done.is_set()  # still waiting for the active one
+
+    app.release.set()
+    r = active.getresponse()
+    assert r.read() == b"hello" and r.getheader("Connection") == "close"
+    assert g.join(WAIT) and out["err"] is None
+    h.wait_counts(active=0, closed=2)
+    for c in (idle, active):
+        c.close()
+
+
+def test_shutdown_reports_the_deadline(serve):
+    app = Held()
+    h = serve(app)
+    active = h.client()
+    active.request("GET", "/hold")
+    assert app.started.wait(WAIT)
+    t0 = time.monotonic()
+    g, out = run_shutdown(h.srv, 0.2)
+    assert g.join(WAIT)
+    assert isinstance(out["err"], gocontext.DeadlineExceeded) and str(out["err"]) == "context deadline exceeded"
+    assert time.monotonic() - t0 >= 0.2
+    assert h.counts()["active"] == 1  # left running, as Go leaves it
+    app.release.set()
+    r = active.getresponse()
+    assert r.read() == b"hello" and r.getheader("Connection") == "close"
+    active.close()
+
+
+def test_shutdown_gives_a_new_silent_connection_a_grace_period(serve, monkeypatch):
+    monkeypatch.setattr(hs, "NEW_CONN_GRACE", 0.2)
+    h = serve(hello)
+    s = h.connect()
+    h.wait_counts(new=1)
+    t0 = time.monotonic()
+    g, out = run_shutdown(h.srv, WAIT)
+    assert g.join(WAIT) and out["err"] is None
+    assert time.monotonic() - t0 >= 0.15  # waited for it to count as idle, then closed it
+    assert recv_all(s) == b""
+    s.close()
+
+
+def test_close_wakes_a_blocked_reader_and_idle_connections(serve):
+    started, woke = threading.Event(), threading.Event()
+    errors = []
+
+    def app(environ, start_response):
+        started.set()
+        try:
+            environ["wsgi.input"].read(10)
+        except OSError as err:
+            errors.append(err)
+            woke.set()
+        return hello(environ, start_response)
+
+    h = serve(app)
+    idle = h.connect()
+    reader = h.connect()
+    reader.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n")  # and no body
+    assert started.wait(WAIT)
+    h.wait_counts(new=1, active=1)
+    h.srv.close()
+    assert woke.wait(WAIT)
+    assert isinstance(errors[0], ConnectionError) and str(errors[0]) == "unexpected EOF"
+    assert recv_all(reader) == b"" and recv_all(idle) == b""
+    h.wait_counts(new=0, active=0, closed=2)
+    assert h.logs == []
+    reader.close()
+    idle.close()
+
+
+def test_serve_after_shutdown_raises_server_closed(serve):
+    h = serve(hello)
+    h.srv.close()
+    assert h.serving.join(WAIT)
+    ln = hs.listen()
+    with pytest.raises(hs.ServerClosed, match="^http: Server closed$"):
+        h.srv.serve(ln)
+    assert ln.fileno() == -1  # serve closed it
+
+
+def test_register_on_shutdown_runs_hooks(serve):
+    h = serve(hello)
+    ran = threading.Event()
+    h.srv.register_on_shutdown(ran.set)
+    g, out = run_shutdown(h.srv, WAIT)
+    assert g.join(WAIT) and ran.wait(WAIT)
+
+
+# -- listening ---------------------------------------------------------------------------------
+
+
+def test_port_zero_picks_a_port():
+    ln = hs.listen("127.0.0.1", 0)
+    try:
+        assert ln.getsockname()[1] > 0
+    finally:
+        ln.close()
+
+
+def test_a_used_port_is_a_bind_error():
+    ln = hs.listen()
+    port = ln.getsockname()[1]
+    try:
+        with pytest.raises(hs.BindError) as caught:
+            hs.listen("127.0.0.1", port)
+        assert caught.value.errno == errno.EADDRINUSE
+        assert str(caught.value) == f"listen tcp 127.0.0.1:{port}: bind: address already in use"
+        assert isinstance(caught.value, OSError)
+    finally:
+        ln.close()
+
+
+# -- request side ------------------------------------------------------------------------------
+
+
+def echo(environ, start_response):
+    body = environ["wsgi.input"].read()
+    start_response("200 OK", [("Content-Length", str(len(body)))])
+    return [body]
+
+
+def test_chunked_request_body_and_100_continue(serve):
+    h = serve(echo)
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nT: v\r\n\r\n")
+    f = _OneFile(s)
+    assert read_response(f)[1] == b"abcde"
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+    assert f.f.readline() == b"HTTP/1.1 100 Continue\r\n" and f.f.readline() == b"\r\n"
+    s.sendall(b"xyz")
+    assert read_response(f)[1] == b"xyz"
+    s.close()
+
+
+def test_environ_and_request_context(serve):
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update(environ)
+        seen["ctx"] = reqctx.context_from(environ)
+        seen["line"] = environ["wsgi.input"].readline()
+        seen["rest"] = environ["wsgi.input"].readlines()
+        return hello(environ, start_response)
+
+    h = serve(app)
+    c = h.client()
+    c.request("PUT", "/a%20b/c?x=1&y=2", body=b"l1\nl2\n", headers={"X-Thing": "v", "X_Smuggled": "no", "Content-Type": "t/p"})
+    assert c.getresponse().read() == b"hello"
+    assert (seen["REQUEST_METHOD"], seen["PATH_INFO"], seen["QUERY_STRING"]) == ("PUT", "/a b/c", "x=1&y=2")
+    assert (seen["HTTP_X_THING"], seen["CONTENT_TYPE"], seen["CONTENT_LENGTH"]) == ("v", "t/p", "6")
+    assert "HTTP_X_SMUGGLED" not in seen and seen["REMOTE_ADDR"] == "127.0.0.1"
+    assert seen["SERVER_PORT"] == str(h.port) and seen["wsgi.url_scheme"] == "http"
+    assert (seen["line"], seen["rest"]) == (b"l1\n", [b"l2\n"])
+    assert seen["ctx"].done().wait(WAIT) and isinstance(seen["ctx"].err(), gocontext.Canceled)
+    c.close()
+
+
+@settings(max_examples=20)
+@given(st.lists(st.tuples(st.integers(0, 3000), st.booleans(), st.booleans(), st.booleans(), st.booleans()),
+                min_size=1, max_size=5))
+def test_property_keep_alive_follows_what_was_said(exchanges):
+    """Random bodies (length or chunked, read or not) and responses (list or generator, close or
+    not) on one client: bodies round-trip and the connection is kept exactly until one says close."""
+
+    def app(environ, start_response):
+        q = environ["QUERY_STRING"]
+        body = environ["wsgi.input"].read() if "read" in q else b""
+        headers = [("Connection", "close")] if "close" in q else []
+        start_response("200 OK", headers)
+        out = [str(environ[hs.CONN_ID_KEY]).encode() + b":", body]
+        return out if "list" in q else iter(out)
+
+    h = Harness(app)
+    try:
+        c = h.client()
+        previous_id, previous_closed = None, False
+        for size, chunked, read, as_list, close in exchanges:
+            q = "&".join(n for n, on in (("read", read), ("list", as_list), ("close", close)) if on)
+            payload = bytes(i % 251 for i in range(size))
+            body = iter([payload]) if chunked else payload
+            c.request("POST", "/?" + q, body=body, encode_chunked=chunked)
+            r = c.getresponse()
+            cid, _, echoed = r.read().partition(b":")
+            assert echoed == (payload if read else b"")
+            assert (r.getheader("Connection") == "close") == close
+            assert (r.getheader("Transfer-Encoding") == "chunked") == (not as_list)
+            if previous_id is not None:
+                assert (cid != previous_id) == previous_closed
+            previous_id, previous_closed = cid, close
+        c.close()
+    finally:
+        h.stop()
+
+
+# -- TLS --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory):
+    assert shutil.which("openssl"), "the openssl command is needed to make a test certificate"
+    d = tmp_path_factory.mktemp("tls")
+    cert_file, key_file = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key_file), "-out", str(cert_file)],
+        check=True, capture_output=True,
+    )
+    return str(cert_file), str(key_file)
+
+
+def test_tls(serve, cert):
+    cert_file, key_file = cert
+    h = serve(lambda e, sr: (sr("200 OK", []), [e["wsgi.url_scheme"].encode(), b":", str(e[hs.CONN_ID_KEY]).encode()])[1],
+              ssl_context=hs.ssl_context_from_files(cert_file, key_file))
+    client_ctx = ssl.create_default_context(cafile=cert_file)
+    c = http.client.HTTPSConnection("127.0.0.1", h.port, context=client_ctx, timeout=WAIT)
+    bodies = []
+    for _ in range(2):
+        c.request("GET", "/")
+        bodies.append(c.getresponse().read())
+    assert bodies == [b"https:1", b"https:1"]  # kept alive over TLS
+    c.close()
+
+    plain = h.connect()
+    plain.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert recv_all(plain) == b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+    plain.close()
+
+    garbage = h.connect()
+    garbage.sendall(b"\x16\x03\x01\x00\x05hello")
+    assert not recv_all(garbage).startswith(b"HTTP")  # at most a TLS alert
+    garbage.close()
+    h.wait_counts(closed=3)
+    assert len(h.logs) == 1 and h.logs[0].startswith("http: TLS handshake error from 127.0.0.1:")
+
+
+def test_tls_handshake_is_bounded_by_the_read_header_timeout(serve, cert):
+    h = serve(hello, ssl_context=hs.ssl_context_from_files(*cert), read_header_timeout=0.2)
+    s = h.connect()
+    assert recv_all(s) == b""
+    s.close()
+    h.wait_counts(closed=1)
+    assert "TLS handshake error" in h.logs[0]
+
+
+def test_http1_limits_are_gos():
+    assert http1.MAX_POST_HANDLER_READ_BYTES == 256 << 10
+    assert hs.RST_AVOIDANCE_DELAY == 0.5 and hs.NEW_CONN_GRACE == 5.0
