@@ -1,0 +1,504 @@
+"""A sample API to shut down under load: configmaps in memory, /echo and /slow (no Go twin).
+
+The REST shapes and error texts follow k8s.io/apiserver/pkg/endpoints/handlers (v1.36.0).
+
+:func:`install` registers on a :class:`genericserver.mux.PathRecorderMux`:
+
+* ``/api/v1/namespaces/{namespace}/configmaps``: ``GET`` lists (``ConfigMapList``), ``POST``
+  creates (201; 409 ``AlreadyExists``; 422 without a name); with ``?watch=true`` (or ``1``) the
+  ``GET`` streams watch events instead.
+* ``/api/v1/namespaces/{namespace}/configmaps/{name}``: ``GET``, ``PUT`` (409 ``Conflict`` on a
+  stale ``metadata.resourceVersion``), ``DELETE`` (a ``Success`` Status); 404 ``NotFound`` for a
+  missing name. Errors are ``metav1.Status`` JSON with Go's reasons and messages.
+* ``/api/v1/configmaps``: list and watch across all namespaces.
+* ``/echo?message=x``: 200 with the response header ``echo: x`` and no body (the handler of Go's
+  graceful-termination test).
+* ``/slow?seconds=N``: an ordinary (not long-running) request that answers 200 after N seconds
+  of runtime time, so a shutdown has something in flight to wait for.
+
+A watch streams one JSON event per line (``{"type":"ADDED","object":{...}}``), with
+``Transfer-Encoding: chunked`` as Go's watch server. Without ``resourceVersion`` (or with
+``0``) it starts with an ``ADDED`` event for each object that exists; with a resource version it
+sends what changed after it (410 ``Expired`` if that is older than the kept history). Like Go's
+watch loop it ends when the server says it is shutting down (the request's shutdown signal, see
+:func:`genericserver.request.server_shutdown_signal_from`), when the request's context is done,
+or at its timeout: ``?timeoutSeconds=N``, else a random time between ``min_request_timeout`` and
+twice that. It waits on the runtime (``rt.select``), never polls.
+
+Left out of the real API: label and field selectors, paging, PATCH, ``deletecollection``,
+``binaryData``, ``immutable``, managed fields, namespaces as objects (any namespace exists),
+protobuf and content negotiation. The messages for undecodable bodies and parameters follow
+Go's shapes but carry Python's parser texts. A WSGI server sends the response header with the
+first body bytes, so a watch with nothing to report has not sent its header yet (Go flushes it
+at once). ``/slow`` stops waiting when its request context ends (a thread cannot be killed, so it
+should not outlive a request the timeout filter has answered): then it answers 503.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import json
+import random
+import re
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Iterator, Optional
+from urllib.parse import parse_qs
+
+from genericserver import request, responsewriters
+from genericserver import runtime as rt
+from genericserver.godur import format_go_duration
+from genericserver.mux import not_found
+
+StartResponse = Callable[..., Any]
+WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
+
+RESOURCE = "configmaps"
+KIND = "ConfigMap"
+API_VERSION = "v1"
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024  # Go's default --max-request-body-bytes
+DEFAULT_HISTORY = 1000
+_META_ORDER = ("name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "annotations")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_DNS1123_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # generateName's alphabet: no vowels, no look-alikes
+
+
+class StatusError(Exception):
+    """An API error carrying its ``metav1.Status`` (``status["code"]`` is the HTTP status)."""
+
+    def __init__(self, st: dict):
+        super().__init__(st["message"])
+        self.status = st
+
+
+def _details(name: Optional[str] = None, kind: str = RESOURCE, **more: Any) -> dict:
+    d: dict[str, Any] = {}
+    if name:
+        d["name"] = name
+    d["kind"] = kind
+    d.update(more)
+    return d
+
+
+def new_not_found(name: str) -> StatusError:
+    return StatusError(responsewriters.status(404, "NotFound", f'{RESOURCE} {_q(name)} not found', _details(name)))
+
+
+def new_already_exists(name: str) -> StatusError:
+    return StatusError(responsewriters.status(409, "AlreadyExists", f"{RESOURCE} {_q(name)} already exists", _details(name)))
+
+
+def new_conflict(name: str, why: str) -> StatusError:
+    msg = f"Operation cannot be fulfilled on {RESOURCE} {_q(name)}: {why}"
+    return StatusError(responsewriters.status(409, "Conflict", msg, _details(name)))
+
+
+def new_bad_request(msg: str) -> StatusError:
+    return StatusError(responsewriters.status(400, "BadRequest", msg))
+
+
+def new_invalid(name: str, fld: str, cause_type: str, detail: str) -> StatusError:
+    msg = f"{KIND} {_q(name)} is invalid: {fld}: {detail}"
+    cause = {"reason": cause_type, "message": detail, "field": fld}
+    return StatusError(responsewriters.status(422, "Invalid", msg, _details(name, KIND, causes=[cause])))
+
+
+def new_resource_expired(msg: str) -> StatusError:
+    return StatusError(responsewriters.status(410, "Expired", msg))
+
+
+def _q(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _json_line(obj: Any) -> bytes:
+    # Go's JSON encoder: compact, one newline after each value
+    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+
+
+def _timestamp() -> str:
+    return datetime.fromtimestamp(rt.wall(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# -- the store -----------------------------------------------------------------------------------
+
+
+class Store:
+    """Configmaps by (namespace, name), a resource version counter and a bounded event history.
+
+    Every change bumps the resource version, appends ``(rv, type, object)`` to the history and
+    sets the current *changed* event (then replaces it), which is what watches wait on. Reads
+    hand out deep copies, so nobody shares an object with the store.
+    """
+
+    def __init__(self, *, history: int = DEFAULT_HISTORY, new_uid: Callable[[], str] = lambda: str(uuid.uuid4())):
+        self._lock = rt.lock()
+        self._objects: dict[tuple[str, str], dict] = {}
+        self._rv = 1
+        self._history: collections.deque = collections.deque()
+        self._max_history = history
+        self._oldest = self._rv  # a watch may resume from any version >= this
+        self._changed = rt.event("configmaps-changed")
+        self._new_uid = new_uid
+
+    def _commit(self, typ: str, key: tuple[str, str], obj: dict) -> dict:
+        # the caller holds the lock; a DELETED object keeps the deletion's version, as in etcd
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+        obj = _ordered(obj)
+        if typ == "DELETED":
+            self._objects.pop(key, None)
+        else:
+            self._objects[key] = obj
+        self._history.append((self._rv, typ, copy.deepcopy(obj)))
+        while len(self._history) > self._max_history:
+            self._oldest = self._history.popleft()[0]
+        changed, self._changed = self._changed, rt.event("configmaps-changed")
+        changed.set()
+        return copy.deepcopy(obj)
+
+    def resource_version(self) -> int:
+        with self._lock:
+            return self._rv
+
+    def list(self, namespace: Optional[str] = None) -> tuple[list[dict], int]:
+        """The objects (of one namespace, or all), sorted by namespace and name, and the version."""
+        with self._lock:
+            keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
+            return [copy.deepcopy(self._objects[k]) for k in keys], self._rv
+
+    def get(self, namespace: str, name: str) -> dict:
+        with self._lock:
+            obj = self._objects.get((namespace, name))
+            if obj is None:
+                raise new_not_found(name)
+            return copy.deepcopy(obj)
+
+    def create(self, namespace: str, obj: dict) -> dict:
+        with self._lock:
+            meta = obj["metadata"]
+            key = (namespace, meta["name"])
+            if key in self._objects:
+                raise new_already_exists(meta["name"])
+            meta.update(namespace=namespace, uid=self._new_uid(), creationTimestamp=_timestamp())
+            return self._commit("ADDED", key, obj)
+
+    def update(self, namespace: str, name: str, obj: dict) -> dict:
+        with self._lock:
+            current = self._objects.get((namespace, name))
+            if current is None:
+                raise new_not_found(name)
+            meta = obj["metadata"]
+            if meta.get("resourceVersion") and meta["resourceVersion"] != current["metadata"]["resourceVersion"]:
+                raise new_conflict(name, "the object has been modified; please apply your changes to the latest version and try again")
+            # what the server owns stays as it was
+            for k in ("generateName", "namespace", "uid", "creationTimestamp"):
+                meta.pop(k, None)
+                if k in current["metadata"]:
+                    meta[k] = current["metadata"][k]
+            return self._commit("MODIFIED", (namespace, name), obj)
+
+    def delete(self, namespace: str, name: str) -> dict:
+        """Remove the object; returns its last state (with the deletion's resource version)."""
+        with self._lock:
+            obj = self._objects.get((namespace, name))
+            if obj is None:
+                raise new_not_found(name)
+            return self._commit("DELETED", (namespace, name), copy.deepcopy(obj))
+
+    def watch_start(self, namespace: Optional[str], resource_version: str) -> tuple[list[dict], int]:
+        """Where a watch begins: the objects to send as ADDED and the version to follow from."""
+        with self._lock:
+            if resource_version in ("", "0"):
+                keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
+                return [copy.deepcopy(self._objects[k]) for k in keys], self._rv
+            if not resource_version.isdigit():
+                raise new_bad_request(f"invalid resource version {_q(resource_version)}")
+            rv = int(resource_version)
+            if rv < self._oldest:
+                raise new_resource_expired(f"too old resource version: {rv} ({self._oldest})")
+            return [], rv
+
+    def events_after(self, rv: int, namespace: Optional[str]) -> tuple[list[tuple[str, dict]], int, rt.Event]:
+        """The changes after ``rv`` (of one namespace, or all), the newest version, and the
+        event set by the next change; taken together so that no change slips in between."""
+        with self._lock:
+            if rv < self._oldest:
+                raise new_resource_expired(f"too old resource version: {rv} ({self._oldest})")
+            events = [(typ, copy.deepcopy(obj)) for erv, typ, obj in self._history
+                      if erv > rv and (namespace is None or obj["metadata"]["namespace"] == namespace)]
+            return events, max(rv, self._rv), self._changed
+
+
+def _ordered(obj: dict) -> dict:
+    # Go's field order: kind, apiVersion, metadata (ObjectMeta's order), data (left out when empty)
+    meta = {k: obj["metadata"][k] for k in _META_ORDER if obj["metadata"].get(k)}
+    out: dict[str, Any] = {"kind": KIND, "apiVersion": API_VERSION, "metadata": meta}
+    if obj.get("data"):
+        out["data"] = dict(obj["data"])
+    return out
+
+
+# -- decoding request bodies ---------------------------------------------------------------------
+
+_JSON_TYPES = {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
+
+
+def _cannot_unmarshal(value: Any, fld: str, go_type: str) -> str:
+    return f"json: cannot unmarshal {_JSON_TYPES.get(type(value), 'value')} into Go struct field {fld} of type {go_type}"
+
+
+def _string_map(value: Any, fld: str) -> Optional[str]:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return _cannot_unmarshal(value, fld, "map[string]string")
+    for v in value.values():
+        if not isinstance(v, str):
+            return _cannot_unmarshal(v, fld, "string")
+    return None
+
+
+def decode_config_map(body: bytes) -> dict:
+    """A request body as a ConfigMap (``kind`` and ``apiVersion`` default to the endpoint's)."""
+    try:
+        raw = json.loads(body)
+        if not isinstance(raw, dict):
+            raise ValueError(f"cannot unmarshal {_JSON_TYPES.get(type(raw), 'value')} into a ConfigMap")
+    except ValueError as err:
+        more = " ..." if len(body) > 30 else ""
+        if not body:
+            summary = "<empty>"
+        elif body[:1] == b"{":
+            summary = body[:30].decode("utf-8", "replace") + more
+        else:
+            summary = body[:30].hex() + more
+        raise new_bad_request(f"the object provided is unrecognized (must be of type {KIND}): {err} ({summary})") from None
+    kind, api_version = raw.get("kind") or KIND, raw.get("apiVersion") or API_VERSION
+    version = api_version.rsplit("/", 1)[-1] if isinstance(api_version, str) else API_VERSION
+
+    def fail(why: str) -> StatusError:
+        return new_bad_request(f"{kind} in version {_q(version)} cannot be handled as a {KIND}: {why}")
+
+    if api_version != API_VERSION:
+        raise fail(f"no kind {_q(kind)} is registered for version {_q(api_version)} in scheme \"pkg/api/legacyscheme/scheme.go:30\"")
+    if kind != KIND:
+        raise fail(f"converting (v1.{kind}) to (core.{KIND}): unknown conversion")
+    meta = raw.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise fail(_cannot_unmarshal(meta, "ConfigMap.metadata", "v1.ObjectMeta"))
+    for k in ("name", "generateName", "namespace", "resourceVersion", "uid", "creationTimestamp"):
+        if k in meta and meta[k] is not None and not isinstance(meta[k], str):
+            raise fail(_cannot_unmarshal(meta[k], f"ObjectMeta.metadata.{k}", "string"))
+    problem = (_string_map(meta.get("labels"), "ObjectMeta.metadata.labels")
+               or _string_map(meta.get("annotations"), "ObjectMeta.metadata.annotations")
+               or _string_map(raw.get("data"), "ConfigMap.data"))
+    if problem:
+        raise fail(problem)
+    return {"metadata": {k: v for k, v in meta.items() if k in _META_ORDER and v}, "data": raw.get("data") or {}}
+
+
+def _read_body(environ: dict) -> bytes:
+    limit = MAX_REQUEST_BODY_BYTES
+    too_large = StatusError(responsewriters.status(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}"))
+    length = environ.get("CONTENT_LENGTH") or ""
+    stream = environ["wsgi.input"]
+    if length.isdigit():
+        if int(length) > limit:
+            raise too_large
+        data = stream.read(int(length))
+    elif environ.get("wsgi.input_terminated"):
+        data = stream.read(limit + 1)
+    else:
+        data = b""
+    if len(data) > limit:
+        raise too_large
+    return data
+
+
+# -- the handlers --------------------------------------------------------------------------------
+
+
+def _write_object(start_response: StartResponse, code: int, obj: Any) -> Iterable[bytes]:
+    body = _json_line(obj)
+    start_response(responsewriters.status_line(code), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def _method_not_allowed(start_response: StartResponse) -> Iterable[bytes]:
+    # what go-restful answers for a known path and an unknown method
+    body = b"405: Method Not Allowed"
+    start_response("405 Method Not Allowed", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def _truthy(values: Optional[list[str]]) -> bool:
+    # absent, "0" and "false" are false; anything else is true (Go's query-to-bool conversion)
+    return bool(values) and values[0] != "0" and values[0].lower() != "false"  # type: ignore[index]
+
+
+def _watch_stream(store: Store, namespace: Optional[str], pending: collections.deque, rv: int,
+                  stops: list[rt.Event], deadline: Optional[float]) -> Iterator[bytes]:
+    """Events until a stop event fires or the deadline passes (Go's WatchServer.HandleHTTP loop)."""
+    while True:
+        if any(ev.is_set() for ev in stops) or (deadline is not None and rt.now() >= deadline):
+            return
+        if pending:
+            typ, obj = pending.popleft()
+            yield _json_line({"type": typ, "object": obj})
+            continue
+        try:
+            events, rv, changed = store.events_after(rv, namespace)
+        except StatusError as err:  # fell behind the history: say why, then end
+            yield _json_line({"type": "ERROR", "object": err.status})
+            return
+        if events:
+            pending.extend(events)
+            continue
+        timeout = None if deadline is None else max(0.0, deadline - rt.now())
+        if rt.select(*stops, changed, timeout=timeout) is not changed:
+            return  # shutting down, the request is over, or timed out
+
+
+class SampleAPI:
+    """The handlers :func:`install` registers; ``store`` is shared by all of them."""
+
+    def __init__(self, store: Store, min_request_timeout: float, rand: Callable[[], float], not_found_app: WSGIApp):
+        self.store = store
+        self.min_request_timeout = min_request_timeout
+        self.rand = rand
+        self.not_found_app = not_found_app
+
+    def watch_timeout(self, query: dict[str, list[str]]) -> float:
+        """``timeoutSeconds`` if given, else a random time in [min, 2*min) so watches end spread out."""
+        given = query.get("timeoutSeconds", [""])[0]
+        if given:
+            if not re.fullmatch(r"[+-]?[0-9]+", given):
+                raise new_bad_request(f"strconv.ParseInt: parsing {_q(given)}: invalid syntax")
+            if int(given) != 0:
+                return float(int(given))
+        if self.min_request_timeout > 0:
+            return self.min_request_timeout * (self.rand() + 1.0)
+        return 0.0  # no timeout
+
+    def collection(self, environ: dict, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET")
+        query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        if method == "GET" and _truthy(query.get("watch")):
+            return self.watch(environ, start_response, namespace, query)
+        if method == "GET":
+            items, rv = self.store.list(namespace)
+            for item in items:  # items of a typed list carry no kind of their own
+                del item["kind"], item["apiVersion"]
+            lst = {"kind": KIND + "List", "apiVersion": API_VERSION, "metadata": {"resourceVersion": str(rv)}, "items": items}
+            return _write_object(start_response, 200, lst)
+        if method == "POST" and namespace is not None:
+            obj = decode_config_map(_read_body(environ))
+            meta = obj["metadata"]
+            if meta.get("namespace") and meta["namespace"] != namespace:
+                raise new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = meta["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+            if not meta.get("name"):
+                raise new_invalid("", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required")
+            if len(meta["name"]) > 253 or not _DNS1123_SUBDOMAIN.match(meta["name"]):
+                raise new_invalid(meta["name"], "metadata.name", "FieldValueInvalid", f"Invalid value: {_q(meta['name'])}: {_DNS1123_MSG}")
+            meta.pop("resourceVersion", None)
+            return _write_object(start_response, 201, self.store.create(namespace, obj))
+        return _method_not_allowed(start_response)
+
+    def item(self, environ: dict, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
+        method = environ.get("REQUEST_METHOD", "GET")
+        if method == "GET":
+            return _write_object(start_response, 200, self.store.get(namespace, name))
+        if method == "PUT":
+            obj = decode_config_map(_read_body(environ))
+            meta = obj["metadata"]
+            if meta.get("namespace") and meta["namespace"] != namespace:
+                raise new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            if meta.get("name", "") != name:
+                raise new_bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
+            return _write_object(start_response, 200, self.store.update(namespace, name, obj))
+        if method == "DELETE":
+            gone = self.store.delete(namespace, name)
+            details = {"name": name, "kind": RESOURCE, "uid": gone["metadata"]["uid"]}
+            st = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+            return _write_object(start_response, 200, st)
+        return _method_not_allowed(start_response)
+
+    def watch(self, environ: dict, start_response: StartResponse, namespace: Optional[str], query: dict[str, list[str]]) -> Iterable[bytes]:
+        timeout = self.watch_timeout(query)
+        initial, rv = self.store.watch_start(namespace, query.get("resourceVersion", [""])[0])
+        stops = []
+        sig = request.server_shutdown_signal_from(environ)
+        if sig is not None:
+            stops.append(sig.shutting_down())
+        stops.append(request.context_from(environ).done())
+        deadline = rt.now() + timeout if timeout > 0 else None
+        start_response("200 OK", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
+        pending = collections.deque(("ADDED", obj) for obj in initial)
+        return _watch_stream(self.store, namespace, pending, rv, stops, deadline)
+
+    def namespaced(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+        """``/api/v1/namespaces/{namespace}/configmaps[/{name}]``."""
+        parts = environ.get("PATH_INFO", "")[len("/api/v1/namespaces/"):].split("/")
+        if len(parts) not in (2, 3) or parts[1] != RESOURCE or not all(parts):
+            return self.not_found_app(environ, start_response)
+        return self._serve(lambda: self.collection(environ, start_response, parts[0]) if len(parts) == 2
+                           else self.item(environ, start_response, parts[0], parts[2]), start_response)
+
+    def all_namespaces(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+        """``/api/v1/configmaps``: list and watch only."""
+        return self._serve(lambda: self.collection(environ, start_response, None), start_response)
+
+    @staticmethod
+    def _serve(handle: Callable[[], Iterable[bytes]], start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            return handle()
+        except StatusError as err:
+            return responsewriters.write_status(start_response, err.status)
+
+
+def echo(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+    """200, the ``message`` query parameter in the ``echo`` response header, no body."""
+    message = parse_qs(environ.get("QUERY_STRING", "")).get("message", [""])[0]
+    start_response("200 OK", [("echo", message), ("Content-Length", "0")])
+    return [b""]
+
+
+def slow(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+    """200 after ``seconds`` seconds (runtime time); 503 if the request's context ends first."""
+    text = parse_qs(environ.get("QUERY_STRING", "")).get("seconds", [""])[0]
+    try:
+        seconds = float(text)
+        if not seconds >= 0 or seconds == float("inf"):
+            raise ValueError
+    except ValueError:
+        return responsewriters.http_error(start_response, f"invalid seconds {_q(text)}: want a number >= 0", 400)
+    ctx = request.context_from(environ)
+    if rt.select(ctx.done(), timeout=seconds) is not None:
+        return responsewriters.http_error(start_response, f"gave up waiting: {ctx.err()}", 503)
+    body = f"slept {format_go_duration(seconds)}\n".encode()
+    start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def install(mux: Any, store: Optional[Store] = None, *, min_request_timeout: float = 1800,
+            rand: Callable[[], float] = random.random, not_found_app: WSGIApp = not_found) -> Store:
+    """Register the sample API on ``mux``; returns the store (a new one unless given).
+
+    ``min_request_timeout`` (seconds) sets the watch timeout range; ``rand`` picks within it.
+    """
+    store = store if store is not None else Store()
+    api = SampleAPI(store, min_request_timeout, rand, not_found_app)
+    mux.handle_prefix("/api/v1/namespaces/", api.namespaced)
+    mux.handle("/api/v1/" + RESOURCE, api.all_namespaces)
+    mux.handle("/echo", echo)
+    mux.handle("/slow", slow)
+    return store

@@ -1,0 +1,137 @@
+"""Port of k8s.io/apiserver/pkg/server/signal.go and signal_posix.go (v1.36.0).
+
+:func:`setup_signal_context` is how a server process learns it should stop: the first SIGTERM
+or SIGINT cancels the returned context (which starts the whole graceful shutdown), a second one
+ends the process at once with exit code 1, for the impatient. It may be called once per process
+(Go's second call panics on closing a closed channel; here it raises). :func:`request_shutdown`
+injects a signal from code, as if one had arrived.
+
+How signals travel, as in Go: Go's runtime turns a signal into a message on a channel that one
+goroutine reads. Python runs signal handlers in the main thread between bytecodes, possibly in
+the middle of code holding a lock the handler would need (cancelling a context takes the
+context's lock and its events' locks), so the handler here does nothing but write the signal
+number to a pipe, which takes no lock. The ``signal-handler`` goroutine reads the pipe: it
+cancels the context on the first signal and calls ``os._exit(1)`` on the second (Go's
+``os.Exit(1)``: no cleanup, no flushing of buffered output).
+
+Differences from Go: Go's channel holds two pending signals and ``RequestShutdown`` returns
+False when it is full; the pipe here holds thousands, so it is False only when no handler is set
+up. Signal handlers can only be installed from the main thread (``ValueError`` otherwise). This
+is for real processes on the threads runtime: the goroutine blocks in a pipe read, which the
+simulation runtime cannot schedule.
+:func:`_reset_for_tests` undoes everything (previous handlers back, goroutine stopped) so a test
+process can set it up again; Go has no such thing.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any, Callable, Optional
+
+from genericserver import context as gocontext
+from genericserver import runtime as rt
+
+SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_STOP = 0  # not a signal number: tells the goroutine to return (tests only)
+
+# seam: what the second signal calls
+_exit: Callable[[int], Any] = os._exit
+
+
+class _Handler:
+    def __init__(self) -> None:
+        self.ctx, self._cancel = gocontext.with_cancel(gocontext.background())
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._w, False)  # a handler must never block the main thread
+        self._previous: dict[int, Any] = {}
+        try:
+            for sig in SHUTDOWN_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._on_signal)
+        except BaseException:
+            self._restore()
+            self._close()
+            raise
+        self.goroutine = rt.go(self._loop, name="signal-handler")
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        # runs in the main thread at an arbitrary point: only the pipe, no locks
+        self.notify(signum)
+
+    def notify(self, signum: int) -> bool:
+        try:
+            return os.write(self._w, bytes([signum])) == 1
+        except OSError:  # full (BlockingIOError) or already closed
+            return False
+
+    def _receive(self) -> Optional[int]:
+        try:
+            data = os.read(self._r, 1)
+        except OSError:
+            return None
+        if not data or data[0] == _STOP:
+            return None
+        return data[0]
+
+    def _loop(self) -> None:
+        if self._receive() is None:
+            return
+        self._cancel()
+        if self._receive() is None:
+            return
+        _exit(1)  # second signal: no more patience
+
+    def _restore(self) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous.clear()
+
+    def _close(self) -> None:
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        self._restore()
+        os.write(self._w, bytes([_STOP]))
+        self.goroutine.join()
+        self._close()
+
+
+_handler: Optional[_Handler] = None
+
+
+def setup_signal_context() -> gocontext.Context:
+    """A context cancelled by the first SIGTERM or SIGINT; a second one exits with code 1.
+
+    Call it once per process, from the main thread; a second call raises RuntimeError.
+    """
+    global _handler
+    if _handler is not None:
+        raise RuntimeError("close of closed channel")  # Go panics the same way
+    _handler = _Handler()
+    return _handler.ctx
+
+
+def setup_signal_handler() -> rt.Event:
+    """Like :func:`setup_signal_context`, returning only the done event (Go's stop channel)."""
+    return setup_signal_context().done()
+
+
+def request_shutdown() -> bool:
+    """Act as if a shutdown signal arrived; False when no handler is set up."""
+    h = _handler
+    if h is None:
+        return False
+    return h.notify(SHUTDOWN_SIGNALS[0])
+
+
+def _reset_for_tests() -> None:
+    """Put back the previous signal handlers, stop the goroutine and allow a new setup."""
+    global _handler
+    h, _handler = _handler, None
+    if h is not None:
+        h.stop()
