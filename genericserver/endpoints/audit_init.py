@@ -1,0 +1,49 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/audit_init.go (v1.36.0): every request gets an audit ID.
+
+:func:`with_audit_init` is the outermost filter. It attaches an audit context to the request,
+takes the audit ID from the ``Audit-ID`` request header (as is, however long) or makes a new
+UUID, and echoes it in the ``Audit-ID`` response header of *every* response, including the
+429s and 503s that inner filters produce and that are never audited. An aggregated server's
+own ``with_audit_init`` does not add a second header: the outer one has claimed it (Go checks
+the response header map before calling the handler; here the claim is recorded in the environ).
+A response that already carries ``Audit-ID`` keeps its own value.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Callable, Iterable
+
+from genericserver.audit.context import with_audit_context, with_audit_id
+from genericserver.audit.event import HEADER_AUDIT_ID
+
+RESPONSE_AUDIT_ID_KEY = "genericserver.response_audit_id"
+"""environ key: the Audit-ID an outer filter will put on the response."""
+
+
+def with_audit_init(app: Callable) -> Callable:
+    return _with_audit_init(app, lambda: str(uuid.uuid4()))
+
+
+def _with_audit_init(app: Callable, new_audit_id: Callable[[], str]) -> Callable:
+    def audit_init(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        with_audit_context(environ)
+        audit_id = environ.get("HTTP_AUDIT_ID", "")
+        if not audit_id:
+            audit_id = new_audit_id()
+        with_audit_id(environ, audit_id)
+
+        if environ.get(RESPONSE_AUDIT_ID_KEY):
+            return app(environ, start_response)
+        environ[RESPONSE_AUDIT_ID_KEY] = audit_id
+
+        def with_header(status: str, headers: list, exc_info: Any = None) -> Any:
+            if not any(k.lower() == "audit-id" for k, _ in headers):
+                headers = [*headers, (HEADER_AUDIT_ID, audit_id)]
+            if exc_info is not None:
+                return start_response(status, headers, exc_info)
+            return start_response(status, headers)
+
+        return app(environ, with_header)
+
+    return audit_init

@@ -1,0 +1,69 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/authn_audit.go (v1.36.0): auditing failed authentication.
+
+``with_failed_authentication_audit`` wraps the handler that answers 401: when the policy audits
+the request, the event gets a response status whose message names the credentials that were
+tried (``Authentication failed, attempted: basic, bearer``, or ``Authentication failed, no
+credentials provided``) and is sent once, at ``ResponseStarted``, with the 401 code. Client
+certificates count as tried when the WSGI server reports one in ``SSL_CLIENT_CERT``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from typing import Any, Callable, Iterable
+from urllib.parse import parse_qs
+
+from genericserver import responsewriters
+from genericserver.audit.event import Status
+from genericserver.endpoints.audit import decorate_response_writer, evaluate_policy_and_create_audit_event
+
+log = logging.getLogger("genericserver.endpoints")
+
+
+def with_failed_authentication_audit(failed: Callable, sink: Any, policy: Any) -> Callable:
+    if sink is None or policy is None:
+        return failed
+
+    def failed_authentication_audit(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        ac, err = evaluate_policy_and_create_audit_event(environ, policy, sink)
+        if err is not None:
+            log.error("failed to create audit event: %s", err)
+            return responsewriters.internal_error(start_response, environ, "failed to create audit event")
+        if ac is None or not ac.enabled():
+            return failed(environ, start_response)
+        ac.set_event_response_status(Status(message=get_auth_methods(environ)))
+        rw = decorate_response_writer(environ, start_response, True)
+        return failed(environ, rw.start_response)
+
+    return failed_authentication_audit
+
+
+def _has_basic_auth(environ: dict) -> bool:
+    # net/http's Request.BasicAuth: "Basic " (any case) then base64 of "user:password"
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    if len(auth) < 6 or auth[:6].lower() != "basic ":
+        return False
+    try:
+        decoded = base64.b64decode(auth[6:], validate=True).decode("latin-1")
+    except (binascii.Error, ValueError):
+        return False
+    return ":" in decoded
+
+
+def get_auth_methods(environ: dict) -> str:
+    methods = []
+    if _has_basic_auth(environ):
+        methods.append("basic")
+    parts = environ.get("HTTP_AUTHORIZATION", "").strip().split(" ")
+    if len(parts) > 1 and parts[0].lower() == "bearer":
+        methods.append("bearer")
+    token = parse_qs(environ.get("QUERY_STRING", "")).get("access_token", [""])[0].strip()
+    if token:
+        methods.append("access_token")
+    if environ.get("SSL_CLIENT_CERT"):
+        methods.append("x509")
+    if methods:
+        return "Authentication failed, attempted: " + ", ".join(methods)
+    return "Authentication failed, no credentials provided"

@@ -1,0 +1,158 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/authorization.go (v1.36.0), with the error writers it needs.
+
+:func:`with_authorization` asks the authorizer about each request's attributes: allowed
+requests go on (annotated ``authorization.k8s.io/decision: allow`` in the audit event), an
+authorizer error is a 500, anything else a 403 with Go's Status JSON, for example::
+
+    {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+     "message":"forbidden: User \\"system:anonymous\\" cannot get path \\"/healthz\\": Everything is forbidden.",
+     "reason":"Forbidden","details":{},"code":403}
+
+:func:`get_authorizer_attributes` turns the request's user and RequestInfo into an
+:class:`~genericserver.authz.AttributesRecord` (field and label selectors are not ported).
+
+Also here, because the shared ``responsewriters`` module lacks them: :func:`error_negotiated`
+(``responsewriters.ErrorNegotiated`` for JSON: a ``Retry-After`` header when the status carries
+``retryAfterSeconds``, and no ``nosniff`` header, unlike ``write_status``), and
+:func:`forbidden_status_error` / :func:`forbidden` from responsewriters/errors.go, which need
+authorizer attributes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterable, Optional
+
+from genericserver import request, responsewriters
+from genericserver import runtime as rt
+from genericserver.audit.context import add_audit_annotation, add_audit_annotations
+from genericserver.authz import AttributesRecord, Authorizer, Decision
+from genericserver.responsewriters import go_quote
+
+log = logging.getLogger("genericserver.endpoints")
+
+DECISION_ANNOTATION_KEY = "authorization.k8s.io/decision"
+REASON_ANNOTATION_KEY = "authorization.k8s.io/reason"
+DECISION_ALLOW = "allow"
+DECISION_FORBID = "forbid"
+REASON_ERROR = "internal error"
+
+RecordAuthorizationMetrics = Callable[[dict, Decision, Optional[BaseException], float, float], None]
+
+
+def error_negotiated(start_response: Callable, st: dict, headers: Optional[list] = None, *, nosniff: bool = False) -> Iterable[bytes]:
+    """``ErrorNegotiated`` with the JSON serializer: the Status as JSON, ``Retry-After`` if asked for."""
+    hs = list(headers or [])
+    retry = (st.get("details") or {}).get("retryAfterSeconds", 0)
+    if retry > 0:
+        hs.append(("Retry-After", str(retry)))
+    if st["code"] == 204:
+        start_response(responsewriters.status_line(204), hs)
+        return []
+    if nosniff:
+        return responsewriters.write_status(start_response, st, hs)
+
+    def without_nosniff(status: str, response_headers: list, exc_info: Any = None) -> Any:
+        kept = [(k, v) for k, v in response_headers if k.lower() != "x-content-type-options"]
+        return start_response(status, kept, exc_info) if exc_info is not None else start_response(status, kept)
+
+    return responsewriters.write_status(without_nosniff, st, hs)
+
+
+def _sanitize(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _forbidden_message(a: AttributesRecord) -> str:
+    username = a.user.name if a.user is not None else ""
+    if not a.resource_request:
+        return f"User {go_quote(username)} cannot {a.verb} path {go_quote(a.path)}"
+    resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
+    if a.namespace:
+        return (f"User {go_quote(username)} cannot {a.verb} resource {go_quote(resource)} in API group "
+                f"{go_quote(a.api_group)} in the namespace {go_quote(a.namespace)}")
+    return (f"User {go_quote(username)} cannot {a.verb} resource {go_quote(resource)} in API group "
+            f"{go_quote(a.api_group)} at the cluster scope")
+
+
+def new_forbidden(group: str, resource: str, name: str, err: str) -> dict:
+    """``apierrors.NewForbidden``: the message names the group-resource and object when known."""
+    if not group and not resource:
+        message = f"forbidden: {err}"
+    else:
+        gr = f"{resource}.{group}" if group else resource
+        message = f"{gr} is forbidden: {err}" if not name else f"{gr} {go_quote(name)} is forbidden: {err}"
+    details: dict[str, Any] = {}
+    # StatusDetails field order and omitempty: name, group, kind
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    if resource:
+        details["kind"] = resource
+    return responsewriters.status(403, "Forbidden", message, details)
+
+
+def forbidden_status_error(a: AttributesRecord, reason: str) -> dict:
+    msg = _sanitize(_forbidden_message(a))
+    err = f"{msg}: {reason}" if reason else msg
+    return new_forbidden(a.api_group, a.resource, a.name, err)
+
+
+def forbidden(a: AttributesRecord, environ: dict, start_response: Callable, reason: str) -> Iterable[bytes]:
+    """``responsewriters.Forbidden``: 403 Status JSON, with ``X-Content-Type-Options: nosniff``."""
+    return error_negotiated(start_response, forbidden_status_error(a, reason), nosniff=True)
+
+
+def get_authorizer_attributes(environ: dict) -> tuple[Optional[AttributesRecord], Optional[Exception]]:
+    """The request's user and RequestInfo as authorizer attributes (Go's ``(attributes, error)``)."""
+    info = request.request_info_from(environ)
+    if info is None:
+        return None, Exception("no RequestInfo found in the context")
+    return AttributesRecord(
+        user=request.user_from(environ),
+        resource_request=info.is_resource_request,
+        path=info.path,
+        verb=info.verb,
+        api_group=info.api_group,
+        api_version=info.api_version,
+        resource=info.resource,
+        subresource=info.subresource,
+        namespace=info.namespace,
+        name=info.name,
+    ), None
+
+
+def with_authorization(app: Callable, authorizer: Optional[Authorizer]) -> Callable:
+    """Pass authorized requests on to ``app``; answer 403 (or 500 on an authorizer error) otherwise."""
+    return _with_authorization(app, authorizer, lambda *args: None)
+
+
+def _with_authorization(app: Callable, a: Optional[Authorizer], metrics: RecordAuthorizationMetrics) -> Callable:
+    if a is None:
+        log.warning("Authorization is disabled")
+        return app
+
+    def authorization(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        start = rt.now()
+        attributes, err = get_authorizer_attributes(environ)
+        if err is not None:
+            return responsewriters.internal_error(start_response, environ, str(err))
+        assert attributes is not None
+        decision, reason, err = a.authorize(request.context_from(environ), attributes)
+        finish = rt.now()
+        try:
+            # an authorizer (RBAC, say) may allow despite an evaluation error: the decision comes first
+            if decision == Decision.ALLOW:
+                add_audit_annotations(environ, DECISION_ANNOTATION_KEY, DECISION_ALLOW, REASON_ANNOTATION_KEY, reason)
+                return app(environ, start_response)
+            if err is not None:
+                add_audit_annotation(environ, REASON_ANNOTATION_KEY, REASON_ERROR)
+                return responsewriters.internal_error(start_response, environ, str(err))
+            log.debug("Forbidden URI=%s reason=%s", responsewriters.request_uri(environ), reason)
+            add_audit_annotations(environ, DECISION_ANNOTATION_KEY, DECISION_FORBID, REASON_ANNOTATION_KEY, reason)
+            return forbidden(attributes, environ, start_response, reason)
+        finally:
+            metrics(environ, decision, err, start, finish)
+
+    return authorization
