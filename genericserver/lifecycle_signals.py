@@ -44,6 +44,7 @@ class LifecycleSignal:
         self._event = rt.event(name)
         self._lock = rt.lock()
         self._fired = False
+        self._once = rt.once()
         self._observers: list[Observer] = []
 
     @property
@@ -51,16 +52,21 @@ class LifecycleSignal:
         return self._name
 
     def signal(self) -> None:
-        """Mark the event as happened. Idempotent: only the first call notifies and fires."""
+        """Mark the event as happened. Idempotent: only the first call notifies and fires, and
+        (as with Go's ``sync.Once``) no call returns before the event is set."""
+        self._once.do(self._fire)
+
+    def _fire(self) -> None:
         with self._lock:
-            if self._fired:
-                return
             self._fired = True
             observers = list(self._observers)
-        at = rt.now()
-        for observe in observers:
-            observe(self, at)
-        self._event.set()
+        try:
+            at = rt.now()
+            for observe in observers:
+                observe(self, at)
+        finally:
+            # an observer that raises must not swallow the signal: waiters would hang forever
+            self._event.set()
 
     def signaled(self) -> rt.Event:
         """The same event on every call; it is set once the signal fired and stays set."""
