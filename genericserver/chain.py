@@ -1,0 +1,124 @@
+"""Port of k8s.io/apiserver/pkg/server/config.go#L1036-L1118 (v1.36.0): DefaultBuildHandlerChain.
+
+The chain is written as an ordered list of steps, innermost first, exactly as Go wraps them
+(each step wraps the handler built so far); ``default_build_handler_chain`` folds the list.
+Keeping the list as data lets a test record the order in which the filters see a request and
+compare it with the documented one. A request passes them outermost first:
+
+====  ==================================  =======  =============================================
+ #    filter                              Go line  condition / note
+====  ==================================  =======  =============================================
+ 1    with_audit_init                     L1116    ``Audit-ID`` on every response
+ 2    with_panic_recovery                 L1115    re-raises by default (Go's ReallyCrash)
+ 3    with_mux_and_discovery_complete     L1114    503 instead of 404 before paths are installed
+ 4    with_request_received_timestamp     L1113
+ 5    with_request_info                   L1112
+ 6    with_http_logging                   L1104    rejected requests are access-logged too
+ 7    with_retry_after                    L1101    only with ShutdownSendRetryAfter
+ 8    with_cache_control                  L1099
+ 9    with_watch_termination_during_...   L1093    only when the watch grace period > 0
+ 10   with_wait_group                     L1092
+ 11   with_request_deadline               L1090
+ 12   with_timeout_for_non_long_running   L1088
+ 13   with_cors                           L1080
+ 14   with_authentication                 L1076    401 through the failed handler
+ 15   with_audit                          L1064    only requests that got this far are audited
+ 16   with_impersonation                  L1057
+ 17   with_max_in_flight_limit            L1051    (no priority-and-fairness here)
+ 18   with_authorization                  L1040    403 on deny
+====  ==================================  =======  =============================================
+
+Left out, and why: the filter-latency trackers (TrackStarted/TrackCompleted) and
+WithLatencyTrackers only feed metrics and tracing; WithTracing needs OpenTelemetry;
+WithPriorityAndFairness is the alternative to max-in-flight and needs the flow-control API;
+WithProbabilisticGoaway and the HTTP/2 GOAWAY only exist for HTTP/2, which werkzeug does not
+speak; WithHSTS only adds a header configured by a flag we do not have; WithWarningRecorder
+collects API warnings no handler here emits; WithRoutine is an alpha feature, off by default;
+the constrained impersonation variant behaves like impersonation for what we build.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
+
+from genericserver.endpoints.audit import with_audit
+from genericserver.endpoints.audit_init import with_audit_init
+from genericserver.endpoints.authentication import unauthorized, with_authentication
+from genericserver.endpoints.authn_audit import with_failed_authentication_audit
+from genericserver.endpoints.authorization import with_authorization
+from genericserver.endpoints.cors import with_cors
+from genericserver.endpoints.impersonation import with_impersonation
+from genericserver.endpoints.mux_discovery_complete import with_mux_and_discovery_complete
+from genericserver.endpoints.request_deadline import with_request_deadline
+from genericserver.endpoints.request_received import with_request_received_timestamp
+from genericserver.endpoints.requestinfo import with_request_info
+from genericserver.filters.cachecontrol import with_cache_control
+from genericserver.filters.maxinflight import with_max_in_flight_limit
+from genericserver.filters.timeout import with_timeout_for_non_long_running_requests
+from genericserver.filters.waitgroup import with_wait_group
+from genericserver.filters.watch_termination import with_watch_termination_during_shutdown
+from genericserver.filters.with_retry_after import with_retry_after
+from genericserver.filters.wrap import with_http_logging, with_panic_recovery
+
+if TYPE_CHECKING:
+    from genericserver.config import Config
+
+App = Callable[..., Any]
+
+
+class Step(NamedTuple):
+    """One filter of the chain: its name, its line in config.go, and how it wraps a handler."""
+
+    name: str
+    go_line: int
+    wrap: Callable[[App], App]
+
+
+def handler_chain_steps(c: "Config") -> list[Step]:
+    """The steps of ``default_build_handler_chain`` for ``c``, innermost first (Go's order)."""
+    signals = c.lifecycle_signals
+    failed = with_failed_authentication_audit(unauthorized(), c.audit_backend, c.audit_policy_rule_evaluator)
+    steps = [
+        Step("authorization", 1040, lambda h: with_authorization(h, c.authorizer)),
+        Step("max-in-flight", 1051, lambda h: with_max_in_flight_limit(h, c.max_requests_in_flight, c.max_mutating_requests_in_flight, c.long_running_func)),
+        Step("impersonation", 1057, lambda h: with_impersonation(h, c.authorizer)),
+        Step("audit", 1064, lambda h: with_audit(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func)),
+        Step("authentication", 1077, lambda h: with_authentication(h, c.authenticator, failed, c.api_audiences)),
+        Step("cors", 1080, lambda h: with_cors(h, c.cors_allowed_origin_list, None, None, None, "true")),
+        Step("timeout", 1088, lambda h: with_timeout_for_non_long_running_requests(h, c.long_running_func)),
+        Step("request-deadline", 1090, lambda h: with_request_deadline(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func, c.request_timeout)),
+        Step("wait-group", 1092, lambda h: with_wait_group(h, c.long_running_func, c.non_long_running_request_wait_group)),
+    ]
+    if c.shutdown_watch_termination_grace_period > 0:
+        steps.append(Step("watch-termination", 1094, lambda h: with_watch_termination_during_shutdown(h, signals, c.watch_request_wait_group)))
+    steps.append(Step("cache-control", 1099, with_cache_control))
+    if c.shutdown_send_retry_after:
+        steps.append(Step("retry-after", 1102, lambda h: with_retry_after(h, signals.not_accepting_new_request.signaled())))
+    steps += [
+        Step("http-logging", 1104, with_http_logging),
+        Step("request-info", 1112, lambda h: with_request_info(h, c.request_info_resolver)),
+        Step("request-received-timestamp", 1113, with_request_received_timestamp),
+        Step("mux-and-discovery-complete", 1114, lambda h: with_mux_and_discovery_complete(h, signals.mux_and_discovery_complete.signaled())),
+        Step("panic-recovery", 1115, lambda h: with_panic_recovery(h, c.request_info_resolver, really_crash=c.really_crash)),
+        Step("audit-init", 1116, with_audit_init),
+    ]
+    return steps
+
+
+def build(api_handler: App, steps: list[Step], around: Optional[Callable[[Step, App], App]] = None) -> App:
+    """Fold ``steps`` around ``api_handler``; ``around(step, h)`` may wrap each result (tests)."""
+    handler = api_handler
+    for step in steps:
+        handler = step.wrap(handler)
+        if around is not None:
+            handler = around(step, handler)
+    return handler
+
+
+def default_build_handler_chain(api_handler: App, c: "Config") -> App:
+    """Wrap ``api_handler`` in the v1.36.0 filters, in Go's order (see the module docstring)."""
+    if c.request_info_resolver is None:
+        from genericserver.config import new_request_info_resolver
+
+        c.request_info_resolver = new_request_info_resolver(c)
+    return build(api_handler, handler_chain_steps(c))

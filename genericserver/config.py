@@ -1,0 +1,167 @@
+"""Port of k8s.io/apiserver/pkg/server/config.go (v1.36.0): Config, New and the handler chain.
+
+``new_config()`` gives Go's defaults; ``config.complete().new(name, delegate)`` builds a
+:class:`genericserver.genericapiserver.GenericAPIServer`; ``default_build_handler_chain`` wraps
+the server's director in the v1.36.0 filters, in Go's order (see its docstring).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from genericserver import request as reqctx
+from genericserver.chain import default_build_handler_chain
+from genericserver.events import EventStream
+from genericserver.filters.longrunning import basic_long_running_request_check
+from genericserver.genericapiserver import GenericAPIServer, new_empty_delegate
+from genericserver.handler import APIServerHandler
+from genericserver.healthcheck import LogHealthz, PingHealthz
+from genericserver.healthz import HealthChecks
+from genericserver.hooks import HookRegistry
+from genericserver.lifecycle_signals import LifecycleSignals, new_lifecycle_signals
+from genericserver.notfoundhandler import not_found_handler
+from genericserver.requestinfo import RequestInfoFactory
+from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
+
+DEFAULT_LEGACY_API_PREFIX = "/api"
+APIS_PREFIX = "/apis"
+
+
+def _default_checks() -> list:
+    return [PingHealthz, LogHealthz]
+
+
+@dataclass
+class Config:
+    """The settings a generic apiserver is built from (only those the shutdown touches).
+
+    Durations are seconds (floats); ``min_request_timeout`` is whole seconds as in Go.
+    """
+
+    build_handler_chain_func: Callable[[Callable, "Config"], Callable] = field(default=None)  # type: ignore[assignment]
+    non_long_running_request_wait_group: SafeWaitGroup = field(default_factory=SafeWaitGroup)
+    watch_request_wait_group: RateLimitedSafeWaitGroup = field(default_factory=RateLimitedSafeWaitGroup)
+    legacy_api_group_prefixes: set[str] = field(default_factory=lambda: {DEFAULT_LEGACY_API_PREFIX})
+    disabled_post_start_hooks: set[str] = field(default_factory=set)
+    healthz_checks: list = field(default_factory=_default_checks)
+    readyz_checks: list = field(default_factory=_default_checks)
+    livez_checks: list = field(default_factory=_default_checks)
+    max_requests_in_flight: int = 400
+    max_mutating_requests_in_flight: int = 200
+    request_timeout: float = 60.0
+    min_request_timeout: int = 1800
+    livez_grace_period: float = 0.0
+    shutdown_delay_duration: float = 0.0
+    long_running_func: Callable = field(default_factory=lambda: basic_long_running_request_check({"watch"}, set()))
+    shutdown_watch_termination_grace_period: float = 0.0
+    shutdown_send_retry_after: bool = False
+    secure_serving: Any = None  # genericserver.secure_serving.SecureServingInfo
+    audit_backend: Any = None
+    audit_policy_rule_evaluator: Any = None
+    authenticator: Any = None
+    api_audiences: tuple = ()
+    anonymous_auth: bool = False
+    authorizer: Any = None
+    cors_allowed_origin_list: list[str] = field(default_factory=list)
+    request_info_resolver: Any = None
+    loopback_client_config: Any = None
+    # panic recovery re-raises by default, as Go's ReallyCrash; tests may set False for a 500
+    really_crash: bool = True
+    events: EventStream = field(default_factory=EventStream)
+    # private in Go so nothing can replace it after the chain captured it
+    _lifecycle_signals: LifecycleSignals = field(default_factory=new_lifecycle_signals, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.build_handler_chain_func is None:
+            self.build_handler_chain_func = default_build_handler_chain
+
+    @property
+    def lifecycle_signals(self) -> LifecycleSignals:
+        return self._lifecycle_signals
+
+    def drained_notify(self):
+        """Set once in-flight requests drained: storage and admission keep going until then."""
+        return self._lifecycle_signals.in_flight_requests_drained.signaled()
+
+    def shutdown_initiated_notify(self):
+        return self._lifecycle_signals.shutdown_initiated.signaled()
+
+    def complete(self) -> "CompletedConfig":
+        if self.request_info_resolver is None:
+            self.request_info_resolver = new_request_info_resolver(self)
+        return CompletedConfig(self)
+
+
+def new_config() -> Config:
+    """``NewConfig``: Go's defaults (400 / 200 in flight, 60 s request timeout, no delay...)."""
+    return Config()
+
+
+def new_request_info_resolver(c: Config) -> RequestInfoFactory:
+    legacy = {p.strip("/") for p in c.legacy_api_group_prefixes}
+    return RequestInfoFactory(api_prefixes=legacy | {APIS_PREFIX.strip("/")}, groupless_api_prefixes=legacy)
+
+
+def _mux_and_discovery_complete(environ: dict) -> bool:
+    return not environ.get(reqctx.MUX_INCOMPLETE_KEY, False)
+
+
+class CompletedConfig:
+    """``Config.complete()``: the config with its derived fields filled; ``new`` builds the server."""
+
+    def __init__(self, config: Config):
+        self.config = config
+
+    def new(self, name: str, delegation_target: Any = None) -> GenericAPIServer:
+        c = self.config
+        if delegation_target is None:
+            delegation_target = new_empty_delegate(not_found_handler(_mux_and_discovery_complete))
+        handler = APIServerHandler(
+            name,
+            lambda director: c.build_handler_chain_func(director, c),
+            delegation_target.unprotected_handler(),
+        )
+        health = HealthChecks(
+            healthz_checks=c.healthz_checks,
+            livez_checks=c.livez_checks,
+            readyz_checks=c.readyz_checks,
+            livez_grace_period=c.livez_grace_period,
+        )
+        hooks = HookRegistry(
+            health,
+            disabled_post_start_hooks=c.disabled_post_start_hooks,
+            loopback_client_config=c.loopback_client_config,
+        )
+        s = GenericAPIServer(
+            name=name,
+            handler=handler,
+            delegation_target=delegation_target,
+            hooks=hooks,
+            health=health,
+            lifecycle_signals=c.lifecycle_signals,
+            non_long_running_request_wait_group=c.non_long_running_request_wait_group,
+            watch_request_wait_group=c.watch_request_wait_group,
+            shutdown_timeout=c.request_timeout,
+            shutdown_delay_duration=c.shutdown_delay_duration,
+            shutdown_watch_termination_grace_period=c.shutdown_watch_termination_grace_period,
+            shutdown_send_retry_after=c.shutdown_send_retry_after,
+            secure_serving_info=c.secure_serving,
+            audit_backend=c.audit_backend,
+            events=c.events,
+        )
+        # the outermost server runs its delegates' hooks and waits for their mux signals
+        hooks.post_start_hooks().update(delegation_target.post_start_hooks())
+        hooks.pre_shutdown_hooks().update(delegation_target.pre_shutdown_hooks())
+        for signal_name, sig in delegation_target.mux_and_discovery_complete_signals().items():
+            s.register_mux_and_discovery_complete_signal(signal_name, sig)
+        if c.max_requests_in_flight or c.max_mutating_requests_in_flight:
+            from genericserver.filters.maxinflight import start_max_in_flight_watermark_maintenance
+
+            def max_in_flight_filter(ctx: Any) -> None:
+                start_max_in_flight_watermark_maintenance(ctx.done())
+
+            if not hooks.is_post_start_hook_registered("max-in-flight-filter"):
+                s.add_post_start_hook("max-in-flight-filter", max_in_flight_filter)
+        return s
+
