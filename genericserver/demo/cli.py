@@ -1,0 +1,61 @@
+"""``genericserver demo`` and ``make demo``: both shutdown modes, live and then as tables (no Go twin)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any, Optional
+
+from rich.console import Console
+from rich.live import Live
+
+from genericserver import runtime as rt
+from genericserver.demo.render import live_panel, report
+from genericserver.demo.scenario import DemoResult, DemoSettings, run_demo
+
+MODES = {"default": False, "retry-after": True}
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="start a server, put it under load, shut it down, and show every step",
+        description="Runs the graceful shutdown twice on a real server in this process: once in the "
+        "default mode, once with --shutdown-send-retry-after, and prints the timeline of lifecycle "
+        "signals and the answers clients got in each phase.",
+    )
+    p.add_argument("--svg", metavar="PATH", help="also save the output as an SVG picture")
+    p.add_argument("--mode", choices=["default", "retry-after", "both"], default="both", help="which shutdown mode(s) to run (default: both)")
+    p.add_argument("--shutdown-delay", type=float, default=1.5, metavar="SECONDS", help="the server's --shutdown-delay-duration (default 1.5)")
+    p.add_argument("--no-live", action="store_true", help="no live view, only the final tables")
+    p.set_defaults(command="demo")
+
+
+def run_mode(console: Console, mode: str, settings: DemoSettings, live: bool) -> DemoResult:
+    lines: list[tuple[float, str]] = []
+    lock = rt.lock()
+    if not live:
+        return run_demo(settings)
+    with Live(live_panel(lines, mode), console=console, refresh_per_second=12, transient=True) as view:
+
+        def on_event(what: str, at: float) -> None:
+            with lock:
+                lines.append((at, what))
+                view.update(live_panel(lines, mode))
+
+        return run_demo(settings, on_event)
+
+
+def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
+    console = console or Console(record=bool(args.svg))
+    logging.getLogger("genericserver").setLevel(logging.ERROR)  # the tables tell the story
+    modes = ["default", "retry-after"] if args.mode == "both" else [args.mode]
+    for mode in modes:
+        settings = DemoSettings(retry_after=MODES[mode], shutdown_delay=args.shutdown_delay)
+        console.rule(f"[bold]mode: {mode}" + (" (--shutdown-send-retry-after)" if MODES[mode] else ""))
+        result = run_mode(console, mode, settings, live=not args.no_live and console.is_terminal)
+        report(console, result, mode)
+    if args.svg:
+        console.save_svg(args.svg, title="genericserver demo")
+        console.print(f"saved {args.svg}")
+    return 0

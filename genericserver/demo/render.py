@@ -1,0 +1,68 @@
+"""Rich views of a demo run: the live panel, the signal timeline and the answers per phase (no Go twin)."""
+
+from __future__ import annotations
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from genericserver.demo.scenario import DemoResult
+
+SIGNAL_NOTES = {
+    "ShutdownInitiated": "/readyz turns red; requests still served",
+    "AfterShutdownDelayDuration": "the load balancers' window is over",
+    "PreShutdownHooksStopped": "every pre-shutdown hook returned",
+    "NotAcceptingNewRequest": "wait groups start waiting; new requests rejected",
+    "HTTPServerStoppedListening": "the listener is closed: new connections refused",
+    "InFlightRequestsDrained": "every tracked request answered; audit flushed next",
+}
+OUTCOME_STYLE = {"200": "green", "429": "yellow", "503": "magenta", "500": "red", "refused": "bold red", "reset": "red"}
+
+
+def live_panel(lines: list[tuple[float, str]], mode: str) -> Panel:
+    body = Text()
+    for at, what in lines[-14:]:
+        body.append(f"T{at:+7.3f}s  ", style="dim")
+        body.append(what + "\n", style="bold" if what in SIGNAL_NOTES else "")
+    return Panel(body, title=f"shutdown in progress: {mode}", border_style="cyan")
+
+
+def timeline_table(result: DemoResult, mode: str) -> Table:
+    t = Table(title=f"Lifecycle signals, {mode} (T0 = run context cancelled)", title_justify="left")
+    t.add_column("T+", justify="right")
+    t.add_column("signal")
+    t.add_column("what it means")
+    for name, at in result.signals:
+        t.add_row(f"{at:.3f}s", name, SIGNAL_NOTES.get(name, ""))
+    if result.run_returned_at is not None:
+        t.add_row(f"{result.run_returned_at:.3f}s", "run_with_context returned", "destroy() ran")
+    return t
+
+
+def answers_table(result: DemoResult, mode: str) -> Table:
+    counts = result.counts()
+    outcomes = sorted({o for row in counts.values() for o in row}, key=lambda o: (not o.isdigit(), o))
+    t = Table(title=f"New requests by the phase they were sent in, {mode}", title_justify="left")
+    t.add_column("phase")
+    t.add_column("client")
+    for o in outcomes:
+        t.add_column(o, justify="right", style=OUTCOME_STYLE.get(o, ""))
+    previous = None
+    for (phase, client), row in counts.items():
+        t.add_row(phase if phase != previous else "", client, *[str(row.get(o, "")) for o in outcomes], end_section=False)
+        previous = phase
+    return t
+
+
+def summary(result: DemoResult, mode: str) -> Text:
+    text = Text()
+    if result.slow is not None:
+        text.append(f"in-flight /slow (sent at T{result.slow.sent_at:+.2f}s): {result.slow.outcome}\n")
+    text.append(f"watch: {result.watch_events} event line(s), ended with status {result.watch_outcome or '?'}\n")
+    text.append(f"audited requests (ResponseComplete): {result.audited_complete}\n")
+    return text
+
+
+def report(console: Console, result: DemoResult, mode: str) -> None:
+    console.print(Group(timeline_table(result, mode), answers_table(result, mode), summary(result, mode)))

@@ -1,0 +1,203 @@
+"""``genericserver serve`` end to end in a subprocess: flags, logs, signals and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from typing import Optional
+
+import pytest
+
+from genericserver.testing.client import Client
+
+WAIT = 30.0
+
+
+class ServerProcess:
+    """``python -m genericserver serve ...`` with its stderr read line by line."""
+
+    def __init__(self, *flags: str):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", *flags],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.seen: list[str] = []
+        self._reader = threading.Thread(target=self._read, name="stderr-reader", daemon=True)
+        self._reader.start()
+        m = self.expect(r"Serving insecurely on (127\.0\.0\.1):(\d+)")
+        self.port = int(m.group(2))
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def expect(self, pattern: str) -> re.Match:
+        """Read stderr until a line matches (the server's own log tells us where it is)."""
+        rx = re.compile(pattern)
+        while True:
+            line = self.lines.get(timeout=WAIT)
+            if line is None:
+                pytest.fail(f"server exited before logging {pattern!r}; log:\n" + "\n".join(self.seen))
+            self.seen.append(line)
+            m = rx.search(line)
+            if m:
+                return m
+
+    def signal(self, sig: int = signal.SIGTERM) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self) -> int:
+        code = self.proc.wait(WAIT)
+        self._reader.join(WAIT)
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                self.seen.append(line)
+        return code
+
+    def client(self, new_connection: bool = True) -> Client:
+        return Client("127.0.0.1", self.port, new_connection=new_connection)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.fixture
+def server_process():
+    started: list[ServerProcess] = []
+
+    def start(*flags: str) -> ServerProcess:
+        sp = ServerProcess(*flags)
+        started.append(sp)
+        return sp
+
+    yield start
+    for sp in started:
+        sp.kill()
+
+
+def signal_lines(log: list[str]) -> list[str]:
+    return [m.group(1) for line in log if (m := re.search(r'"\[graceful-termination\] shutdown event" name="(\w+)"', line))]
+
+
+def test_sigterm_shuts_down_gracefully_in_the_default_mode(server_process, tmp_path):
+    audit_log = tmp_path / "audit.log"
+    sp = server_process("--shutdown-delay-duration", "1s", "--audit-log-path", str(audit_log), "--audit-log-mode", "blocking")
+    with sp.client() as c:
+        assert c.get("/readyz").status == 200
+
+    slow_result = {}
+    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=2", timeout=WAIT)), name="slow-client")
+    slow.start()
+
+    sp.signal()
+    sp.expect(r'name="ShutdownInitiated"')
+    with sp.client() as c:
+        r = c.get("/readyz")
+        assert r.status == 500 and b"[-]shutdown failed: reason withheld" in r.body
+        assert c.get("/echo?message=during-the-delay").status == 200
+    sp.expect(r'name="HTTPServerStoppedListening"')
+    with sp.client() as c:
+        assert c.get("/echo?message=after").refused
+    slow.join(WAIT)
+    assert slow_result["r"].status == 200
+
+    assert sp.wait() == 0
+    assert signal_lines(sp.seen) == [
+        "ShutdownInitiated",
+        "AfterShutdownDelayDuration",
+        "NotAcceptingNewRequest",
+        "HTTPServerStoppedListening",
+        "InFlightRequestsDrained",
+    ]
+    # every admitted request has a ResponseComplete event in the audit log
+    events = [json.loads(line) for line in audit_log.read_text().splitlines()]
+    received = {e["auditID"] for e in events if e["stage"] == "RequestReceived"}
+    complete = {e["auditID"] for e in events if e["stage"] == "ResponseComplete"}
+    assert received and received == complete
+    assert any(e["requestURI"].startswith("/slow") and e["stage"] == "ResponseComplete" for e in events)
+
+
+def test_retry_after_mode_answers_429_then_exits_0(server_process):
+    sp = server_process("--shutdown-send-retry-after", "--shutdown-delay-duration", "0s")
+    slow_result = {}
+    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=2", timeout=WAIT)), name="slow-client")
+    slow.start()
+    sp.signal()
+    sp.expect(r'name="NotAcceptingNewRequest"')
+    with sp.client() as c:
+        r = c.get("/echo?message=late")
+    assert r.status == 429 and r.header("Retry-After") == "5"
+    slow.join(WAIT)
+    assert slow_result["r"].status == 200
+    assert sp.wait() == 0
+    names = signal_lines(sp.seen)
+    assert names.index("InFlightRequestsDrained") < names.index("HTTPServerStoppedListening")
+
+
+def test_a_second_signal_exits_1_at_once(server_process):
+    sp = server_process("--shutdown-delay-duration", "60s")
+    sp.signal()
+    sp.expect(r'name="ShutdownInitiated"')
+    sp.signal()
+    assert sp.wait() == 1
+
+
+@pytest.mark.parametrize(
+    "flags, flag_name",
+    [
+        (["--shutdown-delay-duration", "abc"], "--shutdown-delay-duration"),
+        (["--max-requests-inflight", "many"], "--max-requests-inflight"),
+        (["--shutdown-delay-duration", "-1s"], "--shutdown-delay-duration"),
+        (["--authorization-mode", "RBAC"], "authorization-mode"),
+        (["--no-such-flag"], "--no-such-flag"),
+    ],
+    ids=["bad-duration", "bad-int", "negative-delay", "unknown-mode", "unknown-flag"],
+)
+def test_a_bad_flag_exits_2_with_one_line_naming_it(flags, flag_name):
+    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", *flags], capture_output=True, text=True, timeout=WAIT)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert flag_name in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_help_explains_each_flag():
+    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--help"], capture_output=True, text=True, timeout=WAIT)
+    assert proc.returncode == 0
+    for flag in ("--bind-address", "--secure-port", "--tls-cert-file", "--tls-private-key-file", "--shutdown-delay-duration",
+                 "--shutdown-send-retry-after", "--shutdown-watch-termination-grace-period", "--max-requests-inflight",
+                 "--max-mutating-requests-inflight", "--request-timeout", "--min-request-timeout", "--audit-log-path",
+                 "--token-auth-file", "--authorization-mode", "--anonymous-auth"):
+        assert flag in proc.stdout, flag
+    top = subprocess.run([sys.executable, "-m", "genericserver", "--help"], capture_output=True, text=True, timeout=WAIT)
+    assert top.returncode == 0 and "serve" in top.stdout and "demo" in top.stdout
+
+
+def test_a_used_port_is_a_one_line_error(server_process):
+    sp = server_process()
+    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--secure-port", str(sp.port)], capture_output=True, text=True, timeout=WAIT)
+    assert proc.returncode == 1
+    assert "address already in use" in proc.stderr and "Traceback" not in proc.stderr
+    sp.signal()
+    assert sp.wait() == 0

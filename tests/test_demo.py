@@ -1,0 +1,61 @@
+"""The workshop demo runs end to end with a captured console and shows the expected signal order."""
+
+from __future__ import annotations
+
+import argparse
+import io
+
+from rich.console import Console
+
+from genericserver.demo import cli
+from genericserver.demo.scenario import DemoSettings, run_demo
+
+FAST = dict(shutdown_delay=0.4, hook_duration=0.1, watch_grace=0.5, slow_request=0.8, tick=0.05, lead_in=0.3, tail=0.2)
+
+
+def test_default_mode_timeline_and_answers():
+    result = run_demo(DemoSettings(retry_after=False, **FAST))
+    assert result.signal_names() == [
+        "ShutdownInitiated",
+        "PreShutdownHooksStopped",
+        "AfterShutdownDelayDuration",
+        "NotAcceptingNewRequest",
+        "HTTPServerStoppedListening",
+        "InFlightRequestsDrained",
+    ]
+    assert result.at("AfterShutdownDelayDuration") >= 0.4
+    counts = result.counts()
+    # served until NotAcceptingNewRequest, refused once the listener is closed
+    assert set(counts[("shutdown initiated", "/echo, new conn")]) == {"200"}
+    assert set(counts[("shutdown initiated", "/readyz probe")]) == {"500"}
+    assert set(counts[("drained", "/echo, new conn")]) == {"refused"}
+    assert result.slow is not None and result.slow.outcome == "200"
+    assert result.watch_outcome == "200"
+
+
+def test_retry_after_mode_answers_429_until_drained():
+    result = run_demo(DemoSettings(retry_after=True, **FAST))
+    names = result.signal_names()
+    assert names.index("InFlightRequestsDrained") < names.index("HTTPServerStoppedListening")
+    counts = result.counts()
+    assert set(counts[("not accepting", "/echo, new conn")]) == {"429"}
+    assert set(counts[("not accepting", "/echo, keep-alive")]) == {"429"}
+    # health probes are exempt: still answered (red) while draining
+    assert set(counts[("not accepting", "/readyz probe")]) == {"500"}
+    assert result.slow is not None and result.slow.outcome == "200"
+
+
+def test_the_command_prints_both_timelines_and_saves_an_svg(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "DemoSettings", lambda retry_after, shutdown_delay: DemoSettings(retry_after=retry_after, **FAST))
+    out = io.StringIO()
+    console = Console(file=out, width=120, record=True, force_terminal=False)
+    svg = tmp_path / "timeline.svg"
+    args = argparse.Namespace(svg=str(svg), mode="both", shutdown_delay=0.4, no_live=True)
+    assert cli.run(args, console) == 0
+    text = out.getvalue()
+    assert "mode: default" in text and "mode: retry-after" in text
+    first, second = text.split("mode: retry-after")
+    order = ["ShutdownInitiated", "NotAcceptingNewRequest", "HTTPServerStoppedListening", "InFlightRequestsDrained"]
+    assert [first.index(n) for n in order] == sorted(first.index(n) for n in order)
+    assert second.index("InFlightRequestsDrained") < second.index("HTTPServerStoppedListening")
+    assert svg.read_text().startswith("<svg")
