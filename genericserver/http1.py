@@ -329,11 +329,15 @@ class Response:
         self.emit(data, None, False)
 
     def send_body(self, body: Any) -> None:
-        """Send the app's iterable; headers go with the first non-empty chunk (PEP 3333)."""
+        """Send the app's iterable; headers go with the first chunk, or an empty one (Go's Flush)."""
         known = sum(map(len, body)) if isinstance(body, (list, tuple)) else None
         for chunk in body:
             if chunk:
                 self.emit(chunk, known, False)
+            elif not self.wrote_header and known is None and self.status is not None:
+                # an empty chunk before any body flushes the header, as Go's Flush does: a
+                # watch with nothing to report yet still answers its client at once
+                self.emit(b"", None, False)
         self.emit(b"", self.written if known is None else known, True)
 
     def internal_error(self) -> None:

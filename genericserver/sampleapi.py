@@ -28,9 +28,9 @@ twice that. It waits on the runtime (``rt.select``), never polls.
 Left out of the real API: label and field selectors, paging, PATCH, ``deletecollection``,
 ``binaryData``, ``immutable``, managed fields, namespaces as objects (any namespace exists),
 protobuf and content negotiation. The messages for undecodable bodies and parameters follow
-Go's shapes but carry Python's parser texts. A WSGI server sends the response header with the
-first body bytes, so a watch with nothing to report has not sent its header yet (Go flushes it
-at once). ``/slow`` stops waiting when its request context ends (a thread cannot be killed, so it
+Go's shapes but carry Python's parser texts. The watch stream starts with an empty chunk, which the
+project's HTTP server takes as Go's ``Flush``: the header goes out at once even when there is
+nothing to report yet. ``/slow`` stops waiting when its request context ends (a thread cannot be killed, so it
 should not outlive a request the timeout filter has answered): then it answers 503.
 """
 
@@ -346,6 +346,7 @@ def _truthy(values: Optional[list[str]]) -> bool:
 def _watch_stream(store: Store, namespace: Optional[str], pending: collections.deque, rv: int,
                   stops: list[rt.Event], deadline: Optional[float]) -> Iterator[bytes]:
     """Events until a stop event fires or the deadline passes (Go's WatchServer.HandleHTTP loop)."""
+    yield b""  # flush the header at once, as Go's watch server does
     while True:
         if any(ev.is_set() for ev in stops) or (deadline is not None and rt.now() >= deadline):
             return
