@@ -47,9 +47,12 @@ def test_the_watch_stream_ends_at_not_accepting_new_request_when_draining_is_on(
         assert resp.status == 200
         assert resp.getheader("Transfer-Encoding") == "chunked"
         # an object created now arrives as an event on the open stream
-        with http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT) as other:
+        other = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+        try:
             other.request("POST", "/api/v1/namespaces/empty/configmaps", body=b'{"metadata":{"name":"x"}}')
             assert other.getresponse().status == 201
+        finally:
+            other.close()
         event = json.loads(resp.readline())
         assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "x")
 
