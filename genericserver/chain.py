@@ -14,16 +14,16 @@ compare it with the documented one. A request passes them outermost first:
  4    with_request_received_timestamp     L1113
  5    with_request_info                   L1112
  6    with_http_logging                   L1104    rejected requests are access-logged too
- 7    with_retry_after                    L1101    only with ShutdownSendRetryAfter
+ 7    with_retry_after                    L1102    only with ShutdownSendRetryAfter
  8    with_cache_control                  L1099
- 9    with_watch_termination_during_...   L1093    only when the watch grace period > 0
+ 9    with_watch_termination_during_...   L1094    only when the watch grace period > 0
  10   with_wait_group                     L1092
  11   with_request_deadline               L1090
  12   with_timeout_for_non_long_running   L1088
  13   with_cors                           L1080
- 14   with_authentication                 L1076    401 through the failed handler
+ 14   with_authentication                 L1077    401 through the failed handler
  15   with_audit                          L1064    only requests that got this far are audited
- 16   with_impersonation                  L1057
+ 16   with_impersonation                  L1059
  17   with_max_in_flight_limit            L1051    (no priority-and-fairness here)
  18   with_authorization                  L1040    403 on deny
 ====  ==================================  =======  =============================================
@@ -81,7 +81,7 @@ def handler_chain_steps(c: "Config") -> list[Step]:
     steps = [
         Step("authorization", 1040, lambda h: with_authorization(h, c.authorizer)),
         Step("max-in-flight", 1051, lambda h: with_max_in_flight_limit(h, c.max_requests_in_flight, c.max_mutating_requests_in_flight, c.long_running_func)),
-        Step("impersonation", 1057, lambda h: with_impersonation(h, c.authorizer)),
+        Step("impersonation", 1059, lambda h: with_impersonation(h, c.authorizer)),
         Step("audit", 1064, lambda h: with_audit(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func)),
         Step("authentication", 1077, lambda h: with_authentication(h, c.authenticator, failed, c.api_audiences)),
         Step("cors", 1080, lambda h: with_cors(h, c.cors_allowed_origin_list, None, None, None, "true")),

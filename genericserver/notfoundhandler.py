@@ -29,7 +29,8 @@ def not_found_handler(is_mux_and_discovery_complete: Callable[[dict], bool]) -> 
     def app(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
         if not is_mux_and_discovery_complete(environ):
             st = status(503, "ServiceUnavailable", NOT_READY_MESSAGE, {"retryAfterSeconds": RETRY_AFTER_SECONDS})
-            return write_status(start_response, st, [("Retry-After", str(RETRY_AFTER_SECONDS))])
+            # ErrorNegotiated: Retry-After from the details, and no nosniff header
+            return write_status(start_response, st, [("Retry-After", str(RETRY_AFTER_SECONDS))], nosniff=False)
         return not_found(environ, start_response)
 
     return app

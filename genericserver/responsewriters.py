@@ -4,7 +4,8 @@ The few response shapes the filters share, byte for byte as Go writes them:
 
 * :func:`http_error` is net/http's ``http.Error``: ``text/plain; charset=utf-8``,
   ``X-Content-Type-Options: nosniff``, the message and a newline.
-* :func:`write_status` writes a ``metav1.Status`` as compact JSON plus a newline.
+* :func:`write_status` writes a ``metav1.Status`` as compact JSON plus a newline (``nosniff``
+  unless told not to).
 * :func:`internal_error` is ``responsewriters.InternalError``.
 """
 
@@ -63,15 +64,20 @@ def encode_status(st: dict) -> bytes:
     return (json.dumps(st, separators=(",", ":")) + "\n").encode()
 
 
-def write_status(start_response: StartResponse, st: dict, headers: Optional[Headers] = None, *, trailer: bytes = b"") -> Iterable[bytes]:
-    """Write a Status as JSON with ``nosniff``; ``trailer`` is appended after the encoder's newline."""
+def write_status(
+    start_response: StartResponse, st: dict, headers: Optional[Headers] = None, *, trailer: bytes = b"", nosniff: bool = True
+) -> Iterable[bytes]:
+    """Write a Status as JSON; ``trailer`` is appended after the encoder's newline.
+
+    ``nosniff=False`` leaves out ``X-Content-Type-Options``, as Go's ``ErrorNegotiated`` does
+    (only ``RespondWithError`` and hand-written responses set it).
+    """
     body = encode_status(st) + trailer
     hs = list(headers or [])
-    hs += [
-        ("Content-Type", "application/json"),
-        ("X-Content-Type-Options", "nosniff"),
-        ("Content-Length", str(len(body))),
-    ]
+    hs.append(("Content-Type", "application/json"))
+    if nosniff:
+        hs.append(("X-Content-Type-Options", "nosniff"))
+    hs.append(("Content-Length", str(len(body))))
     start_response(status_line(st["code"]), hs)
     return [body]
 

@@ -176,3 +176,25 @@ def test_forbidden_html_is_sanitized_and_retry_after_header():
     body = error_negotiated(lambda s, h, e=None: got.append((s, h)), {"code": 429, "details": {"retryAfterSeconds": 3}, "message": "m"})
     assert got[0][0] == "429 Too Many Requests"
     assert ("Retry-After", "3") in got[0][1] and b"".join(body).endswith(b"\n")
+
+
+@pytest.mark.parametrize("nosniff,names", [
+    (False, ["Retry-After", "Content-Type", "Content-Length"]),
+    (True, ["Retry-After", "Content-Type", "X-Content-Type-Options", "Content-Length"]),
+], ids=["ErrorNegotiated", "RespondWithError"])
+def test_error_negotiated_sets_nosniff_only_when_asked(nosniff, names):
+    # Go's ErrorNegotiated sets Retry-After and (through the serializer) Content-Type only;
+    # RespondWithError (Forbidden, impersonation errors) adds nosniff before calling it
+    got = []
+    st = {"code": 503, "details": {"retryAfterSeconds": 2}, "message": "m"}
+    body = b"".join(error_negotiated(lambda s, h, e=None: got.append((s, h)), st, nosniff=nosniff))
+    status, headers = got[0]
+    assert status == "503 Service Unavailable"
+    assert [k for k, _ in headers] == names
+    assert dict(headers)["Content-Length"] == str(len(body))
+
+
+def test_error_negotiated_204_writes_only_the_header():
+    got = []
+    assert list(error_negotiated(lambda s, h, e=None: got.append((s, h)), {"code": 204, "message": ""})) == []
+    assert got == [("204 No Content", [])]

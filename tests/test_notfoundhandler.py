@@ -31,7 +31,8 @@ def test_not_found_handler():
     )
     assert resp.headers["Retry-After"] == "5"
     assert resp.headers["Content-Type"] == "application/json"
-    assert resp.headers["X-Content-Type-Options"] == "nosniff"
+    # Go writes it with ErrorNegotiated, which sets no X-Content-Type-Options
+    assert "X-Content-Type-Options" not in resp.headers
 
 
 def test_as_the_mux_not_found_app_it_sees_the_request():
@@ -45,3 +46,13 @@ def test_as_the_mux_not_found_app_it_sees_the_request():
     mux.not_found_handler(not_found_handler(complete))
     assert Client(mux).get("/unknown").status_code == 503
     assert seen == ["/unknown"]
+
+
+def test_not_ready_503_sets_exactly_the_headers_error_negotiated_sets():
+    # ErrorNegotiated: Retry-After from the Status details, Content-Type from the serializer;
+    # Content-Length is what net/http adds for a short body. No nosniff.
+    got = []
+    body = b"".join(not_found_handler(lambda environ: False)({"PATH_INFO": "/x"}, lambda s, h, e=None: got.append((s, h))))
+    assert got == [("503 Service Unavailable", [
+        ("Retry-After", "5"), ("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+    ])]

@@ -13,7 +13,7 @@ authorizer error is a 500, anything else a 403 with Go's Status JSON, for exampl
 
 Also here, because the shared ``responsewriters`` module lacks them: :func:`error_negotiated`
 (``responsewriters.ErrorNegotiated`` for JSON: a ``Retry-After`` header when the status carries
-``retryAfterSeconds``, and no ``nosniff`` header, unlike ``write_status``), and
+``retryAfterSeconds``, and no ``nosniff`` header unless asked: ``write_status(nosniff=False)``), and
 :func:`forbidden_status_error` / :func:`forbidden` from responsewriters/errors.go, which need
 authorizer attributes.
 """
@@ -49,14 +49,7 @@ def error_negotiated(start_response: Callable, st: dict, headers: Optional[list]
     if st["code"] == 204:
         start_response(responsewriters.status_line(204), hs)
         return []
-    if nosniff:
-        return responsewriters.write_status(start_response, st, hs)
-
-    def without_nosniff(status: str, response_headers: list, exc_info: Any = None) -> Any:
-        kept = [(k, v) for k, v in response_headers if k.lower() != "x-content-type-options"]
-        return start_response(status, kept, exc_info) if exc_info is not None else start_response(status, kept)
-
-    return responsewriters.write_status(without_nosniff, st, hs)
+    return responsewriters.write_status(start_response, st, hs, nosniff=nosniff)
 
 
 def _sanitize(text: str) -> str:
