@@ -163,5 +163,10 @@ class CompletedConfig:
 
             if not hooks.is_post_start_hook_registered("max-in-flight-filter"):
                 s.add_post_start_hook("max-in-flight-filter", max_in_flight_filter)
+        # the delegates' health checks (their post-start hooks' included), unless configured here
+        configured = {check.name() for check in c.healthz_checks}
+        for delegate_check in delegation_target.healthz_checks():
+            if delegate_check.name() not in configured:
+                s.add_health_checks(delegate_check)
         return s
 

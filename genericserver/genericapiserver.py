@@ -149,8 +149,15 @@ class GenericAPIServer:
     def pre_shutdown_hooks(self) -> dict:
         return self.hooks.pre_shutdown_hooks()
 
+    def healthz_checks(self) -> list:
+        return self.health.healthz_checks()
+
     def listed_paths(self) -> list[str]:
-        return self.handler.listed_paths()
+        # Go's ListedPathProviders{handler, delegate}: the union, sorted, without duplicates
+        paths = set(self.handler.listed_paths())
+        if self.delegation_target is not None:
+            paths.update(self.delegation_target.listed_paths())
+        return sorted(paths)
 
     def next_delegate(self) -> Any:
         return self.delegation_target
