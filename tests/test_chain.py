@@ -437,11 +437,13 @@ def test_a_streaming_response_holds_its_slots_until_closed():
 
     more.set()
     assert resp.get_data() == b"123"
-    # everything inside the timeout filter finished with the last chunk; the wait group,
-    # outside it, waits for the server to close the response: drained means answered
-    assert audit.stages("stream") == [Stage.REQUEST_RECEIVED, Stage.RESPONSE_COMPLETE]
+    # every byte was read, but the server has not closed the response yet: every slot is
+    # still held and the request is not complete (the timeout filter closes the handler's
+    # response only when its own is closed)
+    assert audit.stages("stream") == [Stage.REQUEST_RECEIVED]
     assert wait_group_count(wg) == 1
     resp.close()
+    assert audit.stages("stream") == [Stage.REQUEST_RECEIVED, Stage.RESPONSE_COMPLETE]
     assert wait_group_count(wg) == 0
     again = get(handler, PODS, headers={"Audit-ID": "again"})
     assert again.status_code == 200

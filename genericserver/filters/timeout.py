@@ -7,9 +7,10 @@ cancelled for another reason.
 
 How it runs on WSGI. Go runs the inner handler in a new goroutine and waits for whichever comes
 first, the handler returning or the context ending. Here the goroutine ("timeout-handler") runs
-the inner app *and* iterates its body; ``start_response``, each chunk and the end are handed one
-at a time to the calling thread, which forwards them to the server and, between hand-offs,
-waits with ``rt.select`` on (next hand-off, context done). When the context ends first:
+the inner app *and* iterates its body; ``start_response``, the chunks and the end go through a
+short queue to the calling thread, which forwards them to the server and, between items, waits
+with ``rt.select`` on (next item, context done). A response the app returns as a list goes over
+in one piece. When the context ends first:
 
 * nothing started yet (the inner app has not called ``start_response``): the caller answers
   **504** with the error's Status as JSON plus a newline. Go sets no Content-Type; net/http then
@@ -28,13 +29,15 @@ handler's writes fail the same way (with ``BrokenPipeError``).
 
 A panic (exception) in the handler is re-raised in the calling thread, where Go re-panics. The
 handler gets a shallow copy of the environ (Go clones the request), so it can keep changing its
-own request while the caller answers. Hand-offs are synchronous: the inner app's response is
-closed (and so the slots of the filters inside this one released) only after its last chunk
-has been taken by the caller.
+own request while the caller answers. The inner app's response is closed by the caller when
+the server closes this filter's response (so the slots of the filters inside this one last as
+long as the response), or by the goroutine if the caller gave up first. The queue holds at most
+``_Handoff.LIMIT`` items, so a fast handler cannot run far ahead of a slow client.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 from typing import Any, Callable, Iterable, Optional
 
@@ -107,36 +110,49 @@ def with_timeout(app: Callable, timeout_func: TimeoutFunc) -> Callable:
 
 
 class _Handoff:
-    """One slot between the handler goroutine (``put`` waits until taken) and the caller."""
+    """A short queue from the handler goroutine to the caller.
+
+    ``put`` returns at once while fewer than ``LIMIT`` items wait (a handler that writes a
+    small response then costs one thread switch, not one per write), and blocks beyond that so
+    a fast handler cannot run ahead of a slow client. It returns False once the caller gave up.
+    """
+
+    LIMIT = 8
 
     def __init__(self) -> None:
         self._lock = rt.lock()
-        self._item: Any = None
+        self._items: collections.deque = collections.deque()
         self._ready = rt.event("timeout-handoff-ready")
-        self._taken = rt.event("timeout-handoff-taken")
+        self._room: Optional[rt.Event] = None
         self.abandoned = rt.event("timeout-handoff-abandoned")
 
-    def put(self, item: Any) -> bool:
-        """False if the caller has given up on this response (then nothing was delivered)."""
+    def put(self, item: Any, wait: bool = True) -> bool:
+        """Queue ``item``; ``wait=False`` never blocks (for the handler's last item)."""
+        room = None
         with self._lock:
             if self.abandoned.is_set():
                 return False
-            self._item = item
-            ready, taken = self._ready, self._taken
+            self._items.append(item)
+            ready = self._ready
+            if wait and len(self._items) >= self.LIMIT:
+                room = self._room = rt.event("timeout-handoff-room")
         ready.set()
-        return rt.select(taken, self.abandoned) is taken
+        if room is None:
+            return True
+        return rt.select(room, self.abandoned) is room
 
     def ready(self) -> rt.Event:
         with self._lock:
             return self._ready
 
     def take(self) -> Any:
-        ready, taken = rt.event("timeout-handoff-ready"), rt.event("timeout-handoff-taken")
         with self._lock:
-            item, self._item = self._item, None
-            ready, self._ready = self._ready, ready
-            taken, self._taken = self._taken, taken
-        taken.set()
+            item = self._items.popleft()
+            if not self._items:
+                self._ready = rt.event("timeout-handoff-ready")
+            room, self._room = self._room, None
+        if room is not None:
+            room.set()
         return item
 
 
@@ -152,42 +168,87 @@ class _TimeoutWriter:
         self._started = False  # the caller forwarded start_response (Go: wroteHeader)
         self._timed_out = False
         self._timed_out_at = 0.0
+        self._pending_start: Optional[tuple] = None
+        self._inner: Any = None  # the handler's response iterable, until closed
+        self._close_lock = rt.lock()
+        self._done_iterating = False
 
     # -- the handler goroutine --------------------------------------------------------------
     def serve(self, app: Callable, environ: dict) -> None:
         result: Optional[BaseException] = None
         try:
             body = app(environ, self._handler_start_response)
-            try:
-                self._pump(body)
-            finally:
-                close = getattr(body, "close", None)
-                if close is not None:
-                    close()
+            if isinstance(body, (list, tuple)) and self._pending_start is not None:
+                # The whole response is known: hand it over in one piece. (PEP 3333 sends
+                # nothing before the first body chunk, so holding the start back until now
+                # changes nothing the client could see; it saves thread switches.)
+                start, self._pending_start = self._pending_start, None
+                if not self._handoff.put(("full", start, list(body)), wait=False) and self._timed_out:
+                    self._log_post_timeout(None)
+                return
+            self._inner = body
+            self._flush_start()
+            self._pump(body)
         except (ErrHandlerTimeout, BrokenPipeError) as exc:
             # a failed write the handler did not catch: an ordinary end once we gave up
             result = None if self._handoff.abandoned.is_set() else exc
         except BaseException as exc:  # Go recovers the panic and hands it to ServeHTTP
             result = exc
-        if not self._handoff.put(("done", result)) and self._timed_out:
-            log.error(
-                "%s",
-                klog.format_s(
-                    "Post-timeout activity",
-                    logger="UnhandledError",
-                    timeElapsed=f"{rt.now() - self._timed_out_at:.6f}s",
-                    method=self._method,
-                    path=self._path,
-                    result=None if result is None else repr(result),
-                ),
-            )
+        # From here on this goroutine no longer touches the body. The caller closes it when the
+        # server closes the response (so slots held by inner filters last as long as the
+        # response); if the caller gave up already, nobody else will, so close it here.
+        self._done_iterating = True
+        if not self._flush_start_or_false() or not self._handoff.put(("done", result), wait=False):
+            self.close_inner()
+            if self._timed_out:
+                self._log_post_timeout(result)
+
+    def close_inner(self) -> None:
+        """Close the handler's response once, from whichever side is last to need it."""
+        with self._close_lock:
+            body, self._inner = self._inner, None
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
+
+    def _log_post_timeout(self, result: Optional[BaseException]) -> None:
+        # the handler finished after the client got its 504 (Go logs the same)
+        log.error(
+            "%s",
+            klog.format_s(
+                "Post-timeout activity",
+                logger="UnhandledError",
+                timeElapsed=f"{rt.now() - self._timed_out_at:.6f}s",
+                method=self._method,
+                path=self._path,
+                result=None if result is None else repr(result),
+            ),
+        )
 
     def _handler_start_response(self, status: str, headers: list, exc_info: Any = None) -> Callable:
-        # after a timeout this is a no-op, as Go ignores WriteHeader then
-        self._handoff.put(("start", status, list(headers), exc_info))
+        # held back until the body is known (see serve); after a timeout nothing is sent, as
+        # Go ignores WriteHeader then
+        if exc_info is not None and self._pending_start is None:
+            self._handoff.put(("start", status, list(headers), exc_info))
+        else:
+            self._pending_start = ("start", status, list(headers), exc_info)
         return self._handler_write
 
+    def _flush_start(self) -> None:
+        if self._pending_start is not None:
+            start, self._pending_start = self._pending_start, None
+            if not self._handoff.put(start):
+                raise self._write_error()
+
+    def _flush_start_or_false(self) -> bool:
+        try:
+            self._flush_start()
+        except (ErrHandlerTimeout, BrokenPipeError):
+            return False
+        return True
+
     def _handler_write(self, data: bytes) -> None:
+        self._flush_start()
         if not self._handoff.put(("chunk", data)):
             raise self._write_error()
 
@@ -221,10 +282,14 @@ class _TimeoutWriter:
         while True:
             item = self._next()
             kind = item[0]
+            if kind == "full":
+                self._start(item[1])
+                return item[2]
             if kind == "start":
                 self._start(item)
                 return _TimeoutBody(self, post_timeout_fn, err)
             if kind == "done":
+                self.close_inner()
                 if item[1] is not None:
                     raise item[1]
                 # the handler wrote nothing at all: net/http sends an empty 200
@@ -301,3 +366,6 @@ class _TimeoutBody:
         if not self._finished:
             self._finished = True
             self._tw.abandon()
+        if self._tw._done_iterating:
+            # the handler goroutine is through with the body: closing it is ours to do
+            self._tw.close_inner()
