@@ -201,3 +201,23 @@ def test_a_used_port_is_a_one_line_error(server_process):
     assert "address already in use" in proc.stderr and "Traceback" not in proc.stderr
     sp.signal()
     assert sp.wait() == 0
+
+
+def test_a_hung_handler_is_bounded_by_the_request_timeout_and_bad_input_gets_a_4xx(server_process):
+    import socket
+
+    sp = server_process("--request-timeout", "1s")
+    with sp.client() as c:
+        r = c.get("/slow?seconds=30", timeout=WAIT)
+    assert r.status == 504
+    assert b"Timeout: request did not complete within the allotted timeout" in r.body
+    # a malformed request line: 400, and the server keeps serving
+    with socket.create_connection(("127.0.0.1", sp.port), timeout=WAIT) as s:
+        s.sendall(b"NONSENSE\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 400 Bad Request")
+    with sp.client() as c:
+        assert c.get("/echo?message=still-here").status == 200
+        # ?timeout= that does not parse is the request's fault: 400
+        assert c.get("/slow?seconds=1&timeout=soon").status == 400
+    sp.signal()
+    assert sp.wait() == 0

@@ -439,3 +439,26 @@ def test_outer_slots_are_held_until_the_response_through_the_timeout_filter_is_c
     assert out["statuses"] == ["200 OK", "429 Too Many Requests"]
     assert out["second"] == b"Too many requests, please try again later.\n"
     assert (out["wg_while_streaming"], out["wg_before_close"], out["wg_after_close"]) == (1, 1, 0)
+
+
+def test_a_handler_answering_because_the_deadline_passed_still_gets_the_client_a_504():
+    # the handler gives up when its context ends and answers 503; by then the deadline has
+    # passed, so the client must see the timeout filter's 504, not the handler's late answer
+    from genericserver.testing.sim import Simulation
+
+    def handler(environ, start_response):
+        request.context_from(environ).done().wait()
+        start_response("503 Service Unavailable", [("Content-Length", "0")])
+        return [b""]
+
+    def main():
+        app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("request did not complete within the allotted timeout", 0))))
+        app.ctx, cancel = gocontext.with_timeout(gocontext.background(), 5.0)
+        try:
+            resp = Client(app).get("/api/v1/pods")
+            return resp.status_code, rt.now()
+        finally:
+            cancel()
+
+    status, at = Simulation().run(main)
+    assert (status, at) == (504, 5.0)

@@ -125,6 +125,7 @@ class _Handoff:
         self._ready = rt.event("timeout-handoff-ready")
         self._room: Optional[rt.Event] = None
         self.abandoned = rt.event("timeout-handoff-abandoned")
+        self.first_put_at: Optional[float] = None
 
     def put(self, item: Any, wait: bool = True) -> bool:
         """Queue ``item``; ``wait=False`` never blocks (for the handler's last item)."""
@@ -132,6 +133,8 @@ class _Handoff:
         with self._lock:
             if self.abandoned.is_set():
                 return False
+            if self.first_put_at is None:
+                self.first_put_at = rt.now()
             self._items.append(item)
             ready = self._ready
             if wait and len(self._items) >= self.LIMIT:
@@ -282,6 +285,10 @@ class _TimeoutWriter:
         while True:
             item = self._next()
             kind = item[0]
+            if kind != "timeout" and self._answered_after_deadline():
+                # both happened by the time we woke: the deadline came first, so the client
+                # gets the 504 (Go's select would most likely see the deadline first too)
+                return self.timeout(post_timeout_fn, err)
             if kind == "full":
                 self._start(item[1])
                 return item[2]
@@ -298,6 +305,13 @@ class _TimeoutWriter:
             if kind == "timeout":
                 return self.timeout(post_timeout_fn, err)
             # a chunk before start_response breaks WSGI; drop it rather than send it headless
+
+    def _answered_after_deadline(self) -> bool:
+        if not self._ctx.done().is_set():
+            return False
+        deadline = self._ctx.deadline()
+        first = self._handoff.first_put_at
+        return deadline is not None and first is not None and first >= deadline
 
     def _start(self, item: tuple) -> None:
         _, status, headers, exc_info = item
