@@ -1,0 +1,141 @@
+"""An endpoints controller: a service's EndpointSlice from its pods, after a processing lag (no Go twin: models k8s.io/kubernetes pkg/controller/endpointslice).
+
+It watches pods and services. A pod change is queued for every service whose selector matches
+the pod's labels and handled ``lag`` cluster seconds later (informer delivery, the work queue and
+the API write of a busy cluster, all in one number). The slice lists each pod that has an address
+(started by the kubelet) with the three endpoint conditions:
+
+* ``ready``: the pod is Ready and not terminating - only these get new connections;
+* ``serving``: the pod is Ready, terminating or not (its readiness probe still passes);
+* ``terminating``: the pod's ``deletionTimestamp`` is set.
+
+So a pod leaves the ready set ``lag`` after its deletion was recorded, whatever its own server
+is doing meanwhile - the reason for preStop sleeps and the apiserver's ShutdownDelayDuration.
+(The old Endpoints controller of seed 001 drops a terminating pod outright; EndpointSlices keep it
+with ``ready=false`` so proxies can still fall back to it when nothing else is left.)
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from genericserver import runtime as rt
+from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.store import ENDPOINT_SLICE, POD, SERVICE, Store, is_terminating
+from genericserver.cluster.workqueue import DelayingQueue
+
+
+def new_service(name: str, selector: dict, *, namespace: str = "default", port: str = "http") -> dict:
+    return {"kind": SERVICE, "metadata": {"name": name, "namespace": namespace},
+            "spec": {"selector": dict(selector), "ports": [{"name": port, "targetPort": port}]}}
+
+
+def selects(service: dict, pod: dict) -> bool:
+    sel = service["spec"]["selector"]
+    labels = pod["metadata"].get("labels", {})
+    return bool(sel) and all(labels.get(k) == v for k, v in sel.items())
+
+
+def pod_is_ready(pod: dict) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in pod.get("status", {}).get("conditions", []))
+
+
+def endpoint_for(pod: dict, target_port: str) -> Optional[dict]:
+    """The slice's entry for ``pod``, or None while it has no address yet."""
+    st = pod.get("status", {})
+    port = st.get("ports", {}).get(target_port)
+    if not st.get("podIP") or port is None or st.get("phase") in ("Succeeded", "Failed"):
+        return None
+    ready, terminating = pod_is_ready(pod), is_terminating(pod)
+    return {
+        "addresses": [st["podIP"]], "port": port,
+        "targetRef": {"kind": "Pod", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]},
+        "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
+    }
+
+
+class EndpointsController:
+    """``run()`` starts it, ``stop()`` ends it; ``lag`` is in cluster seconds."""
+
+    def __init__(self, store: Store, *, lag: float = 0.0, clock: Optional[ClusterClock] = None):
+        self.store, self.lag = store, lag
+        self.clock = clock if clock is not None else store.clock
+        self.queue = DelayingQueue(self.clock)
+        self._watch = store.watch()
+        self._goroutines: list[rt.Goroutine] = []
+
+    def run(self) -> None:
+        for svc in self.store.list(SERVICE):
+            self.queue.add_after(svc["metadata"]["name"], 0)
+        self._goroutines = [rt.go(self._watch_loop, name="endpoints-watch"), rt.go(self._worker, name="endpoints-worker")]
+
+    def stop(self) -> None:
+        self._watch.stop()
+        self.queue.shut_down()
+        for g in self._goroutines:
+            g.join()
+
+    def _watch_loop(self) -> None:
+        while True:
+            ev = self._watch.next()
+            if ev is None:
+                return
+            typ, obj = ev
+            if obj["kind"] == SERVICE:
+                self.queue.add_after(obj["metadata"]["name"], self.lag)
+            elif obj["kind"] == POD:
+                for svc in self.store.list(SERVICE, obj["metadata"]["namespace"]):
+                    if selects(svc, obj):
+                        self.queue.add_after(svc["metadata"]["name"], self.lag)
+
+    def _worker(self) -> None:
+        while True:
+            key = self.queue.get()
+            if key is None:
+                return
+            self.sync(str(key))
+
+    def sync(self, name: str, namespace: str = "default") -> None:
+        """Write the service's slice from the pods as they are now."""
+        try:
+            svc = self.store.get(SERVICE, name, namespace)
+        except Exception:
+            return
+        port = svc["spec"]["ports"][0]["targetPort"]
+        endpoints = [ep for p in self.store.list(POD, namespace) if selects(svc, p) and (ep := endpoint_for(p, port))]
+        try:
+            old = self.store.get(ENDPOINT_SLICE, name, namespace).get("endpoints", [])
+        except Exception:
+            old = []
+        if old == endpoints and old:
+            return
+        self.store.apply({"kind": ENDPOINT_SLICE, "metadata": {"name": name, "namespace": namespace,
+                                                               "labels": {"kubernetes.io/service-name": name}},
+                          "endpoints": endpoints})
+        for line in describe_changes(old, endpoints):
+            self.store.events.record("endpoints", f"{name}: {line}")
+
+
+def _by_pod(eps: list[dict]) -> dict[str, dict]:
+    return {e["targetRef"]["name"]: e["conditions"] for e in eps}
+
+
+def describe_changes(old: list[dict], new: list[dict]) -> list[str]:
+    before, after = _by_pod(old), _by_pod(new)
+    lines = []
+    for pod in sorted(set(before) | set(after)):
+        a, b = before.get(pod), after.get(pod)
+        if a == b:
+            continue
+        if b is None:
+            lines.append(f"{pod} removed from the slice")
+            continue
+        conds = " ".join(f"{k}={str(v).lower()}" for k, v in b.items())
+        if a is None:
+            lines.append(f"{pod} added ({conds})")
+        elif a["ready"] and not b["ready"]:
+            lines.append(f"{pod} leaves the ready endpoints ({conds})")
+        else:
+            lines.append(f"{pod} now {conds}")
+    return lines
+

@@ -1,0 +1,373 @@
+"""A kubelet: start pods, run preStop hooks, stop containers within the grace period, delete the pod (no Go twin: models k8s.io/kubernetes pkg/kubelet).
+
+What it follows (kuberuntime_container.go, pod_workers.go and status/status_manager.go):
+
+* it watches the store; a pod of its node is started (sandbox, emptyDir volume, cgroup,
+  containers in order) and, with a readiness probe, probed every period;
+* a pod whose ``deletionTimestamp`` is set (or that vanished: a force delete) is killed with the
+  effective grace period: the pod's ``deletionGracePeriodSeconds``, else its own, and never
+  below 1 (``calculate_effective_grace_period``). Each container is stopped in its own goroutine:
+* ``kill_container``: a preStop hook runs in a goroutine of its own and is waited for at most
+  the grace period; what it took, truncated to whole seconds, is subtracted from the grace, with
+  a floor of 2 s (``MINIMUM_GRACE_PERIOD_SECONDS``), so a container always gets a moment to
+  stop on SIGTERM before it is killed. Then
+  SIGTERM, and SIGKILL once that remaining grace has passed. A hook that fails records a
+  ``FailedPreStopHook`` event; one still running when its container stops fails then (its
+  context is cancelled), as an exec hook dies with its container;
+* afterwards (``canBeDeleted``): no container running, volumes unmounted, the pod cgroup gone -
+  then a delete with grace 0 and the pod's uid as precondition, so a new pod with the same name
+  is never deleted by mistake. :class:`PodProblems` breaks each of those three on purpose, which
+  leaves the pod Terminating until :meth:`Kubelet.fix`; cleanup is retried every
+  ``housekeeping_period`` (2 s, as the kubelet's housekeeping).
+
+Differences: a delete that shortens the grace of a pod already being killed does not restart
+the kill with the shorter grace here (the real pod worker does); no restarts, no liveness probes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from genericserver import context as gocontext
+from genericserver import runtime as rt
+from genericserver.cluster import handlers
+from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
+from genericserver.cluster.store import DELETED, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
+from genericserver.sampleapi import StatusError
+
+MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
+HOUSEKEEPING_PERIOD = 2.0
+
+ContainerFactory = Callable[[dict, dict, Sandbox], Container]
+
+
+@dataclass
+class PodProblems:
+    """Why a pod can hang in Terminating (seed 003): each one blocks the final delete."""
+
+    container_stuck: bool = False  # a process in D state ignores even SIGKILL: still running
+    volume_busy: bool = False  # unmounting the volume fails (e.g. a CSI driver not answering)
+    cgroup_busy: bool = False  # the pod cgroup cannot be removed
+
+
+def calculate_effective_grace_period(pod: dict, current: int = 0) -> int:
+    """The pod worker's grace: only ever shrinks, defaults to the pod's own, at least 1."""
+    grace = current
+    override = pod["metadata"].get("deletionGracePeriodSeconds")
+    if override is not None and (grace == 0 or override < grace):
+        grace = override
+    if grace == 0 and pod["spec"].get("terminationGracePeriodSeconds") is not None:
+        grace = pod["spec"]["terminationGracePeriodSeconds"]
+    return max(grace, 1)
+
+
+class PodWorker:
+    """One pod on this node: its sandbox, containers and termination state."""
+
+    def __init__(self, pod: dict):
+        self.pod = pod
+        self.name, self.uid = pod["metadata"]["name"], pod["metadata"]["uid"]
+        self.sandbox = Sandbox(self.name, self.uid)
+        self.containers: dict[str, Container] = {}
+        self.problems = PodProblems()
+        self.started = rt.event(f"{self.name}-started")
+        self.terminating = False
+        self.terminated = rt.event(f"{self.name}-terminated")  # the final delete went through
+        self.stop_ctx, self.stop = gocontext.with_cancel(gocontext.background())
+        # probes end with the containers (or with the kubelet)
+        self.probe_ctx, self.stop_probes = gocontext.with_cancel(self.stop_ctx)
+        self.grace = 0
+        self.goroutines: list[rt.Goroutine] = []
+
+
+class Kubelet:
+    """``run()`` starts the sync loop; ``stop()`` ends it (pods keep running: see ``kill_all``)."""
+
+    def __init__(self, store: Store, factory: Optional[ContainerFactory] = None, *, node_name: str = "node-1",
+                 clock: Optional[ClusterClock] = None, housekeeping_period: float = HOUSEKEEPING_PERIOD):
+        self.store, self.node_name = store, node_name
+        self.clock = clock if clock is not None else store.clock
+        self.events = store.events
+        self.factory = factory if factory is not None else self._fake_factory
+        self.housekeeping_period = housekeeping_period
+        self.pods: dict[str, PodWorker] = {}  # by uid
+        self.pod_events: list[tuple[str, str, str, str]] = []  # (pod, type, reason, message)
+        self._lock = rt.lock()
+        self._new_worker = rt.condition(self._lock)
+        self._watch = store.watch(POD)
+        self._loop: Optional[rt.Goroutine] = None
+
+    def _fake_factory(self, pod: dict, spec: dict, sandbox: Sandbox) -> Container:
+        return FakeContainer(spec["name"], sandbox.pod_name, term_after=spec.get("termAfter", 0.0),
+                             clock=self.clock, events=self.events)
+
+    def record(self, pod: str, typ: str, reason: str, message: str) -> None:
+        with self._lock:
+            self.pod_events.append((pod, typ, reason, message))
+        self.events.record("kubelet", f"{pod}: {typ} {reason}: {message}", reason=reason, pod=pod)
+
+    def worker(self, name: str) -> PodWorker:
+        """The newest worker of the pod called ``name``."""
+        with self._lock:
+            found = [w for w in self.pods.values() if w.name == name]
+        if not found:
+            raise KeyError(name)
+        return found[-1]
+
+    def wait_started(self, name: str, timeout: Optional[float] = None) -> PodWorker:
+        """Wait until the newest pod called ``name`` has its containers started."""
+        with self._new_worker:
+            while not any(w.name == name for w in self.pods.values()):
+                if not self._new_worker.wait(timeout):
+                    raise TimeoutError(f"pod {name} was never started on {self.node_name}")
+        w = self.worker(name)
+        if not w.started.wait(timeout):
+            raise TimeoutError(f"pod {name} did not finish starting")
+        return w
+
+    # -- the sync loop ---------------------------------------------------------------------
+    def run(self) -> None:
+        for pod in self.store.list(POD):
+            self._handle("ADDED", pod)
+        self._loop = rt.go(self._sync_loop, name="kubelet-sync-loop")
+
+    def stop(self) -> None:
+        self._watch.stop()
+        if self._loop is not None:
+            self._loop.join()
+        with self._lock:
+            workers = list(self.pods.values())
+        for w in workers:
+            w.stop()
+        for w in workers:
+            for g in list(w.goroutines):
+                g.join()
+
+    def _sync_loop(self) -> None:
+        while True:
+            ev = self._watch.next()
+            if ev is None:
+                return
+            self._handle(*ev)
+
+    def _handle(self, typ: str, pod: dict) -> None:
+        if pod["spec"].get("nodeName") != self.node_name:
+            return
+        uid = pod["metadata"]["uid"]
+        with self._lock:
+            w = self.pods.get(uid)
+            if w is None:
+                if typ == DELETED or pod["metadata"].get("deletionTimestamp") is not None:
+                    return  # never ran here
+                w = self.pods[uid] = PodWorker(pod)
+                self._new_worker.notify_all()
+                self._go(w, self._start_pod, w, name=f"kubelet-start-{w.name}")
+                return
+            w.pod = pod
+            if w.terminating:
+                return
+            if typ != DELETED and pod["metadata"].get("deletionTimestamp") is None:
+                return
+            w.terminating = True
+            w.grace = calculate_effective_grace_period(pod, w.grace)
+        how = "removed from the API (force deleted)" if typ == DELETED else "deletionTimestamp set"
+        self.events.record("kubelet", f"{w.name}: {how}; killing pod with grace period {w.grace}s", pod=w.name)
+        self._go(w, self._terminate, w, name=f"kubelet-kill-{w.name}")
+
+    def _go(self, w: PodWorker, fn: Callable, *args: object, name: str) -> None:
+        w.goroutines.append(rt.go(fn, *args, name=name))
+
+    # -- starting ---------------------------------------------------------------------------
+    def _start_pod(self, w: PodWorker) -> None:
+        try:
+            w.sandbox.mount_volume()
+            w.sandbox.cgroup = True
+            for spec in w.pod["spec"]["containers"]:
+                c = self.factory(w.pod, spec, w.sandbox)
+                w.containers[spec["name"]] = c
+                c.start()
+            probe = w.pod["spec"].get("readinessProbe")
+            self._set_status(w, phase="Running", ready=probe is None)
+            self.events.record("kubelet", f"{w.name}: started {len(w.containers)} container(s)", pod=w.name)
+            if probe is not None:
+                self._go(w, self._probe_loop, w, probe, name=f"kubelet-probe-{w.name}")
+        finally:
+            w.started.set()
+
+    def _set_status(self, w: PodWorker, *, phase: Optional[str] = None, ready: bool, state: str = "running") -> None:
+        def mutate(pod: dict) -> dict:
+            st = pod.setdefault("status", {})
+            if phase is not None:
+                st["phase"] = phase
+            st["podIP"] = "127.0.0.1"
+            st["ports"] = dict(w.sandbox.ports)
+            st["containerStatuses"] = [{"name": n, "ready": ready, "state": state} for n in w.containers]
+            st["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+            return pod
+
+        try:
+            self.store.guaranteed_update(POD, w.name, lambda p: mutate(p) if p["metadata"]["uid"] == w.uid else None)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
+
+    def _probe_loop(self, w: PodWorker, probe: dict) -> None:
+        """Readiness probe: ``GET`` the port's path every period; 200-399 is ready."""
+        http, ready = probe["httpGet"], None
+        while True:
+            try:
+                ctx, cancel = gocontext.with_timeout(w.probe_ctx, self.clock.to_runtime(probe.get("timeoutSeconds", 1)))
+                try:
+                    code, _ = handlers.http_get("127.0.0.1", w.sandbox.ports[http["port"]], http["path"], ctx)
+                finally:
+                    cancel()
+                ok, why = 200 <= code < 400, f"HTTP probe failed with statuscode: {code}"
+            except (OSError, gocontext.ContextError, KeyError) as err:
+                ok, why = False, f"Get {http['path']}: {err}"
+            if w.probe_ctx.err() is not None:
+                return
+            if ok != ready:
+                ready = ok
+                if not ok:
+                    self.record(w.name, "Warning", "Unhealthy", f"Readiness probe failed: {why}")
+                self._set_status(w, ready=ok)
+            if self.clock.select(w.probe_ctx.done(), timeout=probe.get("periodSeconds", 10)) is not None:
+                return
+
+    # -- killing ------------------------------------------------------------------------------
+    def _terminate(self, w: PodWorker) -> None:
+        w.started.wait()
+        grace = w.grace
+        kills = [rt.go(self.kill_container, w, c, grace, name=f"kubelet-kill-{w.name}-{n}") for n, c in w.containers.items()]
+        rt.wait_all([g.done for g in kills])
+        w.stop_probes()
+        if w.stop_ctx.err() is not None:
+            return
+        self._set_status(w, ready=False, state="terminated")
+        self._cleanup_until_deleted(w)
+
+    def kill_container(self, w: PodWorker, c: Container, grace: int) -> None:
+        """``killContainer``: preStop within the grace, then SIGTERM, SIGKILL at the deadline."""
+        spec = next(s for s in w.pod["spec"]["containers"] if s["name"] == c.name)
+        pre_stop = (spec.get("lifecycle") or {}).get("preStop")
+        if pre_stop is not None and grace > 0:
+            grace -= self.execute_pre_stop_hook(w, c, pre_stop, grace)
+        if grace < MINIMUM_GRACE_PERIOD_SECONDS:
+            grace = MINIMUM_GRACE_PERIOD_SECONDS
+        self.record(w.name, "Normal", "Killing", f"Stopping container {c.name}")
+        self.events.record("kubelet", f"{w.name}/{c.name}: StopContainer with {grace}s grace: SIGTERM", pod=w.name)
+        c.signal(SIGTERM)
+        if self.clock.select(c.exited, w.stop_ctx.done(), timeout=grace) is None:
+            self.events.record("kubelet", f"{w.name}/{c.name}: grace period over: SIGKILL", pod=w.name)
+            c.signal(SIGKILL)
+
+    def execute_pre_stop_hook(self, w: PodWorker, c: Container, hook: handlers.Handler, grace: int) -> int:
+        """Run the hook in its own goroutine, wait at most ``grace``; whole seconds it took."""
+        start = self.clock.now()
+        done = rt.event(f"{w.name}-{c.name}-prestop-done")
+        ctx, cancel = gocontext.with_cancel(w.stop_ctx)
+        self.events.record("kubelet", f"{w.name}/{c.name}: Running preStop hook ({handlers.describe(hook)})", pod=w.name)
+
+        def run() -> None:
+            try:
+                handlers.run_handler(hook, w.pod, c.name, w.sandbox, ctx, self.clock)
+            except handlers.HookError as err:
+                # the message stays out of the event: it could carry secrets (as in Go)
+                self.events.record("kubelet", f"{w.name}/{c.name}: {err}", pod=w.name)
+                self.record(w.name, "Warning", "FailedPreStopHook", "PreStopHook failed")
+            finally:
+                done.set()
+
+        def cancel_when_gone() -> None:
+            # a hook still running when its container is gone fails with it
+            if rt.select(done, c.exited, w.stop_ctx.done()) is not done:
+                cancel()
+            done.wait()
+            cancel()
+
+        self._go(w, run, name=f"kubelet-prestop-{w.name}-{c.name}")
+        self._go(w, cancel_when_gone, name=f"kubelet-prestop-watch-{w.name}-{c.name}")
+        if self.clock.select(done, w.stop_ctx.done(), timeout=grace) is not done:
+            self.events.record("kubelet", f"{w.name}/{c.name}: PreStop hook not completed in grace period ({grace}s)", pod=w.name)
+        else:
+            self.events.record("kubelet", f"{w.name}/{c.name}: PreStop hook completed", pod=w.name)
+        return int(self.clock.now() - start)
+
+    # -- after the containers: the checks before the final delete ---------------------------
+    def can_be_deleted(self, w: PodWorker) -> tuple[bool, str]:
+        """``canBeDeleted``: (ok, what still holds the pod)."""
+        running = [n for n, c in w.containers.items() if c.running()]
+        if running:
+            return False, f"containers still running: {', '.join(running)}"
+        if w.sandbox.volume is not None:
+            return False, "volumes not yet unmounted"
+        if w.sandbox.cgroup:
+            return False, "pod cgroup not yet removed"
+        return True, ""
+
+    def _housekeeping(self, w: PodWorker) -> None:
+        if w.sandbox.volume is not None and not w.problems.volume_busy:
+            w.sandbox.unmount_volume()
+            self.events.record("kubelet", f"{w.name}: volumes unmounted", pod=w.name)
+        if w.sandbox.cgroup and not w.problems.cgroup_busy and not any(c.running() for c in w.containers.values()):
+            w.sandbox.cgroup = False
+            self.events.record("kubelet", f"{w.name}: pod cgroup removed", pod=w.name)
+
+    def _cleanup_until_deleted(self, w: PodWorker) -> None:
+        last = ""
+        while True:
+            self._housekeeping(w)
+            ok, why = self.can_be_deleted(w)
+            if ok:
+                break
+            if why != last:
+                last = why
+                self.events.record("kubelet", f"{w.name}: cannot delete yet: {why} (stays Terminating)", pod=w.name)
+            if self.clock.select(w.stop_ctx.done(), timeout=self.housekeeping_period) is not None:
+                return
+        options = DeleteOptions(grace_period_seconds=0, preconditions=Preconditions(uid=w.uid))
+        try:
+            self.store.delete(POD, w.name, options, w.pod["metadata"].get("namespace", "default"))
+            self.events.record("kubelet", f"{w.name}: pod fully terminated and removed from the API", pod=w.name)
+        except StatusError as err:
+            if not (is_not_found(err) or is_conflict(err)):
+                raise
+            self.events.record("kubelet", f"{w.name}: final delete: {err}", pod=w.name)
+        w.terminated.set()
+
+    def break_pod(self, name: str, *, container_stuck: bool = False, volume_busy: bool = False, cgroup_busy: bool = False) -> None:
+        """Make pod ``name`` hang in Terminating for the given reasons (seed 003's three causes)."""
+        w = self.worker(name)
+        w.started.wait()
+        w.problems = PodProblems(container_stuck, volume_busy, cgroup_busy)
+        for c in w.containers.values():
+            c.uninterruptible = container_stuck
+
+    def fix(self, name: str, container_stuck: bool = True, volume_busy: bool = True, cgroup_busy: bool = True) -> None:
+        """Clear the given problems of pod ``name``; the next housekeeping pass finishes the job."""
+        w = self.worker(name)
+        if container_stuck:
+            w.problems.container_stuck = False
+            for c in w.containers.values():
+                c.fix()
+        if volume_busy:
+            w.problems.volume_busy = False
+        if cgroup_busy:
+            w.problems.cgroup_busy = False
+
+    def kill_all(self) -> None:
+        """Teardown: SIGKILL every container still running and wait for them to unwind."""
+        with self._lock:
+            workers = list(self.pods.values())
+        for w in workers:
+            w.started.wait()
+            for c in w.containers.values():
+                c.uninterruptible = False
+                if c.running():
+                    c.signal(SIGKILL)
+        for w in workers:
+            for c in w.containers.values():
+                c.join()
+            w.sandbox.unmount_volume()

@@ -1,0 +1,351 @@
+"""Port of k8s.io/apiserver/pkg/registry/rest/delete.go (v1.36.0): graceful deletion, in a small object store.
+
+``before_delete`` is Go's ``BeforeDelete`` step for step; :meth:`Store.delete` follows
+``Store.Delete`` and ``updateForGracefulDeletionAndFinalizers`` of
+pkg/registry/generic/registry/store.go; :class:`PodStrategy` is the pod strategy's
+``CheckGracefulDelete`` (k8s.io/kubernetes pkg/registry/core/pod/strategy.go). Together:
+
+* a delete without a grace period uses the pod's ``terminationGracePeriodSeconds`` (default 30);
+  an unscheduled or finished pod is deleted at once; a negative grace becomes 1;
+* a graceful delete only *updates* the pod: ``deletionTimestamp = now + grace`` and
+  ``deletionGracePeriodSeconds = grace``; watchers see MODIFIED, and the pod shows as
+  Terminating. It is removed (DELETED) only by a delete with grace 0;
+* a later delete may shorten the grace (the timestamp moves back by the difference, never into
+  the past; a graceful request that would land in the past becomes 1 s), never lengthen it;
+* a ``uid`` or ``resourceVersion`` precondition that does not match is a 409 Conflict.
+
+Objects are plain dicts shaped like the API's JSON (``metadata``/``spec``/``status``); reads and
+watch events hand out deep copies. Timestamps are cluster seconds from a
+:class:`~genericserver.cluster.clock.ClusterClock` (the API keeps whole seconds; floats here).
+Left out: finalizers, dry run, admission and the garbage collector's propagation policies.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional
+
+from genericserver import responsewriters
+from genericserver import runtime as rt
+from genericserver.cluster.clock import ClusterClock
+from genericserver.events import EventStream
+from genericserver.sampleapi import StatusError
+
+POD, SERVICE, ENDPOINT_SLICE = "Pod", "Service", "EndpointSlice"
+RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io"}
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30  # what the API defaults a pod's grace to
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+
+
+@dataclass
+class Preconditions:
+    uid: Optional[str] = None
+    resource_version: Optional[str] = None
+
+
+@dataclass
+class DeleteOptions:
+    """``metav1.DeleteOptions``: ``grace_period_seconds`` None means "the object's own"."""
+
+    grace_period_seconds: Optional[int] = None
+    preconditions: Optional[Preconditions] = None
+
+
+def new_delete_options(grace: int) -> DeleteOptions:
+    """``metav1.NewDeleteOptions``."""
+    return DeleteOptions(grace_period_seconds=grace)
+
+
+def _status_error(code: int, reason: str, message: str, kind: str, name: str) -> StatusError:
+    return StatusError(responsewriters.status(code, reason, message, {"name": name, "kind": RESOURCES.get(kind, kind)}))
+
+
+def new_not_found(kind: str, name: str) -> StatusError:
+    return _status_error(404, "NotFound", f'{RESOURCES.get(kind, kind)} "{name}" not found', kind, name)
+
+
+def new_already_exists(kind: str, name: str) -> StatusError:
+    return _status_error(409, "AlreadyExists", f'{RESOURCES.get(kind, kind)} "{name}" already exists', kind, name)
+
+
+def new_conflict(resource: str, name: str, why: str) -> StatusError:
+    return _status_error(409, "Conflict", f'Operation cannot be fulfilled on {resource} "{name}": {why}', resource, name)
+
+
+def is_not_found(err: BaseException) -> bool:
+    return isinstance(err, StatusError) and err.status.get("reason") == "NotFound"
+
+
+def is_conflict(err: BaseException) -> bool:
+    return isinstance(err, StatusError) and err.status.get("reason") == "Conflict"
+
+
+def new_pod(name: str, *, namespace: str = "default", labels: Optional[dict] = None,
+            containers: Optional[list[dict]] = None, node_name: str = "node-1",
+            termination_grace_period_seconds: Optional[int] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS) -> dict:
+    """A pod as the API would store it after defaulting (``nodeName`` set: no scheduler here)."""
+    return {
+        "kind": POD,
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+        "spec": {"nodeName": node_name, "terminationGracePeriodSeconds": termination_grace_period_seconds,
+                 "containers": list(containers or [{"name": "app", "image": "fake"}])},
+        "status": {"phase": "Pending", "conditions": []},
+    }
+
+
+# -- the delete strategies --------------------------------------------------------------------
+
+
+class PodStrategy:
+    """The pod strategy's ``CheckGracefulDelete``: the request's grace, else the pod's."""
+
+    def check_graceful_delete(self, pod: dict, options: Optional[DeleteOptions]) -> bool:
+        if options is None:
+            return False
+        period = 0
+        if options.grace_period_seconds is not None:
+            period = options.grace_period_seconds
+        elif pod["spec"].get("terminationGracePeriodSeconds") is not None:
+            period = pod["spec"]["terminationGracePeriodSeconds"]
+        if not pod["spec"].get("nodeName"):
+            period = 0  # never scheduled: nothing runs that needs time to stop
+        if pod.get("status", {}).get("phase") in ("Failed", "Succeeded"):
+            period = 0  # already finished
+        if period < 0:
+            period = 1
+        options.grace_period_seconds = period  # the options and the pod agree from here on
+        return True
+
+
+def before_delete(strategy: Any, obj: dict, options: DeleteOptions, now: float) -> tuple[bool, bool]:
+    """``rest.BeforeDelete``: returns (graceful, graceful_pending); may update ``obj`` and ``options``.
+
+    *graceful*: update the object (timestamp and grace) instead of removing it. *pending*: it is
+    already being deleted no sooner than asked; nothing to change."""
+    meta = obj["metadata"]
+    name = meta["name"]
+    pre = options.preconditions
+    if pre is not None:
+        # checked here to fail early; Go's storage layer checks them again on the write
+        if pre.uid is not None and pre.uid != meta.get("uid"):
+            raise new_conflict(obj["kind"], name, f"the UID in the precondition ({pre.uid}) does not match the UID in record ({meta.get('uid')}). The object might have been deleted and then recreated")
+        if pre.resource_version is not None and pre.resource_version != meta.get("resourceVersion"):
+            raise new_conflict(obj["kind"], name, f"the ResourceVersion in the precondition ({pre.resource_version}) does not match the ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified")
+    # deleting with a negative grace counts as 1 s
+    if options.grace_period_seconds is not None and options.grace_period_seconds < 0:
+        options.grace_period_seconds = 1
+    if meta.get("deletionGracePeriodSeconds") is not None and meta["deletionGracePeriodSeconds"] < 0:
+        meta["deletionGracePeriodSeconds"] = 1
+    if not hasattr(strategy, "check_graceful_delete"):
+        return False, False
+    if meta.get("deletionTimestamp") is not None:
+        current = meta.get("deletionGracePeriodSeconds")
+        # grace 0 (or none) recorded: an earlier update went through but its delete did not;
+        # finish the job now
+        if not current:
+            return False, False
+        if options.grace_period_seconds is not None:
+            period = options.grace_period_seconds
+            if period >= current:
+                return False, True  # only a shorter grace period may be asked for
+            # move the timestamp back by the old grace and forward by the new one...
+            when = meta["deletionTimestamp"] - current + options.grace_period_seconds
+            if when < now:
+                # ...but never into the past; a graceful request whose time is already up
+                # still leaves the final delete to whoever watches (the kubelet)
+                when = now
+                if period != 0:
+                    period = 1
+            meta["deletionTimestamp"] = when
+            meta["deletionGracePeriodSeconds"] = period
+            return True, False
+        options.grace_period_seconds = current
+        return False, True
+    if not strategy.check_graceful_delete(obj, options):
+        return False, False
+    if options.grace_period_seconds is None:
+        raise StatusError(responsewriters.status(500, "InternalError", "Internal error occurred: options.GracePeriodSeconds should not be nil"))
+    meta["deletionTimestamp"] = now + options.grace_period_seconds
+    meta["deletionGracePeriodSeconds"] = options.grace_period_seconds
+    # controllers must see the first step of a deletion as a change of the object's intent
+    if meta.get("generation", 0) > 0:
+        meta["generation"] += 1
+    return True, False
+
+
+def is_terminating(obj: dict) -> bool:
+    return obj["metadata"].get("deletionTimestamp") is not None
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+class Watch:
+    """One watcher's queue of ``(type, object)``; ``next(timeout)`` blocks on the runtime."""
+
+    def __init__(self, store: "Store", kind: Optional[str]):
+        self.kind = kind
+        self._store = store
+        self._cond = rt.condition(rt.lock())
+        self._queue: list[tuple[str, dict]] = []
+        self._stopped = False
+
+    def _push(self, typ: str, obj: dict) -> None:
+        with self._cond:
+            self._queue.append((typ, obj))
+            self._cond.notify_all()
+
+    def next(self, timeout: Optional[float] = None) -> Optional[tuple[str, dict]]:
+        """The next event; None once stopped, or if ``timeout`` runtime seconds passed first."""
+        with self._cond:
+            if not self._queue and not self._stopped:
+                self._cond.wait(timeout)
+            if self._queue:
+                return self._queue.pop(0)
+            return None
+
+    def stop(self) -> None:
+        self._store._unwatch(self)
+        with self._cond:
+            self._stopped = True
+            self._cond.notify_all()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+
+class Store:
+    """Objects by (kind, namespace, name) with a resource version counter and watches."""
+
+    def __init__(self, clock: Optional[ClusterClock] = None, events: Optional[EventStream] = None,
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())):
+        self.clock = clock if clock is not None else ClusterClock()
+        self.events = events if events is not None else EventStream()
+        self._new_uid = new_uid
+        self._lock = rt.lock()
+        self._objects: dict[tuple[str, str, str], dict] = {}
+        self._rv = itertools.count(1)
+        self._watches: list[Watch] = []
+        self.strategies: dict[str, Any] = {POD: PodStrategy()}
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, kind: str, name: str, namespace: str = "default") -> dict:
+        with self._lock:
+            obj = self._objects.get((kind, namespace, name))
+            if obj is None:
+                raise new_not_found(kind, name)
+            return copy.deepcopy(obj)
+
+    def list(self, kind: str, namespace: Optional[str] = None) -> list[dict]:
+        with self._lock:
+            return [copy.deepcopy(o) for (k, ns, _), o in sorted(self._objects.items()) if k == kind and namespace in (None, ns)]
+
+    def watch(self, kind: Optional[str] = None) -> Watch:
+        """Events from now on (list first for the current state, as an informer does)."""
+        w = Watch(self, kind)
+        with self._lock:
+            self._watches.append(w)
+        return w
+
+    def _unwatch(self, w: Watch) -> None:
+        with self._lock:
+            if w in self._watches:
+                self._watches.remove(w)
+
+    # -- writes (callers hold no lock; each write is one critical section) --------------------
+    def _commit_locked(self, typ: str, obj: dict) -> dict:
+        key = (obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"])
+        if typ == DELETED:
+            self._objects.pop(key, None)
+        else:
+            obj["metadata"]["resourceVersion"] = str(next(self._rv))
+            self._objects[key] = obj
+        for w in list(self._watches):
+            if w.kind in (None, obj["kind"]):
+                w._push(typ, copy.deepcopy(obj))
+        return copy.deepcopy(obj)
+
+    def create(self, obj: dict) -> dict:
+        obj = copy.deepcopy(obj)
+        meta = obj["metadata"]
+        meta.setdefault("namespace", "default")
+        with self._lock:
+            if (obj["kind"], meta["namespace"], meta["name"]) in self._objects:
+                raise new_already_exists(obj["kind"], meta["name"])
+            meta["uid"] = self._new_uid()
+            meta["creationTimestamp"] = self.clock.now()
+            meta.pop("deletionTimestamp", None)
+            meta.pop("deletionGracePeriodSeconds", None)
+            out = self._commit_locked(ADDED, obj)
+        self.events.record("store", f"{obj['kind'].lower()} {meta['name']} created", uid=meta["uid"])
+        return out
+
+    def guaranteed_update(self, kind: str, name: str, fn: Callable[[dict], Optional[dict]], namespace: str = "default") -> dict:
+        """Apply ``fn`` to a copy of the current object and store what it returns (None: no
+        change). The store's lock makes the read-modify-write atomic, so no retry is needed."""
+        with self._lock:
+            cur = self._objects.get((kind, namespace, name))
+            if cur is None:
+                raise new_not_found(kind, name)
+            new = fn(copy.deepcopy(cur))
+            if new is None:
+                return copy.deepcopy(cur)
+            new["metadata"]["uid"] = cur["metadata"]["uid"]
+            for k in ("deletionTimestamp", "deletionGracePeriodSeconds"):  # only delete sets these
+                if k in cur["metadata"]:
+                    new["metadata"][k] = cur["metadata"][k]
+            return self._commit_locked(MODIFIED, new)
+
+    def apply(self, obj: dict) -> dict:
+        """Create ``obj`` or replace the stored one's spec and status (for controllers' slices)."""
+        meta = obj["metadata"]
+        try:
+            return self.create(obj)
+        except StatusError as err:
+            if err.status.get("reason") != "AlreadyExists":
+                raise
+
+        def replace_body(cur: dict) -> Optional[dict]:
+            if all(cur.get(k) == obj.get(k) for k in obj if k != "metadata"):
+                return None
+            cur.update({k: copy.deepcopy(v) for k, v in obj.items() if k != "metadata"})
+            return cur
+
+        return self.guaranteed_update(obj["kind"], meta["name"], replace_body, meta.get("namespace", "default"))
+
+    def delete(self, kind: str, name: str, options: Optional[DeleteOptions] = None,
+               namespace: str = "default") -> tuple[dict, bool]:
+        """``Store.Delete``: returns (object, deleted). A graceful delete returns the updated
+        object and False; a delete with grace 0 (or of a kind without graceful deletion) removes
+        it and returns True. Raises NotFound, or Conflict on a failed precondition."""
+        # support older clients: no options at all means "now"
+        options = new_delete_options(0) if options is None else replace(options)
+        strategy = self.strategies.get(kind)
+        with self._lock:
+            cur = self._objects.get((kind, namespace, name))
+            if cur is None:
+                raise new_not_found(kind, name)
+            obj = copy.deepcopy(cur)
+            now = self.clock.now()
+            graceful, pending = before_delete(strategy, obj, options, now)
+            if pending:
+                return copy.deepcopy(cur), False
+            if graceful:
+                out = self._commit_locked(MODIFIED, obj)
+                if options.grace_period_seconds:
+                    self._record_graceful(out, now)
+                    return out, False
+                obj = out  # grace 0: the update went through; now remove it for real
+            out = self._commit_locked(DELETED, obj)
+        self.events.record("store", f"{kind.lower()} {name} deleted", uid=out["metadata"].get("uid"))
+        return out, True
+
+    def _record_graceful(self, obj: dict, now: float) -> None:
+        m = obj["metadata"]
+        self.events.record("store", f"{obj['kind'].lower()} {m['name']} updated: deletionTimestamp=now+{round(m['deletionTimestamp'] - now, 3):g}s, "
+                           f"deletionGracePeriodSeconds={m['deletionGracePeriodSeconds']} (Terminating)",
+                           deletionTimestamp=m["deletionTimestamp"], deletionGracePeriodSeconds=m["deletionGracePeriodSeconds"])

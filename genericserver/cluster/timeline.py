@@ -1,0 +1,90 @@
+"""The cluster scenario's timeline and results, printed with rich (no Go twin).
+
+One table of everything that happened from the ``kubectl delete`` on - kubectl, the store, the
+kubelet, the containers, the pod's lifecycle signals, the endpoints controller, kube-proxy,
+Envoy and the shutdown-manager - with what the client saw slotted in (its first and last failure
+of each kind), then the client's tally. Times are cluster seconds after the delete; a line that
+repeats (the shutdown-manager polling its ok file) is shown once with a count.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from genericserver.cluster.loadclient import OUTCOMES
+from genericserver.cluster.scenario import Row, ScenarioResult
+
+STYLES = {
+    "kubectl": "bold", "store": "cyan", "kubelet": "yellow", "container": "magenta", "pod": "green",
+    "endpoints": "blue", "kube-proxy": "bright_blue", "client": "bold red", "envoy": "bright_magenta",
+    "shutdown-manager": "bright_cyan",
+}
+LABELS = {"pod": "apiserver", "container": "runtime"}
+REPEATING = {"shutdown-manager"}  # its polling lines say the same thing every interval
+
+
+def collapse(rows: list[Row]) -> list[tuple[Row, int, float]]:
+    """Merge a polling line with its earlier identical ones: (first row, count, time of the last)."""
+    out: list[tuple[Row, int, float]] = []
+    index: dict[tuple[str, str], int] = {}
+    for r in rows:
+        key = (r.component, r.text)
+        if key in index and r.component in REPEATING:
+            first, n, _ = out[index[key]]
+            out[index[key]] = (first, n + 1, r.at)
+            continue
+        index[key] = len(out)
+        out.append((r, 1, r.at))
+    return out
+
+
+def timeline_table(result: ScenarioResult) -> Table:
+    cfg = result.config
+    table = Table(title="What happened after kubectl delete", title_justify="left", show_lines=False, expand=False)
+    table.add_column("t (s)", justify="right", style="dim", no_wrap=True)
+    table.add_column("who", no_wrap=True)
+    table.add_column("what")
+    for row, n, last in collapse(result.rows):
+        text = row.text if n == 1 else f"{row.text}  (x{n}, until +{last:.2f}s)"
+        style = STYLES.get(row.component, "")
+        table.add_row(f"+{row.at:.3f}", Text(LABELS.get(row.component, row.component), style=style), Text(text, style=style if row.component == "client" else ""))
+    table.caption = (f"cluster seconds after the delete; ran at {cfg.scale:g} real s per cluster s"
+                     if cfg.scale != 1 else "seconds after the delete")
+    return table
+
+
+def results_table(result: ScenarioResult) -> Table:
+    table = Table(title="What the client saw", title_justify="left")
+    for name in ("requests",) + OUTCOMES + ("lost",):
+        table.add_column(name, justify="right")
+    c = result.counts
+    cells = [str(result.total)] + [str(c[o]) for o in OUTCOMES] + [str(result.lost)]
+    table.add_row(*cells, style="bold red" if result.lost else "bold green")
+    return table
+
+
+def describe_config(result: ScenarioResult) -> str:
+    cfg = result.config
+    pre = {"none": "no preStop", "sleep": f"preStop sleep {cfg.pre_stop_sleep}",
+           "contour": f"Contour drain (drain-delay {cfg.drain_delay:g}s, check-delay {cfg.check_delay:g}s)"}[cfg.pre_stop]
+    return (f"{cfg.replicas} replicas of the server behind kube-proxy; {'rolling all pods' if cfg.roll else 'deleting one pod'}; "
+            f"endpoints lag {cfg.endpoints_lag:g}s + kube-proxy lag {cfg.proxy_lag:g}s; {pre}; "
+            f"ShutdownDelayDuration {cfg.shutdown_delay:g}s{' (retry-after mode)' if cfg.retry_after else ''}; "
+            f"terminationGracePeriodSeconds {cfg.grace_period}; {cfg.workers} clients{' with keep-alive' if cfg.keep_alive else ''}")
+
+
+def render(result: ScenarioResult, console: Optional[Console] = None) -> None:
+    console = console if console is not None else Console()
+    console.print(describe_config(result))
+    console.print(timeline_table(result))
+    console.print(results_table(result))
+    if result.lost:
+        console.print(f"[red]{result.lost} of {result.total} requests lost.[/red] New connections reached a pod "
+                      "that no longer accepted them before kube-proxy stopped routing there; try a "
+                      "--shutdown-delay longer than the two lags, or a preStop sleep.")
+    else:
+        console.print("[green]No request lost.[/green]")

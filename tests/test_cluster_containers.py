@@ -1,0 +1,140 @@
+"""Tests for genericserver.cluster.containers, .handlers and .loadclient with replicas of our server on real sockets.
+
+SIGTERM is the server's graceful shutdown; SIGKILL force-closes it and abandons the run, whose
+goroutines must still end (the conftest leak check runs after each test).
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+
+import pytest
+
+from genericserver import context as gocontext
+from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.containers import SIGKILL, SIGTERM, Sandbox, ServerContainer, ServerOptions
+from genericserver.cluster.handlers import HookError, HTTPGetAction, SleepAction, http_get, run_handler
+from genericserver.cluster.kubectl import delete_pod
+from genericserver.cluster.kubelet import Kubelet
+from genericserver.cluster.loadclient import classify
+from genericserver.cluster.scenario import container_factory
+from genericserver.cluster.store import Store, new_pod
+
+WAIT = 10.0
+
+
+def get(port: int, path: str = "/echo?message=x") -> int:
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+    try:
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        return r.status
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def server():
+    sandbox = Sandbox("pod-x", "uid-x")
+    c = ServerContainer("app", "pod-x", sandbox, ServerOptions(shutdown_delay=0.3))
+    c.start()
+    yield c, sandbox.ports["http"]
+    if c.running():
+        c.signal(SIGKILL)
+    assert c.join(WAIT)
+
+
+def test_sigterm_is_the_graceful_shutdown(server):
+    c, port = server
+    assert get(port) == 200
+    c.signal(SIGTERM)
+    assert c.lifecycle_signals.shutdown_initiated.signaled().wait(WAIT)
+    assert get(port) == 200  # still served during the shutdown delay
+    assert c.exited.wait(WAIT) and c.exit_code == 0
+    with pytest.raises(ConnectionRefusedError):
+        get(port)
+    assert c.run_error is None
+
+
+def test_sigkill_force_closes_and_abandons_the_run(server):
+    c, port = server
+    keep = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+    keep.request("GET", "/echo?message=x")
+    keep.getresponse().read()
+    c.signal(SIGTERM)
+    assert c.lifecycle_signals.shutdown_initiated.signaled().wait(WAIT)
+    c.signal(SIGKILL)  # in the middle of the 0.3 s delay
+    assert c.exited.is_set() and c.exit_code == 137
+    assert not c.lifecycle_signals.not_accepting_new_request.is_signaled()
+    with pytest.raises(ConnectionRefusedError):
+        get(port)
+    with pytest.raises((http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)):
+        keep.request("GET", "/echo?message=again")
+        keep.getresponse()
+    keep.close()
+    # what is left of run_with_context unwinds on its own, without a goroutine panic
+    assert c.join(WAIT)
+    assert c.lifecycle_signals.http_server_stopped_listening.signaled().wait(WAIT)  # its own goroutine fires it
+
+
+def test_the_kubelet_sigkills_a_server_whose_shutdown_outlasts_the_grace_period():
+    clock = ClusterClock(0.1)
+    store = Store(clock)
+    kubelet = Kubelet(store, container_factory(clock, store.events), clock=clock)
+    kubelet.run()
+    try:
+        # grace 2 s, a 5 s shutdown delay: the delay never ends before SIGKILL
+        spec = {"name": "app", "image": "genericserver", "portName": "http", "options": ServerOptions(shutdown_delay=5.0)}
+        store.create(new_pod("p", termination_grace_period_seconds=2, containers=[spec]))
+        w = kubelet.wait_started("p", WAIT)
+        app = w.containers["app"]
+        delete_pod(store, "p")
+        assert w.terminated.wait(WAIT)
+        (term, t_term), (kill, t_kill) = app.signals
+        assert (term, kill, app.exit_code) == (SIGTERM, SIGKILL, 137)
+        assert 2.0 <= clock.from_runtime(t_kill) - clock.from_runtime(t_term) < 2.5
+        assert not app.lifecycle_signals.not_accepting_new_request.is_signaled()
+    finally:
+        kubelet.stop()
+        kubelet.kill_all()
+
+
+def test_http_get_hook_and_sleep_hook(server):
+    c, port = server
+    sandbox = c.sandbox
+    pod = new_pod("pod-x")
+    pod["metadata"]["uid"] = "uid-x"
+    ctx, cancel = gocontext.with_cancel(gocontext.background())
+    # the kubelet does not look at the status code of a hook's response
+    run_handler(HTTPGetAction("/no-such-path", "http"), pod, "app", sandbox, ctx)
+    cancel()
+    with pytest.raises(HookError) as e:
+        run_handler(SleepAction(5), pod, "app", sandbox, ctx)
+    assert str(e.value) == ('Sleep lifecycle hook (5) for Container "app" in Pod "pod-x_default(uid-x)" failed - '
+                            "error: container terminated before sleep hook finished")
+    with pytest.raises(gocontext.Canceled):
+        http_get("127.0.0.1", port, "/readyz", ctx)
+
+
+def test_http_get_is_cancelled_by_its_context():
+    ln = socket.create_server(("127.0.0.1", 0))
+    try:
+        ctx, cancel = gocontext.with_timeout(gocontext.background(), 0.05)
+        with pytest.raises(gocontext.DeadlineExceeded):
+            http_get("127.0.0.1", ln.getsockname()[1], "/never-answered", ctx)  # accepted, never read
+        cancel()
+    finally:
+        ln.close()
+
+
+@pytest.mark.parametrize(
+    "status,err,outcome",
+    [(200, None, "ok"), (429, None, "429"), (503, None, "503"), (500, None, "other"),
+     (None, ConnectionRefusedError(), "refused"), (None, ConnectionResetError(), "reset"),
+     (None, http.client.RemoteDisconnected(), "reset"), (None, socket.timeout(), "other")],
+    ids=["ok", "429", "503", "500", "refused", "reset", "remote-disconnected", "timeout"],
+)
+def test_load_client_outcomes(status, err, outcome):
+    assert classify(status, err) == outcome

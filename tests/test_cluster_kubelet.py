@@ -1,0 +1,176 @@
+"""Tests for genericserver.cluster.kubelet on the simulation runtime: preStop, grace, SIGKILL, Terminating.
+
+Virtual time makes a 30 s grace period cost nothing and every timestamp exact: the kubelet reacts
+to the deletion at the instant of the delete, so signal times are relative to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+
+from genericserver import runtime as rt
+from genericserver.cluster.handlers import ExecAction, SleepAction
+from genericserver.cluster.kubectl import DeleteFlags, delete_pod, pod_status
+from genericserver.cluster.kubelet import Kubelet, calculate_effective_grace_period
+from genericserver.cluster.store import POD, Store, is_not_found, new_pod
+from genericserver.sampleapi import StatusError
+from genericserver.testing.sim import Simulation
+
+WAIT = 1000.0  # virtual seconds
+
+
+def simulate(fn: Any) -> Any:
+    return Simulation().run(fn)
+
+
+def takes(seconds: Optional[float], fail: bool = False) -> ExecAction:
+    """An exec hook that runs ``seconds`` (forever if None), then fails if ``fail``."""
+
+    def hook(ctx: Any, sandbox: Any) -> None:
+        rt.select(ctx.done(), timeout=seconds)
+        if fail:
+            raise RuntimeError("exit status 1")
+
+    return ExecAction(hook, ["hook", str(seconds)])
+
+
+def run_deletion(grace: int, pre_stop: Any = None, term_after: Optional[float] = None) -> dict:
+    """Delete a one-container pod; report signal times and when it left the API (relative to the delete)."""
+
+    def main() -> dict:
+        store = Store()
+        kubelet = Kubelet(store)
+        kubelet.run()
+        spec = {"name": "app", "image": "fake", "termAfter": term_after}
+        if pre_stop is not None:
+            spec["lifecycle"] = {"preStop": pre_stop}
+        store.create(new_pod("p", termination_grace_period_seconds=grace, containers=[spec]))
+        w = kubelet.wait_started("p")
+        t0 = rt.now()
+        delete_pod(store, "p")
+        assert w.terminated.wait(WAIT)
+        gone = rt.now() - t0
+        kubelet.stop()
+        c = w.containers["app"]
+        return {
+            "signals": [(sig, round(t - t0, 6)) for sig, t in c.signals],
+            "gone": round(gone, 6),
+            "events": [reason for _, _, reason, _ in kubelet.pod_events],
+        }
+
+    return simulate(main)
+
+
+@pytest.mark.parametrize(
+    "grace,pre_stop,term_after,signals,gone",
+    [
+        (10, None, None, [("SIGTERM", 0), ("SIGKILL", 10)], 10),
+        (10, None, 1.0, [("SIGTERM", 0)], 1),
+        (10, SleepAction(3), None, [("SIGTERM", 3), ("SIGKILL", 10)], 10),
+        # 3.7 s are 3 whole seconds: 7 s are left after the hook
+        (10, takes(3.7), None, [("SIGTERM", 3.7), ("SIGKILL", 10.7)], 10.7),
+        # 9.5 s leave 1 s, raised to the 2 s floor
+        (10, takes(9.5), None, [("SIGTERM", 9.5), ("SIGKILL", 11.5)], 11.5),
+        (10, takes(9.5), 0.5, [("SIGTERM", 9.5)], 10.0),
+    ],
+    ids=[
+        "no-prestop-sigkill-at-grace",
+        "exits-on-sigterm",
+        "sleep-prestop-subtracted",
+        "prestop-whole-seconds-subtracted",
+        "two-second-floor",
+        "floor-then-clean-exit",
+    ],
+)
+def test_prestop_time_is_subtracted_and_sigkill_comes_at_the_deadline(grace, pre_stop, term_after, signals, gone):
+    got = run_deletion(grace, pre_stop, term_after)
+    assert got["signals"] == signals
+    assert got["gone"] == gone
+
+
+def test_a_hanging_prestop_does_not_extend_the_pods_life_beyond_grace_plus_two_seconds():
+    got = run_deletion(10, takes(None))
+    assert got["signals"] == [("SIGTERM", 10), ("SIGKILL", 12)]
+    assert got["gone"] == 12
+    # the hook was still running when its container stopped: it fails then, and is recorded
+    assert "FailedPreStopHook" in got["events"]
+
+
+def test_a_failing_prestop_is_recorded_and_the_container_still_stops():
+    got = run_deletion(10, takes(1.0, fail=True), term_after=0.0)
+    assert got["signals"] == [("SIGTERM", 1)]
+    assert got["events"] == ["FailedPreStopHook", "Killing"]
+
+
+@pytest.mark.parametrize(
+    "pod,current,want",
+    [
+        ({"deletionGracePeriodSeconds": 30}, 0, 30),
+        ({"deletionGracePeriodSeconds": 10}, 30, 10),
+        ({"deletionGracePeriodSeconds": 60}, 30, 30),
+        ({"deletionGracePeriodSeconds": 0}, 0, 45),
+        ({"deletionGracePeriodSeconds": 0}, 20, 45),
+        ({}, 0, 45),
+    ],
+    ids=["from-the-api", "shrinks", "never-grows", "force-delete-gets-pods-own", "zero-override-resets-to-own", "no-deletion-grace"],
+)
+def test_calculate_effective_grace_period(pod, current, want):
+    p = new_pod("p", termination_grace_period_seconds=45)
+    p["metadata"].update(pod)
+    assert calculate_effective_grace_period(p, current) == want
+
+
+@pytest.mark.parametrize("cause", ["container_stuck", "volume_busy", "cgroup_busy"])
+def test_each_cause_leaves_the_pod_terminating_and_a_fix_lets_it_go(cause):
+    def main() -> list[str]:
+        store = Store()
+        kubelet = Kubelet(store)
+        kubelet.run()
+        store.create(new_pod("p", termination_grace_period_seconds=5, containers=[{"name": "app", "image": "fake", "termAfter": 0.0}]))
+        w = kubelet.wait_started("p")
+        kubelet.break_pod("p", **{cause: True})
+        delete_pod(store, "p")
+        rt.sleep(600)  # ten virtual minutes later...
+        assert pod_status(store.get(POD, "p")) == "Terminating"
+        assert not w.terminated.is_set()
+        why = [e.name for e in store.events if "cannot delete yet" in e.name]
+        kubelet.fix("p", **{c: c == cause for c in ("container_stuck", "volume_busy", "cgroup_busy")})
+        assert w.terminated.wait(kubelet.housekeeping_period + 1)
+        with pytest.raises(StatusError) as e:
+            store.get(POD, "p")
+        assert is_not_found(e.value)
+        kubelet.stop()
+        return why
+
+    why = simulate(main)
+    expected = {"container_stuck": "containers still running: app", "volume_busy": "volumes not yet unmounted",
+                "cgroup_busy": "pod cgroup not yet removed"}[cause]
+    assert any(expected in line for line in why), why
+
+
+def test_force_delete_keeps_the_workload_running_and_the_uid_precondition_spares_a_new_pod():
+    def main() -> None:
+        store = Store()
+        kubelet = Kubelet(store)
+        kubelet.run()
+        spec = [{"name": "app", "image": "fake", "termAfter": None}]
+        store.create(new_pod("p", termination_grace_period_seconds=30, containers=spec))
+        old = kubelet.wait_started("p")
+        t0 = rt.now()
+        delete_pod(store, "p", DeleteFlags(force=True))
+        with pytest.raises(StatusError):
+            store.get(POD, "p")  # gone from the API at once...
+        rt.sleep(5)
+        assert old.containers["app"].running()  # ...while it still runs on the node
+        new = store.create(new_pod("p", containers=[{"name": "app", "image": "fake"}]))
+        assert old.terminated.wait(WAIT)
+        # a force-deleted pod still gets its own grace period on the node (30 s)
+        assert old.containers["app"].signals[-1] == ("SIGKILL", t0 + 30)
+        # the old pod's final delete carried its uid: the new pod of the same name survives
+        assert store.get(POD, "p")["metadata"]["uid"] == new["metadata"]["uid"]
+        assert any("final delete: Operation cannot be fulfilled" in e.name for e in store.events)
+        kubelet.stop()
+
+    simulate(main)
