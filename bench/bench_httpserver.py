@@ -8,18 +8,14 @@ from what the request path itself costs. Rounds alternate between the servers; m
 
 from __future__ import annotations
 
+
 import http.client
-import logging
 import statistics
-import threading
 import time
-from typing import Callable
 
-from werkzeug.serving import make_server
 
-from genericserver import context as gocontext
-from genericserver import httpserver as hs
-from genericserver import runtime as rt
+from bench.serving import serve, serve_werkzeug
+
 
 ROUND_SECONDS = 1.0
 ROUNDS = 3
@@ -47,51 +43,16 @@ def _rate(port: int, new_connection: bool) -> float:
     return n / (time.perf_counter() - started)
 
 
-def _ours() -> tuple[int, Callable[[], None]]:
-    srv = hs.Server(app)
-    ln = hs.listen()
-
-    def serve() -> None:
-        try:
-            srv.serve(ln)
-        except hs.ServerClosed:
-            pass
-
-    g = rt.go(serve, name="bench-serve")
-
-    def stop() -> None:
-        ctx, cancel = gocontext.with_timeout(gocontext.background(), 5.0)
-        srv.shutdown(ctx)
-        cancel()
-        g.join(5.0)
-
-    return ln.getsockname()[1], stop
-
-
-def _werkzeugs() -> tuple[int, Callable[[], None]]:
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    srv = make_server("127.0.0.1", 0, app, threaded=True)
-    t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, name="bench-werkzeug")
-    t.start()
-
-    def stop() -> None:
-        srv.shutdown()
-        srv.server_close()
-        t.join(5.0)
-
-    return srv.server_port, stop
-
-
 def main() -> None:
     rows = {"ours, keep-alive": [], "ours, new connection each": [], "werkzeug threaded (closes each)": []}
     for _ in range(ROUNDS):
-        port, stop = _ours()
+        port, stop = serve(app)
         try:
             rows["ours, keep-alive"].append(_rate(port, new_connection=False))
             rows["ours, new connection each"].append(_rate(port, new_connection=True))
         finally:
             stop()
-        port, stop = _werkzeugs()
+        port, stop = serve_werkzeug(app)
         try:
             rows["werkzeug threaded (closes each)"].append(_rate(port, new_connection=True))
         finally:
