@@ -1,0 +1,196 @@
+"""Replaying a fuzzing failure: save it, print a one-line command, run it again exactly (no Go twin).
+
+A run is fully determined by (scenario, schedule, variant): the simulation reads no real time.
+When a property finds a violated invariant, :func:`check_run` writes those three to a JSON file
+under ``replays/`` (or ``$GENERICSERVER_REPLAYS``) and fails with the scenario, the schedule,
+the violations and the command that replays it::
+
+    python -m genericserver.testing.replay replays/3f2a9c1d.json            # timeline + violations
+    python -m genericserver.testing.replay replays/3f2a9c1d.json --trace    # + every scheduling decision
+    python -m genericserver.testing.replay replays/3f2a9c1d.json --break genericserver/filters/waitgroup.py:51
+
+``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (each goroutine is a
+real thread; the others wait for the baton, so nothing moves while you look around). The
+simulation switches its watchdog off under a debugger and never reads real time, so the run
+ends the same way however long you stay at the prompt. ``breakpoint()`` in any server code
+works the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import pathlib
+import sys
+import threading
+from typing import Any, Callable, Iterator, Optional
+
+from genericserver.testing.invariants import PHASE_ABBREVIATIONS, Violation, check
+from genericserver.testing.scenario import Run, Scenario, run_scenario
+from genericserver.testing.sim import format_trace
+from genericserver.testing.variants import variant as make_variant
+
+REPLAY_DIR_ENV = "GENERICSERVER_REPLAYS"
+
+
+class InvariantViolation(AssertionError):
+    """A run broke an invariant; the message says how to replay it."""
+
+    def __init__(self, message: str, path: pathlib.Path, violations: list[Violation]):
+        super().__init__(message)
+        self.path, self.violations = path, violations
+
+
+def replay_dir() -> pathlib.Path:
+    return pathlib.Path(os.environ.get(REPLAY_DIR_ENV) or "replays")
+
+
+def trim(schedule: list[int]) -> list[int]:
+    """``schedule`` without trailing zeros: Scripted picks 0 once the list runs out anyway."""
+    schedule = list(schedule)
+    while schedule and schedule[-1] == 0:
+        schedule.pop()
+    return schedule
+
+
+def to_json(scenario: Scenario, schedule: list[int], variant: str = "real", violations: Optional[list[Violation]] = None) -> str:
+    doc = {"variant": variant, "schedule": trim(schedule), "scenario": scenario.to_dict()}
+    if violations:
+        doc["violations"] = [str(v) for v in violations]
+    return json.dumps(doc, indent=1, sort_keys=True)
+
+
+def save(run: Run, violations: list[Violation], directory: Optional[pathlib.Path] = None) -> pathlib.Path:
+    """Write the run's (scenario, schedule, variant) to a file named after its content."""
+    text = to_json(run.scenario, run.schedule, run.variant, violations)
+    key = hashlib.sha256(to_json(run.scenario, run.schedule, run.variant).encode()).hexdigest()[:12]
+    directory = directory or replay_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{key}.json"
+    path.write_text(text + "\n")
+    return path
+
+
+def load(path: os.PathLike | str) -> tuple[Scenario, list[int], str]:
+    doc = json.loads(pathlib.Path(path).read_text())
+    return Scenario.from_dict(doc["scenario"]), [int(c) for c in doc["schedule"]], doc.get("variant", "real")
+
+
+def command(path: pathlib.Path) -> str:
+    return f"python -m genericserver.testing.replay {path}"
+
+
+def check_run(run: Run) -> None:
+    """Raise :class:`InvariantViolation` (saving a replay file) if ``run`` breaks an invariant."""
+    violations = check(run)
+    if not violations:
+        return
+    path = save(run, violations)
+    lines = [
+        f"{len(violations)} invariant violation(s) in a {run.scenario.mode}-mode run"
+        + ("" if run.variant == "real" else f" of variant {run.variant!r}") + ":",
+        *[f"  - {v}" for v in violations],
+        f"scenario: {run.scenario!r}",
+        f"schedule: {trim(run.schedule)!r} ({sum(1 for c in run.schedule if c)} non-zero entries, {run.decisions} decisions)",
+        f"replay:   {command(path)}",
+    ]
+    raise InvariantViolation("\n".join(lines), path, violations)
+
+
+def replay(path: os.PathLike | str, *, watchdog: Optional[float] = 10.0) -> Run:
+    scenario, schedule, variant = load(path)
+    return run_scenario(scenario, schedule, make_variant(variant), watchdog=watchdog)
+
+
+def format_events(run: Run) -> str:
+    """The event stream as a timeline, one event a line."""
+    lines = []
+    for e in run.events:
+        fields = " ".join(f"{k}={_short(v)}" for k, v in e.fields.items() if v not in (None, "", ()))
+        lines.append(f"{e.seq:5d} {e.at:10.3f}  {e.kind:<9} {e.name:<28} {fields}".rstrip())
+    return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(PHASE_ABBREVIATIONS.get(p, p) for p in value) + "]"
+    text = str(value).replace("\n", "\\n")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@contextlib.contextmanager
+def stop_at(location: str, action: Callable[[Any], None]) -> Iterator[None]:
+    """Call ``action(frame)`` each time any thread reaches ``FILE:LINE`` (``FILE`` may be a suffix).
+
+    It traces every thread started inside the block, which is what lets a breakpoint catch a
+    goroutine: pdb alone only traces the thread it was started in.
+    """
+    filename, _, line = location.rpartition(":")
+    target_line = int(line)
+    suffix = os.path.normpath(filename)
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line" and frame.f_lineno == target_line:
+            action(frame)
+            if sys.gettrace() is None:  # the debugger was told to continue: trace this thread again
+                sys.settrace(global_trace)
+                return local
+            return frame.f_trace  # stepping: the debugger's tracer goes on in this frame
+        return local
+
+    def global_trace(frame: Any, event: str, arg: Any) -> Any:
+        if event == "call" and os.path.normpath(frame.f_code.co_filename).endswith(suffix):
+            return local
+        return None
+
+    threading.settrace(global_trace)
+    sys.settrace(global_trace)
+    try:
+        yield
+    finally:
+        sys.settrace(None)
+        threading.settrace(None)  # type: ignore[arg-type]
+
+
+def _pdb_here(frame: Any) -> None:
+    """The pdb prompt at ``frame``'s current line, before it runs; ``n``, ``s`` and ``c`` work."""
+    import pdb
+
+    debugger = pdb.Pdb()
+    debugger.reset()
+    sys.settrace(debugger.trace_dispatch)
+    frame.f_trace = debugger.trace_dispatch
+    debugger.interaction(frame, None)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m genericserver.testing.replay", description="Replay a saved fuzzing run.")
+    parser.add_argument("file", help="a replay file written by a failing property")
+    parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
+    parser.add_argument("--quiet", action="store_true", help="print only the violations")
+    parser.add_argument("--break", dest="brk", metavar="FILE:LINE", help="stop in pdb when any goroutine reaches FILE:LINE")
+    args = parser.parse_args(argv)
+    scenario, schedule, variant = load(args.file)
+    print(f"scenario: {scenario!r}\nschedule: {schedule!r}\nvariant:  {variant}")
+    with stop_at(args.brk, _pdb_here) if args.brk else contextlib.nullcontext():
+        run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
+    if args.trace:
+        print("\n-- scheduling decisions (step, virtual time, goroutine, what it resumed from)")
+        print(format_trace(run.trace))
+    if not args.quiet:
+        print("\n-- events")
+        print(format_events(run))
+    violations = check(run)
+    print(f"\n-- {run.decisions} decisions, {len(run.choices)} with a choice; simulation ended: {run.error or 'cleanly'}")
+    for v in violations:
+        print(f"VIOLATED {v}")
+    if not violations:
+        print("all invariants hold")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
