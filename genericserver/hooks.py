@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NoReturn, Optional, Protocol
 
@@ -32,6 +31,7 @@ from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.errors import Aggregate, new_aggregate
 from genericserver.responsewriters import go_quote
+from genericserver.stack import Stack, capture
 
 log = logging.getLogger("genericserver.hooks")
 
@@ -76,7 +76,7 @@ class PostStartHookProvider(Protocol):
 class PostStartHookEntry:
     hook: PostStartHookFunc
     # where the hook was registered, to explain a duplicate registration
-    originating_stack: str
+    originating_stack: Stack
     # set when the hook has finished
     done: rt.Event
 
@@ -84,7 +84,7 @@ class PostStartHookEntry:
 @dataclass
 class PostStartHookConfigEntry:
     hook: PostStartHookFunc
-    originating_stack: str
+    originating_stack: Stack
 
 
 @dataclass
@@ -117,8 +117,8 @@ def fatal(msg: str) -> NoReturn:
     os._exit(255)
 
 
-def _stack() -> str:
-    return "".join(traceback.format_stack()[:-2])
+def _stack() -> Stack:
+    return capture(2)
 
 
 class HealthCheckAdder(Protocol):

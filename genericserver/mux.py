@@ -13,11 +13,11 @@ routing table, so serving never takes the lock.
 from __future__ import annotations
 
 import logging
-import traceback
 from typing import Any, Callable, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.responsewriters import go_quote, http_error
+from genericserver.stack import Stack, capture
 
 log = logging.getLogger("genericserver.mux")
 
@@ -68,7 +68,7 @@ class PathRecorderMux:
         self._path_to_handler: dict[str, WSGIApp] = {}
         self._prefix_to_handler: dict[str, WSGIApp] = {}
         self._exposed_paths: list[str] = []
-        self._path_stacks: dict[str, str] = {}
+        self._path_stacks: dict[str, Stack] = {}
         self._mux = _PathHandler(name, {}, [], not_found)
 
     def listed_paths(self) -> list[str]:
@@ -80,7 +80,7 @@ class PathRecorderMux:
     def _track_callers(self, path: str) -> None:
         # A second registration replaces the first; say where both came from, since that is
         # hard to find otherwise.
-        stack = "".join(traceback.format_stack()[:-2])
+        stack = capture(2)
         existing = self._path_stacks.get(path)
         if existing is not None:
             log.error(
