@@ -54,6 +54,7 @@ from genericserver import http1
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.http1 import CONN_ID_KEY
+from genericserver.wsgi import close_iterable
 
 __all__ = ["ACTIVE", "CLOSED", "CONN_ID_KEY", "ERR_ABORT_HANDLER", "IDLE", "NEW", "ON_PANIC_500", "ON_PANIC_ABORT",
            "AbortHandler", "BindError", "Conn", "Server", "ServerClosed", "listen", "ssl_context_from_files"]
@@ -407,9 +408,7 @@ class Server:
             self._recover(c, resp, err)
         finally:
             try:
-                close = getattr(body, "close", None)
-                if close is not None:
-                    close()
+                close_iterable(body)
             except Exception as err:
                 self._recover(c, resp, err)
             cancel()

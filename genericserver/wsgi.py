@@ -11,6 +11,13 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Iterator
 
 
+def close_iterable(body: Any) -> None:
+    """Call ``body.close()`` if it has one (PEP 3333: the server must, whatever the body is)."""
+    close = getattr(body, "close", None)
+    if close is not None:
+        close()
+
+
 class _Closing:
     """Iterates ``inner`` and runs ``fn`` exactly once, when the server closes it."""
 
@@ -27,9 +34,7 @@ class _Closing:
             return
         self._closed = True
         try:
-            close = getattr(self._inner, "close", None)
-            if close is not None:
-                close()
+            close_iterable(self._inner)
         finally:
             self._fn()
 

@@ -29,6 +29,7 @@ from genericserver.audit.event import Level, Stage, Status
 from genericserver.audit.metrics import COUNTERS
 from genericserver.audit.request import log_request_metadata
 from genericserver.endpoints.authorization import get_authorizer_attributes
+from genericserver.wsgi import close_iterable
 
 log = logging.getLogger("genericserver.endpoints")
 
@@ -133,9 +134,7 @@ class _AuditedBody:
             return
         self._closed = True
         try:
-            close = getattr(self._inner, "close", None)
-            if close is not None:
-                close()
+            close_iterable(self._inner)
         finally:
             if not self._panicked:
                 self._complete()

@@ -22,6 +22,7 @@ from genericserver import klog, request, runtime as rt
 from genericserver.audit.context import get_audit_id_truncated
 from genericserver.requestinfo import RequestInfo
 from genericserver.responsewriters import go_quote, request_uri
+from genericserver.wsgi import close_iterable
 
 log = logging.getLogger("genericserver.httplog")
 
@@ -153,9 +154,7 @@ class _LoggedBody:
 
     def close(self) -> None:
         try:
-            close = getattr(self._inner, "close", None)
-            if close is not None:
-                close()
+            close_iterable(self._inner)
         finally:
             self._rl.log()
 

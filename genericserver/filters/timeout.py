@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable, Optional
 from genericserver import klog, request, runtime as rt
 from genericserver.requestinfo import LongRunningRequestCheck, url_path
 from genericserver.responsewriters import encode_status, status as status_dict
+from genericserver.wsgi import close_iterable
 
 log = logging.getLogger("genericserver.filters.timeout")
 
@@ -210,9 +211,7 @@ class _TimeoutWriter:
         """Close the handler's response once, from whichever side is last to need it."""
         with self._close_lock:
             body, self._inner = self._inner, None
-        close = getattr(body, "close", None)
-        if close is not None:
-            close()
+        close_iterable(body)
 
     def _log_post_timeout(self, result: Optional[BaseException]) -> None:
         # the handler finished after the client got its 504 (Go logs the same)

@@ -37,6 +37,7 @@ from genericserver.filters import httplog
 from genericserver.filters.timeout import AbortHandler
 from genericserver.requestinfo import RequestInfoResolver
 from genericserver.responsewriters import http_error, request_uri
+from genericserver.wsgi import close_iterable
 
 log = logging.getLogger("genericserver.filters.wrap")
 
@@ -151,6 +152,4 @@ class _RecoveringBody:
             yield from tail
 
     def close(self) -> None:
-        close = getattr(self._inner, "close", None)
-        if close is not None:
-            close()
+        close_iterable(self._inner)
