@@ -1,9 +1,13 @@
 """The observability event stream (no Go twin; design.md section 7).
 
-One append-only stream per server: every lifecycle signal, pre-shutdown hook start and end,
-request arrival, rejection and completion, audit flush and listener stop, each stamped with the
-runtime time (virtual under the simulation). The invariant checkers, the demo's timeline and
-the tests all read it, so they agree on what happened and in which order.
+One append-only stream per server, each event stamped with the runtime time (virtual under the
+simulation). The server records what happens once per run: every lifecycle signal (kind
+``signal``), the pre-shutdown hooks starting and ending (``hook``), the listener stopping
+(``listener``) and the audit backend's shutdown (``audit``). Request-level events (sent,
+admitted, answered with a status, completed) are recorded by whoever drives the server: the
+fuzzing driver (``genericserver.testing.scenario``) and the demo add them to the same stream,
+so the invariant checkers, the timeline and the tests read one ordered story. The server itself
+does not record every request: a long-running server would grow the stream without bound.
 """
 
 from __future__ import annotations
