@@ -5,9 +5,10 @@ simulation). The server records what happens once per run: every lifecycle signa
 ``signal``), the pre-shutdown hooks starting and ending (``hook``), the listener stopping
 (``listener``) and the audit backend's shutdown (``audit``). Request-level events (sent,
 admitted, answered with a status, completed) are recorded by whoever drives the server: the
-fuzzing driver (``genericserver.testing.scenario``) and the demo add them to the same stream,
-so the invariant checkers, the timeline and the tests read one ordered story. The server itself
-does not record every request: a long-running server would grow the stream without bound.
+fuzzing driver (``genericserver.testing.scenario``) adds them to the same stream, so its
+invariant checkers read one ordered story; the demo keeps its clients' answers beside the
+signals it observes. The server itself does not record every request: a long-running server
+would grow the stream without bound.
 """
 
 from __future__ import annotations
