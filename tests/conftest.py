@@ -29,6 +29,15 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+DATA = os.path.join(os.path.dirname(__file__), "data")
+
+
+@pytest.fixture(scope="session")
+def tls_cert() -> tuple[str, str]:
+    """(cert file, key file) of the test certificate for 127.0.0.1 (see tests/data/README.md)."""
+    return os.path.join(DATA, "localhost-cert.pem"), os.path.join(DATA, "localhost-key.pem")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "expect_goroutine_panic: the test makes a goroutine die on purpose")
 

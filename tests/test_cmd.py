@@ -221,3 +221,34 @@ def test_a_hung_handler_is_bounded_by_the_request_timeout_and_bad_input_gets_a_4
         assert c.get("/slow?seconds=1&timeout=soon").status == 400
     sp.signal()
     assert sp.wait() == 0
+
+
+def test_with_a_certificate_it_serves_securely(tls_cert):
+    import http.client
+    import ssl
+
+    cert, key = tls_cert
+    proc = subprocess.Popen([sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--tls-cert-file", cert,
+                             "--tls-private-key-file", key], stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            m = re.search(r"Serving securely on 127\.0\.0\.1:(\d+)", line)
+            if m:
+                break
+        else:
+            pytest.fail("the server never said it serves securely")
+        conn = http.client.HTTPSConnection("127.0.0.1", int(m.group(1)), context=ssl.create_default_context(cafile=cert), timeout=WAIT)
+        try:
+            conn.request("GET", "/readyz")
+            r = conn.getresponse()
+            assert (r.status, r.read()) == (200, b"ok")
+        finally:
+            conn.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()

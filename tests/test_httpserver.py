@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import errno
 import http.client
-import shutil
 import socket
 import ssl
-import subprocess
 import threading
 import time
 
@@ -740,17 +738,9 @@ def test_property_keep_alive_follows_what_was_said(exchanges):
 # -- TLS --------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def cert(tmp_path_factory):
-    assert shutil.which("openssl"), "the openssl command is needed to make a test certificate"
-    d = tmp_path_factory.mktemp("tls")
-    cert_file, key_file = d / "cert.pem", d / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key_file), "-out", str(cert_file)],
-        check=True, capture_output=True,
-    )
-    return str(cert_file), str(key_file)
+@pytest.fixture
+def cert(tls_cert):
+    return tls_cert
 
 
 def test_tls(serve, cert):
