@@ -108,7 +108,7 @@ def add_serve_parser(subparsers: Any) -> ServeOptions:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     opts.add_flags(p)
-    p.set_defaults(command="serve", serve_options=opts)
+    p.set_defaults(serve_options=opts)
     return opts
 
 
@@ -151,7 +151,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         prog="genericserver",
         description="The Kubernetes generic apiserver's graceful shutdown, in Python (k8s.io/apiserver v1.36.0).",
     )
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=OneLineParser)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command", parser_class=OneLineParser)
     add_serve_parser(sub)
     from genericserver.demo import cli as demo_cli
 

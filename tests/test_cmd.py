@@ -252,3 +252,17 @@ def test_with_a_certificate_it_serves_securely(tls_cert):
             proc.kill()
             proc.wait()
         proc.stderr.close()
+
+
+@pytest.mark.parametrize("command", ["serve", "demo", "cluster"])
+def test_each_command_is_dispatched(command, monkeypatch):
+    from genericserver import cmd
+    from genericserver.cluster import cli as cluster_cli
+    from genericserver.demo import cli as demo_cli
+
+    called = []
+    monkeypatch.setattr(cmd, "serve", lambda opts, prog="": called.append("serve") or 0)
+    monkeypatch.setattr(demo_cli, "run", lambda args: called.append("demo") or 0)
+    monkeypatch.setattr(cluster_cli, "run", lambda args: called.append("cluster") or 0)
+    assert cmd.main([command]) == 0
+    assert called == [command]

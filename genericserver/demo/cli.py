@@ -28,7 +28,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--mode", choices=["default", "retry-after", "both"], default="both", help="which shutdown mode(s) to run (default: both)")
     p.add_argument("--shutdown-delay", type=float, default=1.5, metavar="SECONDS", help="the server's --shutdown-delay-duration (default 1.5)")
     p.add_argument("--no-live", action="store_true", help="no live view, only the final tables")
-    p.set_defaults(command="demo")
 
 
 def run_mode(console: Console, mode: str, settings: DemoSettings, live: bool) -> DemoResult:
