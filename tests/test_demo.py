@@ -70,3 +70,22 @@ def test_the_command_prints_both_timelines_and_saves_an_svg(tmp_path, monkeypatc
     assert [first.index(n) for n in order] == sorted(first.index(n) for n in order)
     assert second.index("InFlightRequestsDrained") < second.index("HTTPServerStoppedListening")
     assert svg.read_text().startswith("<svg")
+
+
+def test_the_live_panel_shows_signals_so_far_and_a_running_tally():
+    from genericserver.demo.render import LivePanel
+    from genericserver.demo.scenario import Answer, DemoResult
+
+    result = DemoResult(DemoSettings(), port=0)
+    lines = [(0.0, "ShutdownInitiated")]
+    panel = LivePanel(lines, "default", result)
+    result.answers += [Answer("c", "/echo", 0.1, "200"), Answer("c", "/echo", 0.2, "200"), Answer("p", "/readyz", 0.2, "500")]
+    out = io.StringIO()
+    Console(file=out, width=100).print(panel)
+    text = out.getvalue()
+    assert "ShutdownInitiated" in text
+    assert "200 x2" in text and "500 x1" in text
+    lines.append((1.5, "NotAcceptingNewRequest"))  # the same object re-renders what came since
+    out = io.StringIO()
+    Console(file=out, width=100).print(panel)
+    assert "NotAcceptingNewRequest" in out.getvalue()

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.live import Live
 
 from genericserver import runtime as rt
-from genericserver.demo.render import live_panel, report
-from genericserver.demo.scenario import DemoResult, DemoSettings, run_demo
+from genericserver.demo.render import LivePanel, report
+from genericserver.demo.scenario import Demo, DemoResult, DemoSettings, run_demo
 
 MODES = {"default": False, "retry-after": True}
 
@@ -31,18 +31,18 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run_mode(console: Console, mode: str, settings: DemoSettings, live: bool) -> DemoResult:
-    lines: list[tuple[float, str]] = []
-    lock = rt.lock()
     if not live:
         return run_demo(settings)
-    with Live(live_panel(lines, mode), console=console, refresh_per_second=12, transient=True) as view:
+    lines: list[tuple[float, str]] = []
+    lock = rt.lock()
 
-        def on_event(what: str, at: float) -> None:
-            with lock:
-                lines.append((at, what))
-                view.update(live_panel(lines, mode))
+    def on_event(what: str, at: float) -> None:
+        with lock:
+            lines.append((at, what))
 
-        return run_demo(settings, on_event)
+    demo = Demo(settings, on_event)
+    with Live(LivePanel(lines, mode, demo.result), console=console, refresh_per_second=12, transient=True):
+        return demo.run()
 
 
 def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
@@ -20,12 +22,29 @@ SIGNAL_NOTES = {
 OUTCOME_STYLE = {"200": "green", "429": "yellow", "503": "magenta", "500": "red", "refused": "bold red", "reset": "red"}
 
 
-def live_panel(lines: list[tuple[float, str]], mode: str) -> Panel:
+def live_panel(lines: list[tuple[float, str]], mode: str, result: Optional[DemoResult] = None) -> Panel:
     body = Text()
     for at, what in lines[-14:]:
         body.append(f"T{at:+7.3f}s  ", style="dim")
         body.append(what + "\n", style="bold" if what in SIGNAL_NOTES else "")
+    if result is not None:
+        tally: dict[str, int] = {}
+        for a in list(result.answers):
+            tally[a.outcome] = tally.get(a.outcome, 0) + 1
+        body.append("\nanswers so far: ", style="dim")
+        for outcome, n in sorted(tally.items()):
+            body.append(f"{outcome} x{n}  ", style=OUTCOME_STYLE.get(outcome, ""))
     return Panel(body, title=f"shutdown in progress: {mode}", border_style="cyan")
+
+
+class LivePanel:
+    """Re-rendered at every refresh of rich's Live, so the tally moves between signals too."""
+
+    def __init__(self, lines: list[tuple[float, str]], mode: str, result: DemoResult):
+        self.lines, self.mode, self.result = lines, mode, result
+
+    def __rich__(self) -> Panel:
+        return live_panel(self.lines, self.mode, self.result)
 
 
 def timeline_table(result: DemoResult, mode: str) -> Table:
