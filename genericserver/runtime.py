@@ -335,7 +335,8 @@ class _TimerThread:
     """All pending timers on one heap, served by one thread that exits when none are left.
 
     A stopped timer is dropped from the count at once; once no timer is pending the heap is
-    cleared, so a stopped 60 s deadline does not keep the thread alive for a minute.
+    cleared. The thread looks at the heap at least every ``IDLE_LINGER``, so it ends soon after
+    the last timer went, and adding or stopping a far-off timer never has to wake it.
     """
 
     def __init__(self) -> None:
@@ -352,7 +353,9 @@ class _TimerThread:
             if not self._running:
                 self._running = True
                 threading.Thread(target=self._loop, name="go:timers", daemon=True).start()
-            elif self._heap[0] is timer:
+            elif self._heap[0] is timer and when - time.monotonic() < IDLE_LINGER:
+                # the thread looks again within IDLE_LINGER anyway: wake it only for a timer due
+                # sooner (a request's 60 s deadline must not cost a thread switch)
                 self._cond.notify()
         return timer
 
@@ -368,7 +371,6 @@ class _TimerThread:
         self._pending -= 1
         if self._pending == 0:
             self._heap.clear()
-            self._cond.notify()
         return True
 
     def _loop(self) -> None:
@@ -384,7 +386,7 @@ class _TimerThread:
                     continue
                 delay = self._heap[0].when - time.monotonic()
                 if delay > 0:
-                    self._cond.wait(delay)
+                    self._cond.wait(min(delay, IDLE_LINGER))
                     continue
                 due = heapq.heappop(self._heap)
                 fire = self._settle(due)
