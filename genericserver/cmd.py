@@ -16,6 +16,7 @@ import sys
 from datetime import datetime
 from typing import Any, Optional, Sequence
 
+from genericserver import runtime as rt
 from genericserver import sampleapi, signal_handler
 from genericserver.config import new_config
 from genericserver.options import new_server_run_options
@@ -143,6 +144,11 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve") -> int:
     except Exception as err:
         log.error("%s", err, exc_info=err)
         return 1
+    # run_with_context returns once the listener stopped; the HTTPServerStoppedListening line
+    # is logged by its own goroutine, which may not have finished yet: let it, before exiting
+    for g in rt.THREADS.live():
+        if g.name == "listener-stopped":
+            g.join(1.0)
     return 0
 
 

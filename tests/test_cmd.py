@@ -69,6 +69,22 @@ class ServerProcess:
                 self.seen.append(line)
         return code
 
+    def wait_ready(self) -> None:
+        """Poll /readyz until 200, as a load balancer does (and Go's tests, with wait.Poll).
+
+        The post-start hooks run in goroutines of another process, so there is no signal to wait
+        on here; /readyz is red until they finished (``[-]poststarthook/... failed``).
+        """
+        seen = threading.Event()  # never set: only its timed wait paces the polling
+        for _ in range(int(WAIT / 0.02)):
+            with self.client() as c:
+                r = c.get("/readyz")
+            if r.status == 200:
+                return
+            assert r.status == 500 and b"poststarthook/" in r.body, r
+            seen.wait(0.02)
+        pytest.fail("/readyz never turned green")
+
     def client(self, new_connection: bool = True) -> Client:
         return Client("127.0.0.1", self.port, new_connection=new_connection)
 
@@ -102,8 +118,7 @@ def signal_lines(log: list[str]) -> list[str]:
 def test_sigterm_shuts_down_gracefully_in_the_default_mode(server_process, tmp_path):
     audit_log = tmp_path / "audit.log"
     sp = server_process("--shutdown-delay-duration", "1s", "--audit-log-path", str(audit_log), "--audit-log-mode", "blocking")
-    with sp.client() as c:
-        assert c.get("/readyz").status == 200
+    sp.wait_ready()
 
     slow_result = {}
     slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=2", timeout=WAIT)), name="slow-client")
@@ -138,9 +153,11 @@ def test_sigterm_shuts_down_gracefully_in_the_default_mode(server_process, tmp_p
 
 
 def test_retry_after_mode_answers_429_then_exits_0(server_process):
-    sp = server_process("--shutdown-send-retry-after", "--shutdown-delay-duration", "0s")
+    # the delay makes sure /slow is in flight (admitted) before the server stops accepting, and
+    # still running when the late request comes
+    sp = server_process("--shutdown-send-retry-after", "--shutdown-delay-duration", "1s")
     slow_result = {}
-    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=2", timeout=WAIT)), name="slow-client")
+    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=3", timeout=WAIT)), name="slow-client")
     slow.start()
     sp.signal()
     sp.expect(r'name="NotAcceptingNewRequest"')
@@ -240,9 +257,9 @@ def test_with_a_certificate_it_serves_securely(tls_cert):
             pytest.fail("the server never said it serves securely")
         conn = http.client.HTTPSConnection("127.0.0.1", int(m.group(1)), context=ssl.create_default_context(cafile=cert), timeout=WAIT)
         try:
-            conn.request("GET", "/readyz")
+            conn.request("GET", "/echo?message=over-tls")
             r = conn.getresponse()
-            assert (r.status, r.read()) == (200, b"ok")
+            assert (r.status, r.getheader("echo")) == (200, "over-tls")
         finally:
             conn.close()
         proc.send_signal(signal.SIGTERM)
