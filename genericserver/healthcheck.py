@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, runtime_checkable
-from urllib.parse import parse_qs
 
+from genericserver import request
 from genericserver import runtime as rt
 from genericserver.responsewriters import go_quote, http_error, status_line
 
@@ -243,7 +243,7 @@ def get_excluded_checks(environ: dict) -> set[str]:
 
 
 def _query(environ: dict) -> dict[str, list[str]]:
-    return parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    return request.query(environ)
 
 
 def handle_root_health(name: str, first_time_healthy: Optional[Callable[[], None]], *checks: HealthChecker) -> WSGIApp:

@@ -14,6 +14,7 @@ environ key                   value                                             
 ``genericserver.received``    request-received wall time (seconds since epoch)   received timestamp
 ``genericserver.shutdown_signal``  an object with ``shutting_down() -> Event``  watch termination
 ``genericserver.mux_incomplete``  True while not all HTTP paths are installed   mux-and-discovery
+``genericserver.query``       the parsed query string (see :func:`query`)        first reader
 ============================  =================================================  ============
 """
 
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Optional
+
+from urllib.parse import parse_qs
 
 from genericserver import context as gocontext
 
@@ -31,6 +34,7 @@ AUDIT_KEY = "genericserver.audit"
 RECEIVED_KEY = "genericserver.received"
 SHUTDOWN_SIGNAL_KEY = "genericserver.shutdown_signal"
 MUX_INCOMPLETE_KEY = "genericserver.mux_incomplete"
+QUERY_KEY = "genericserver.query"
 
 
 @dataclass(frozen=True)
@@ -95,3 +99,18 @@ def server_shutdown_signal_from(environ: dict) -> Optional[Any]:
 def with_server_shutdown_signal(environ: dict, signal: Any) -> None:
     """Attach the shutdown signal unless one is attached already (as Go does)."""
     environ.setdefault(SHUTDOWN_SIGNAL_KEY, signal)
+
+
+def query(environ: dict) -> dict[str, list[str]]:
+    """The request's query parameters (blank values kept), parsed once per request.
+
+    Several filters read the query (request info, ``?timeout=``, health ``?exclude=``); Go
+    parses ``URL.Query()`` each time too, but here the parse is cached in the environ, keyed by
+    the query string so a changed one is parsed again."""
+    raw = environ.get("QUERY_STRING", "")
+    cached = environ.get(QUERY_KEY)
+    if cached is not None and cached[0] == raw:
+        return cached[1]
+    parsed = parse_qs(raw, keep_blank_values=True)
+    environ[QUERY_KEY] = (raw, parsed)
+    return parsed

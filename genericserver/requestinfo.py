@@ -29,9 +29,8 @@ import logging
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Protocol
-from urllib.parse import parse_qs
 
-from genericserver import klog
+from genericserver import klog, request
 from genericserver.responsewriters import request_uri
 
 log = logging.getLogger("genericserver.requestinfo")
@@ -84,7 +83,7 @@ def url_path(environ: dict) -> str:
 
 
 def _query(environ: dict) -> dict[str, list[str]]:
-    return parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+    return request.query(environ)
 
 
 def _split_path(path: str) -> list[str]:

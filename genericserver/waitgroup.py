@@ -100,10 +100,13 @@ class SafeWaitGroup:
     def add(self, delta: int) -> None:
         """Add ``delta`` (may be negative); raises :class:`AddAfterWaitError` for a positive
         delta once ``wait`` began, :class:`NegativeCounterError` below zero."""
-        with self._mu.read_locked():
+        self._mu.rlock()
+        try:
             if self._wait and delta > 0:
                 raise AddAfterWaitError()
             self._wg.add(delta)
+        finally:
+            self._mu.runlock()
 
     def done(self) -> None:
         self._wg.done()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Callable, Iterable, Optional
-from urllib.parse import parse_qs
 
 from genericserver import context as gocontext
 from genericserver import request, responsewriters
@@ -113,7 +112,7 @@ def failed_error_handler(status_err: dict) -> Callable:
 def parse_timeout(environ: dict) -> tuple[float, bool, Optional[Exception]]:
     """The ``?timeout=`` the client asked for: ``(seconds, True, None)``, ``(0, False, None)`` if
     none, ``(0, False, error)`` if it does not parse."""
-    values = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True).get("timeout")
+    values = request.query(environ).get("timeout")
     value = values[0] if values else ""
     if value == "":
         return 0.0, False, None
