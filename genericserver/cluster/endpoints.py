@@ -17,12 +17,11 @@ with ``ready=false`` so proxies can still fall back to it when nothing else is l
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Hashable, Iterable, Optional
 
-from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.store import ENDPOINT_SLICE, POD, SERVICE, Store, is_terminating
-from genericserver.cluster.workqueue import DelayingQueue
+from genericserver.cluster.workqueue import Controller
 
 
 def new_service(name: str, selector: dict, *, namespace: str = "default", port: str = "http") -> dict:
@@ -54,46 +53,28 @@ def endpoint_for(pod: dict, target_port: str) -> Optional[dict]:
     }
 
 
-class EndpointsController:
+class EndpointsController(Controller):
     """``run()`` starts it, ``stop()`` ends it; ``lag`` is in cluster seconds."""
 
+    watch_name = "endpoints-watch"
+    worker_name = "endpoints-worker"
+
     def __init__(self, store: Store, *, lag: float = 0.0, clock: Optional[ClusterClock] = None):
-        self.store, self.lag = store, lag
-        self.clock = clock if clock is not None else store.clock
-        self.queue = DelayingQueue(self.clock)
-        self._watch = store.watch()
-        self._goroutines: list[rt.Goroutine] = []
+        self.store = store
+        super().__init__(clock if clock is not None else store.clock, store.watch(), lag)
 
-    def run(self) -> None:
-        for svc in self.store.list(SERVICE):
-            self.queue.add_after(svc["metadata"]["name"], 0)
-        self._goroutines = [rt.go(self._watch_loop, name="endpoints-watch"), rt.go(self._worker, name="endpoints-worker")]
+    def initial_keys(self) -> Iterable[Hashable]:
+        return [svc["metadata"]["name"] for svc in self.store.list(SERVICE)]
 
-    def stop(self) -> None:
-        self._watch.stop()
-        self.queue.shut_down()
-        for g in self._goroutines:
-            g.join()
+    def keys_for(self, typ: str, obj: dict) -> Iterable[Hashable]:
+        if obj["kind"] == SERVICE:
+            return [obj["metadata"]["name"]]
+        if obj["kind"] == POD:
+            return [svc["metadata"]["name"] for svc in self.store.list(SERVICE, obj["metadata"]["namespace"]) if selects(svc, obj)]
+        return []
 
-    def _watch_loop(self) -> None:
-        while True:
-            ev = self._watch.next()
-            if ev is None:
-                return
-            typ, obj = ev
-            if obj["kind"] == SERVICE:
-                self.queue.add_after(obj["metadata"]["name"], self.lag)
-            elif obj["kind"] == POD:
-                for svc in self.store.list(SERVICE, obj["metadata"]["namespace"]):
-                    if selects(svc, obj):
-                        self.queue.add_after(svc["metadata"]["name"], self.lag)
-
-    def _worker(self) -> None:
-        while True:
-            key = self.queue.get()
-            if key is None:
-                return
-            self.sync(str(key))
+    def sync_key(self, key: Hashable) -> None:
+        self.sync(str(key))
 
     def sync(self, name: str, namespace: str = "default") -> None:
         """Write the service's slice from the pods as they are now."""

@@ -20,12 +20,12 @@ import errno
 import itertools
 import socket
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Hashable, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.store import ENDPOINT_SLICE, Store
-from genericserver.cluster.workqueue import DelayingQueue
+from genericserver.cluster.workqueue import Controller
 
 
 @dataclass(frozen=True)
@@ -50,41 +50,29 @@ def usable(table: tuple[Endpoint, ...]) -> tuple[Endpoint, ...]:
     return ready or tuple(e for e in table if e.serving and e.terminating)
 
 
-class KubeProxy:
+class KubeProxy(Controller):
     """Routes connections to service ``service``; ``run()``/``stop()``; ``lag`` in cluster seconds."""
+
+    watch_name = "kube-proxy-watch"
+    worker_name = "kube-proxy-sync"
 
     def __init__(self, store: Store, service: str, *, lag: float = 0.0, namespace: str = "default",
                  clock: Optional[ClusterClock] = None):
-        self.store, self.service, self.namespace, self.lag = store, service, namespace, lag
-        self.clock = clock if clock is not None else store.clock
-        self.queue = DelayingQueue(self.clock)
+        self.store, self.service, self.namespace = store, service, namespace
+        super().__init__(clock if clock is not None else store.clock, store.watch(ENDPOINT_SLICE), lag)
         self._cond = rt.condition(rt.lock())
         self.table: tuple[Endpoint, ...] = ()
         self._rr = itertools.count()
-        self._watch = store.watch(ENDPOINT_SLICE)
-        self._goroutines: list[rt.Goroutine] = []
 
-    def run(self) -> None:
-        self.queue.add_after("sync", 0)
-        self._goroutines = [rt.go(self._watch_loop, name="kube-proxy-watch"), rt.go(self._sync_loop, name="kube-proxy-sync")]
+    def initial_keys(self) -> Iterable[Hashable]:
+        return ["sync"]
 
-    def stop(self) -> None:
-        self._watch.stop()
-        self.queue.shut_down()
-        for g in self._goroutines:
-            g.join()
+    def keys_for(self, typ: str, obj: dict) -> Iterable[Hashable]:
+        # one routing table for the service: every change to its slice resyncs it
+        return ["sync"] if obj["metadata"]["name"] == self.service else []
 
-    def _watch_loop(self) -> None:
-        while True:
-            ev = self._watch.next()
-            if ev is None:
-                return
-            if ev[1]["metadata"]["name"] == self.service:
-                self.queue.add_after("sync", self.lag)
-
-    def _sync_loop(self) -> None:
-        while self.queue.get() is not None:
-            self.sync()
+    def sync_key(self, key: Hashable) -> None:
+        self.sync()
 
     def sync(self) -> None:
         """Install the rules for the slice as it is now."""

@@ -3,12 +3,13 @@
 Controllers here react to a change after a *processing lag*: the endpoints controller and
 kube-proxy each put the key of what changed with ``add_after(key, lag)`` and a worker ``get()``s
 it once due. A key already waiting keeps the earlier of its two due times, so a burst of changes
-is handled once, as a real work queue deduplicates keys.
+is handled once, as a real work queue deduplicates keys. :class:`Controller` is the loop both
+share: a watch feeding the queue, one worker syncing keys.
 """
 
 from __future__ import annotations
 
-from typing import Hashable, Optional
+from typing import Any, Hashable, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
@@ -47,3 +48,53 @@ class DelayingQueue:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
+
+
+class Controller:
+    """The informer pattern with a lag: watch events become keys on a :class:`DelayingQueue`
+    (due ``lag`` seconds later) and one worker syncs each key. Subclasses say which keys an
+    event touches (``keys_for``) and how one key is synced (``sync_key``)."""
+
+    watch_name = "controller-watch"
+    worker_name = "controller-worker"
+
+    def __init__(self, clock: ClusterClock, watch: Any, lag: float):
+        self.clock, self.lag = clock, lag
+        self.queue = DelayingQueue(clock)
+        self._watch = watch
+        self._goroutines: list[rt.Goroutine] = []
+
+    def initial_keys(self) -> Iterable[Hashable]:
+        return ()
+
+    def keys_for(self, typ: str, obj: dict) -> Iterable[Hashable]:
+        raise NotImplementedError
+
+    def sync_key(self, key: Hashable) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        for key in self.initial_keys():
+            self.queue.add_after(key, 0)
+        self._goroutines = [rt.go(self._watch_loop, name=self.watch_name), rt.go(self._worker, name=self.worker_name)]
+
+    def stop(self) -> None:
+        self._watch.stop()
+        self.queue.shut_down()
+        for g in self._goroutines:
+            g.join()
+
+    def _watch_loop(self) -> None:
+        while True:
+            ev = self._watch.next()
+            if ev is None:
+                return
+            for key in self.keys_for(*ev):
+                self.queue.add_after(key, self.lag)
+
+    def _worker(self) -> None:
+        while True:
+            key = self.queue.get()
+            if key is None:
+                return
+            self.sync_key(key)
