@@ -149,6 +149,10 @@ class _Handoff:
         with self._lock:
             return self._ready
 
+    def pending(self) -> bool:
+        """Whether an item is queued (only the caller takes items, so it stays queued)."""
+        return bool(self._items)
+
     def take(self) -> Any:
         with self._lock:
             item = self._items.popleft()
@@ -274,6 +278,8 @@ class _TimeoutWriter:
 
     # -- the calling thread -----------------------------------------------------------------
     def _next(self) -> Any:
+        if self._handoff.pending() and not self._ctx.done().is_set():
+            return self._handoff.take()  # already queued: no need to wait on anything
         ready = self._handoff.ready()
         if rt.select(ready, self._ctx.done()) is ready:
             return self._handoff.take()
