@@ -69,6 +69,16 @@ _HTTP_PREFIXES = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
 _TEMPORARY_ACCEPT_ERRORS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM, errno.ECONNABORTED}
 
 
+def idle_for_shutdown(state: str, since: float, now: float) -> tuple[bool, Optional[float]]:
+    """Whether shutdown may close a connection now, and (for a new one) in how many seconds it
+    will be: Go counts a connection that has sent nothing for ``NEW_CONN_GRACE`` as idle."""
+    if state == NEW:
+        if now - since > NEW_CONN_GRACE:
+            return True, None
+        return False, since + NEW_CONN_GRACE - now + 0.001
+    return state == IDLE, None
+
+
 class ServerClosed(Exception):
     """``http.ErrServerClosed``: what ``serve`` raises after ``shutdown`` or ``close``."""
 
@@ -298,14 +308,10 @@ class Server:
         for c in self._conns:
             if c.closing:
                 continue  # Go forgets a connection once it closed it
-            st = c.state
-            if st == NEW:
-                if now - c.since > NEW_CONN_GRACE:
-                    st = IDLE
-                else:
-                    left = c.since + NEW_CONN_GRACE - now + 0.001
-                    wake = left if wake is None else min(wake, left)
-            if st != IDLE:
+            idle, left = idle_for_shutdown(c.state, c.since, now)
+            if left is not None:
+                wake = left if wake is None else min(wake, left)
+            if not idle:
                 quiescent = False
                 continue
             self._kill_locked(c)

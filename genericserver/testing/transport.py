@@ -52,7 +52,7 @@ from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.filters.timeout import AbortHandler
 from genericserver.http1 import CONN_ID_KEY
-from genericserver.httpserver import ERR_ABORT_HANDLER, ServerClosed
+from genericserver.httpserver import ERR_ABORT_HANDLER, ServerClosed, idle_for_shutdown
 from genericserver.testing.client import Result
 
 log = logging.getLogger("genericserver.testing.transport")
@@ -385,14 +385,10 @@ class MemoryServer:
             with c.lk:
                 if c.closing or c.closed:
                     continue
-                st = c.state
-                if st == NEW:
-                    if now - c.since > NEW_CONN_GRACE:
-                        st = IDLE
-                    else:
-                        left = c.since + NEW_CONN_GRACE - now + 0.001
-                        wake = left if wake is None else min(wake, left)
-                if st != IDLE:
+                idle, left = idle_for_shutdown(c.state, c.since, now)
+                if left is not None:
+                    wake = left if wake is None else min(wake, left)
+                if not idle:
                     quiescent = False
                     continue
                 c.closing = True
