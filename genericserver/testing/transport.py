@@ -58,7 +58,6 @@ from genericserver.testing.client import Result
 log = logging.getLogger("genericserver.testing.transport")
 
 NEW, ACTIVE, IDLE, CLOSED = "new", "active", "idle", "closed"  # Go's ConnState names
-NEW_CONN_GRACE = 5.0  # shutdown treats a connection that sent nothing for this long as idle
 REQUEST_ID_HEADER = "X-Scenario-Request"  # lets events name the request they are about
 _REQUEST_ID_ENV = "HTTP_X_SCENARIO_REQUEST"
 _TIMEOUT = object()
