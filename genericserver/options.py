@@ -42,6 +42,8 @@ from genericserver.godur import format_go_duration, parse_go_duration
 MIB = 1024 * 1024
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
+# Kept word for word: Go appends this text to the two --cors-allowed-origins validation errors,
+# and error texts are facts clients and tests match on (design.md section 3).
 CORS_ALLOWED_ORIGINS_HELP_TEXT = (
     "List of allowed origins for CORS, comma separated. An allowed origin can be a regular "
     "expression to support subdomain matching. If this list is empty CORS will not be enabled. "
