@@ -426,11 +426,14 @@ class _TimerThread:
 
 
 class ThreadsRuntime(Runtime):
-    """The production runtime: each goroutine is a daemon thread, time is ``time.monotonic``.
+    """The production runtime: each goroutine runs on a daemon thread, time is ``time.monotonic``.
 
-    Goroutines are daemon threads because Go does not wait for goroutines when ``main``
-    returns. ``live()`` lists the ones still running, so tests can prove none leaked, and
-    ``panics`` keeps every exception a goroutine died of (Go would crash the process).
+    Goroutines run on daemon threads because Go does not wait for goroutines when ``main``
+    returns. A thread whose goroutine returned waits ``IDLE_LINGER`` for the next one before it
+    ends (the thread is named ``go:<goroutine name>`` while it runs one, ``go:idle`` between),
+    and all timers share one thread. ``live()`` lists the goroutines still running, so tests can
+    prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
+    the process).
     """
 
     name = "threads"
