@@ -149,6 +149,30 @@ class _AuditedBody:
         ac.process_event_stage(Stage.RESPONSE_COMPLETE)
 
 
+def with_rejection_audit(failed: Callable, sink: Any, policy: Any, message: Callable[[dict], str], *, mark_response_started: bool = False) -> Callable:
+    """Audit the requests ``failed`` rejects (401, bad ``?timeout=``): one event sent when the
+    response starts, its status message from ``message(environ)``. Shared by
+    ``with_failed_authentication_audit`` and ``with_failed_request_audit``, which Go writes out
+    twice; ``mark_response_started`` sets the stage up front, as the latter does."""
+    if sink is None or policy is None:
+        return failed
+
+    def rejection_audit(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        ac, err = evaluate_policy_and_create_audit_event(environ, policy, sink)
+        if err is not None:
+            log.error("failed to create audit event: %s", err)
+            return responsewriters.internal_error(start_response, environ, "failed to create audit event")
+        if ac is None or not ac.enabled():
+            return failed(environ, start_response)
+        ac.set_event_response_status(Status(message=message(environ)))
+        if mark_response_started:
+            ac.set_event_stage(Stage.RESPONSE_STARTED)
+        rw = decorate_response_writer(environ, start_response, True)
+        return failed(environ, rw.start_response)
+
+    return rejection_audit
+
+
 def with_audit(app: Callable, sink: Any, policy: Any, long_running_check: Optional[LongRunningCheck] = None) -> Callable:
     """Audit every request according to ``policy`` into ``sink``; no sink or policy: ``app`` as is."""
     if sink is None or policy is None:

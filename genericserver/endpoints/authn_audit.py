@@ -12,32 +12,16 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 from urllib.parse import parse_qs
 
-from genericserver import responsewriters
-from genericserver.audit.event import Status
-from genericserver.endpoints.audit import decorate_response_writer, evaluate_policy_and_create_audit_event
+from genericserver.endpoints.audit import with_rejection_audit
 
 log = logging.getLogger("genericserver.endpoints")
 
 
 def with_failed_authentication_audit(failed: Callable, sink: Any, policy: Any) -> Callable:
-    if sink is None or policy is None:
-        return failed
-
-    def failed_authentication_audit(environ: dict, start_response: Callable) -> Iterable[bytes]:
-        ac, err = evaluate_policy_and_create_audit_event(environ, policy, sink)
-        if err is not None:
-            log.error("failed to create audit event: %s", err)
-            return responsewriters.internal_error(start_response, environ, "failed to create audit event")
-        if ac is None or not ac.enabled():
-            return failed(environ, start_response)
-        ac.set_event_response_status(Status(message=get_auth_methods(environ)))
-        rw = decorate_response_writer(environ, start_response, True)
-        return failed(environ, rw.start_response)
-
-    return failed_authentication_audit
+    return with_rejection_audit(failed, sink, policy, get_auth_methods)
 
 
 def _has_basic_auth(environ: dict) -> bool:

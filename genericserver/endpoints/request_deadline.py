@@ -28,8 +28,7 @@ from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver import wsgi
 from genericserver.audit.context import get_audit_id_truncated
-from genericserver.audit.event import Stage, Status
-from genericserver.endpoints.audit import decorate_response_writer, evaluate_policy_and_create_audit_event
+from genericserver.endpoints.audit import with_rejection_audit
 from genericserver.endpoints.authorization import error_negotiated
 from genericserver.endpoints.request_received import received_runtime_from
 from genericserver.godur import parse_go_duration
@@ -82,22 +81,8 @@ def _with_request_deadline(app: Callable, sink: Any, policy: Any, long_running: 
 
 def with_failed_request_audit(failed: Callable, status_err: dict, sink: Any, policy: Any) -> Callable:
     """Audit a request the filter rejects: one ``ResponseStarted`` event carrying the error message."""
-    if sink is None or policy is None:
-        return failed
-
-    def failed_request_audit(environ: dict, start_response: Callable) -> Iterable[bytes]:
-        ac, err = evaluate_policy_and_create_audit_event(environ, policy, sink)
-        if err is not None:
-            log.error("failed to create audit event: %s", err)
-            return responsewriters.internal_error(start_response, environ, "failed to create audit event")
-        if ac is None or not ac.enabled():
-            return failed(environ, start_response)
-        ac.set_event_response_status(Status(message=status_err["message"] if status_err else ""))
-        ac.set_event_stage(Stage.RESPONSE_STARTED)
-        rw = decorate_response_writer(environ, start_response, True)
-        return failed(environ, rw.start_response)
-
-    return failed_request_audit
+    message = status_err["message"] if status_err else ""
+    return with_rejection_audit(failed, sink, policy, lambda environ: message, mark_response_started=True)
 
 
 def failed_error_handler(status_err: dict) -> Callable:
