@@ -31,13 +31,14 @@ of code; every primitive is bound to the runtime that created it.
 from __future__ import annotations
 
 import contextlib
-import heapq
 import itertools
 import logging
 import threading
 import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, Sequence
+
+from genericserver.threadpool import ThreadPool, TimerThread, cpu_placement
 
 log = logging.getLogger("genericserver.runtime")
 
@@ -301,137 +302,15 @@ def _wake(w: Any) -> None:
         pass  # already woken by another event of the same select
 
 
-# An idle pooled thread or the timer thread waits this long for work before it exits: long
-# enough to be reused under load, short enough that a test's leak check does not wait for it.
-IDLE_LINGER = 0.05
-
-
-class _Slot:
-    """One pooled thread's mailbox: ``ready`` is released when ``task`` was set."""
-
-    __slots__ = ("ready", "task")
-
-    def __init__(self) -> None:
-        self.ready = threading.Lock()
-        self.ready.acquire()
-        self.task: Optional[tuple[Callable[[], None], str]] = None
-
-
-class _ThreadPool:
-    """Reuses goroutine threads: starting a thread costs far more than handing one a task."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._idle: list[_Slot] = []
-
-    def run(self, body: Callable[[], None], name: str) -> None:
-        with self._lock:
-            slot = self._idle.pop() if self._idle else None
-            if slot is not None:
-                slot.task = (body, name)
-                slot.ready.release()
-                return
-        threading.Thread(target=self._work, args=((body, name),), name=name, daemon=True).start()
-
-    def _work(self, task: tuple[Callable[[], None], str]) -> None:
-        me = threading.current_thread()
-        slot = _Slot()
-        while True:
-            body, me.name = task
-            body()
-            me.name = "go:idle"
-            with self._lock:
-                self._idle.append(slot)
-            if not slot.ready.acquire(timeout=IDLE_LINGER):
-                with self._lock:
-                    if slot in self._idle:  # nobody picked this thread: let it end
-                        self._idle.remove(slot)
-                        return
-                slot.ready.acquire()  # a task was handed over just as we gave up: take it
-            task, slot.task = slot.task, None  # type: ignore[assignment]
-
-
-class _ThreadTimer(Timer):
-    def __init__(self, owner: "_TimerThread", when: float, fire: Callable[[], None]):
-        self.owner, self.when, self.fire, self.stopped = owner, when, fire, False
-
-    def stop(self) -> None:
-        self.owner.stop(self)
-
-    def __lt__(self, other: "_ThreadTimer") -> bool:
-        return self.when < other.when
-
-
-class _TimerThread:
-    """All pending timers on one heap, served by one thread that exits when none are left.
-
-    A stopped timer is dropped from the count at once; once no timer is pending the heap is
-    cleared. The thread looks at the heap at least every ``IDLE_LINGER``, so it ends soon after
-    the last timer went, and adding or stopping a far-off timer never has to wake it.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
-        self._heap: list[_ThreadTimer] = []
-        self._pending = 0
-        self._running = False
-
-    def add(self, when: float, fire: Callable[[], None]) -> Timer:
-        timer = _ThreadTimer(self, when, fire)
-        with self._cond:
-            heapq.heappush(self._heap, timer)
-            self._pending += 1
-            if not self._running:
-                self._running = True
-                threading.Thread(target=self._loop, name="go:timers", daemon=True).start()
-            elif self._heap[0] is timer and when - time.monotonic() < IDLE_LINGER:
-                # the thread looks again within IDLE_LINGER anyway: wake it only for a timer due
-                # sooner (a request's 60 s deadline must not cost a thread switch)
-                self._cond.notify()
-        return timer
-
-    def stop(self, timer: _ThreadTimer) -> None:
-        with self._cond:
-            self._settle(timer)
-
-    def _settle(self, timer: _ThreadTimer) -> bool:
-        # under the lock: mark a timer stopped or fired; False if it already was
-        if timer.stopped:
-            return False
-        timer.stopped = True
-        self._pending -= 1
-        if self._pending == 0:
-            self._heap.clear()
-        return True
-
-    def _loop(self) -> None:
-        while True:
-            with self._cond:
-                while self._heap and self._heap[0].stopped:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cond.wait(IDLE_LINGER)
-                    if not self._heap:
-                        self._running = False
-                        return
-                    continue
-                delay = self._heap[0].when - time.monotonic()
-                if delay > 0:
-                    self._cond.wait(min(delay, IDLE_LINGER))
-                    continue
-                due = heapq.heappop(self._heap)
-                fire = self._settle(due)
-            if fire:
-                due.fire()
-
-
 class ThreadsRuntime(Runtime):
     """The production runtime: each goroutine runs on a daemon thread, time is ``time.monotonic``.
 
     Goroutines run on daemon threads because Go does not wait for goroutines when ``main``
-    returns. A thread whose goroutine returned waits ``IDLE_LINGER`` for the next one before it
-    ends (the thread is named ``go:<goroutine name>`` while it runs one, ``go:idle`` between),
-    and all timers share one thread. ``live()`` lists the goroutines still running, so tests can
+    returns. The threads come from a :class:`~genericserver.threadpool.ThreadPool`: a thread
+    whose goroutine returned waits ``IDLE_LINGER`` for the next one before it ends (it is named
+    ``go:<goroutine name>`` while it runs one, ``go:idle`` between), and a goroutine starts on
+    the CPU of the thread that started it, as Go's scheduler does. All timers share one thread.
+    ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
     the process).
     """
@@ -443,8 +322,8 @@ class ThreadsRuntime(Runtime):
         self._live: dict[int, Goroutine] = {}
         self._live_lock = threading.Lock()
         self.panics: list[tuple[str, BaseException]] = []
-        self._pool = _ThreadPool()
-        self._timers = _TimerThread()
+        self._pool = ThreadPool(cpu_placement())
+        self._timers = TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
         gid = next(self._ids)

@@ -1,0 +1,108 @@
+"""The threads runtime's pool: threads are reused and a goroutine starts on its spawner's CPU."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from genericserver import runtime as rt
+from genericserver.threadpool import ThreadPool, cpu_placement
+
+WAIT = 10.0
+
+
+class FakePlacement:
+    """A placement whose "current CPU" the test sets, recording every pin."""
+
+    def __init__(self, cpu: int = 0):
+        self.cpu = cpu
+        self.pins: list[tuple[str, int]] = []
+        self.fail = False
+
+    def current(self) -> int:
+        return self.cpu
+
+    def pin(self, tid: int, cpu: int) -> None:
+        if self.fail:
+            raise OSError(22, "Invalid argument")
+        who = "self" if tid == 0 else ("worker" if tid != threading.get_native_id() else "caller")
+        self.pins.append((who, cpu))
+
+
+def run_and_wait(pool: ThreadPool, fn=lambda: None) -> None:
+    done = threading.Event()
+
+    def body():
+        try:
+            fn()
+        finally:
+            done.set()
+
+    pool.run(body, "go:test")
+    assert done.wait(WAIT)
+
+
+def wait_idle(pool: ThreadPool) -> None:
+    # the worker files itself as idle right after its body returns; wait for that, not a time
+    for _ in range(10000):
+        with pool._lock:
+            if pool._idle:
+                return
+        os.sched_yield()
+    raise AssertionError("the worker never went idle")
+
+
+def test_a_new_thread_pins_itself_and_a_reused_one_is_moved_before_it_wakes():
+    placement = FakePlacement(cpu=1)
+    pool = ThreadPool((placement.current, placement.pin))
+    run_and_wait(pool)
+    assert placement.pins == [("self", 1)]  # a new thread: it places itself first thing
+    wait_idle(pool)
+    run_and_wait(pool)
+    assert placement.pins == [("self", 1)]  # same CPU as last time: no system call
+    wait_idle(pool)
+    placement.cpu = 0
+    run_and_wait(pool)
+    assert placement.pins == [("self", 1), ("worker", 0)]  # moved by the spawner, then woken
+
+
+def test_placement_that_the_os_refuses_is_given_up_and_goroutines_still_run():
+    placement = FakePlacement(cpu=1)
+    placement.fail = True
+    pool = ThreadPool((placement.current, placement.pin))
+    ran = []
+    run_and_wait(pool, lambda: ran.append(1))
+    wait_idle(pool)
+    run_and_wait(pool, lambda: ran.append(2))
+    assert ran == [1, 2]
+    assert pool._placement is None
+
+
+def test_without_placement_nothing_is_pinned():
+    pool = ThreadPool(None)
+    seen = []
+    run_and_wait(pool, lambda: seen.append(os.sched_getaffinity(0)))
+    assert seen == [os.sched_getaffinity(0)]
+
+
+def test_on_this_machine_a_goroutine_runs_on_its_spawners_cpu():
+    placement = cpu_placement()
+    allowed = os.sched_getaffinity(0)
+    if len(allowed) < 2:
+        assert placement is None  # one CPU: nothing to place
+        return
+    assert placement is not None
+    current_cpu, _ = placement
+    results = []
+
+    def spawner(cpu: int) -> None:
+        os.sched_setaffinity(0, {cpu})
+        assert current_cpu() == cpu
+        g = rt.go(lambda: results.append((cpu, os.sched_getaffinity(0), current_cpu())), name=f"placed-{cpu}")
+        assert g.join(WAIT)
+
+    for cpu in sorted(allowed)[:2]:  # the second round reuses the first round's thread
+        t = threading.Thread(target=spawner, args=(cpu,))
+        t.start()
+        t.join(WAIT)
+    assert [(cpu, affinity, on) for cpu, affinity, on in results] == [(c, {c}, c) for c in sorted(allowed)[:2]]
