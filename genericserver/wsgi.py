@@ -39,6 +39,16 @@ class _Closing:
             self._fn()
 
 
+def known_chunks(body: Any) -> Any:
+    """The body's chunks as a list or tuple, if it is one, alone or under ``on_close`` wrappers.
+
+    Such a body can be handed on whole; closing the wrapper is still the caller's to do.
+    """
+    while isinstance(body, _Closing):
+        body = body._inner
+    return body if isinstance(body, (list, tuple)) else None
+
+
 def on_close(inner: Iterable[bytes], fn: Callable[[], Any]) -> Iterable[bytes]:
     """Wrap a response iterable so that ``fn`` runs once, when the server closes it."""
     return _Closing(inner, fn)

@@ -466,3 +466,49 @@ def test_a_handler_answering_because_the_deadline_passed_still_gets_the_client_a
     for seed in range(12):
         status, at = Simulation(chooser=SeededRandom(seed)).run(main)
         assert (seed, status, at) == (seed, 504, 5.0)
+
+
+def test_a_whole_body_goes_over_in_one_piece_and_its_inner_response_closes_with_the_response():
+    # a list under an on_close wrapper (as max-in-flight returns) is handed over whole, but
+    # what the wrapper holds is still released only when the server closes the response
+    closed = rt.event("inner-closed")
+
+    def handler(environ, start_response):
+        start_response("200 OK", [("Content-Length", "3")])
+        return wsgi.on_close([b"abc"], closed.set)
+
+    app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0))))
+    resp = Client(app).get("/", buffered=False)
+    assert (resp.status_code, b"".join(resp.response)) == (200, b"abc")
+    assert not closed.is_set()
+    resp.close()
+    assert closed.is_set()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole-body", "stream"])
+def test_a_late_answer_that_lost_to_the_deadline_still_has_its_inner_response_closed(stream):
+    # the handler's answer is queued, then the caller sees the deadline and sends the 504:
+    # the handler's response (and the in-flight slot it holds) must still be closed
+    closes: list[float] = []
+
+    def handler(environ, start_response):
+        request.context_from(environ).done().wait()
+        start_response("503 Service Unavailable", [("Content-Length", "0")])
+        body = iter([b""]) if stream else [b""]
+        return wsgi.on_close(body, lambda: closes.append(rt.now()))
+
+    def main():
+        closes.clear()
+        app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0))))
+        app.ctx, cancel = gocontext.with_timeout(gocontext.background(), 5.0)
+        try:
+            status = Client(app).get("/api/v1/pods").status_code
+            rt.sleep(1)  # virtual time: the abandoned handler goroutine runs to its end
+            return status, list(closes)
+        finally:
+            cancel()
+
+    from genericserver.testing.sim import SeededRandom
+
+    for seed in range(12):
+        assert (seed, *Simulation(chooser=SeededRandom(seed)).run(main)) == (seed, 504, [5.0])

@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Optional
 from genericserver import klog, request, runtime as rt
 from genericserver.requestinfo import LongRunningRequestCheck, url_path
 from genericserver.responsewriters import encode_status, status as status_dict
-from genericserver.wsgi import close_iterable
+from genericserver.wsgi import close_iterable, known_chunks, on_close
 
 log = logging.getLogger("genericserver.filters.timeout")
 
@@ -186,15 +186,20 @@ class _TimeoutWriter:
         result: Optional[BaseException] = None
         try:
             body = app(environ, self._handler_start_response)
-            if isinstance(body, (list, tuple)) and self._pending_start is not None:
+            self._inner = body
+            chunks = known_chunks(body)
+            if chunks is not None and self._pending_start is not None:
                 # The whole response is known: hand it over in one piece. (PEP 3333 sends
                 # nothing before the first body chunk, so holding the start back until now
-                # changes nothing the client could see; it saves thread switches.)
+                # changes nothing the client could see; it saves thread switches.) The body
+                # is closed with the caller's response, or here if the caller gave up.
                 start, self._pending_start = self._pending_start, None
-                if not self._handoff.put(("full", start, list(body)), wait=False) and self._timed_out:
-                    self._log_post_timeout(None)
+                self._done_iterating = True
+                if not self._handoff.put(("full", start, list(chunks)), wait=False):
+                    self.close_inner()
+                    if self._timed_out:
+                        self._log_post_timeout(None)
                 return
-            self._inner = body
             self._flush_start()
             self._pump(body)
         except (ErrHandlerTimeout, BrokenPipeError) as exc:
@@ -296,6 +301,8 @@ class _TimeoutWriter:
                 return self.timeout(post_timeout_fn, err)
             if kind == "full":
                 self._start(item[1])
+                if hasattr(self._inner, "close"):  # inner filters hold slots until the response closes
+                    return on_close(item[2], self.close_inner)
                 return item[2]
             if kind == "start":
                 self._start(item)
@@ -328,6 +335,10 @@ class _TimeoutWriter:
         self._timed_out = True
         self._timed_out_at = rt.now()
         self._handoff.abandoned.set()
+        if self._done_iterating:
+            # the handler ended and queued its last item before we gave up: it will not close
+            # its response any more, so we do
+            self.close_inner()
         try:
             if not self._started:
                 body = encode_status(err or new_timeout_error("request did not complete within the allotted timeout", 0))
