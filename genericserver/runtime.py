@@ -31,7 +31,6 @@ of code; every primitive is bound to the runtime that created it.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import threading
 import time
@@ -158,19 +157,21 @@ class RWLock:
     """``sync.RWMutex``: many readers or one writer; a waiting writer blocks new readers."""
 
     def __init__(self, rt: Runtime):
-        self._cond = rt.condition(rt.lock())
+        # the readers' paths take the condition's lock directly: one call less per request
+        self._lock = rt.lock()
+        self._cond = rt.condition(self._lock)
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
 
     def rlock(self) -> None:
-        with self._cond:
+        with self._lock:
             while self._writer or self._writers_waiting:
                 self._cond.wait()
             self._readers += 1
 
     def runlock(self) -> None:
-        with self._cond:
+        with self._lock:
             if self._readers <= 0:
                 raise RuntimeError("sync: RUnlock of unlocked RWMutex")
             self._readers -= 1
@@ -281,6 +282,8 @@ class _ThreadEvent(Event):
         return False
 
     def _unwatch(self, w: Any) -> None:
+        if self._set:
+            return  # set() took every waiter off already
         with self._guard:
             try:
                 self._waiters.remove(w)
@@ -318,16 +321,16 @@ class ThreadsRuntime(Runtime):
     name = "threads"
 
     def __init__(self) -> None:
-        self._ids = itertools.count(1)
-        self._live: dict[int, Goroutine] = {}
-        self._live_lock = threading.Lock()
+        # the running goroutines, in start order; dict updates are atomic under the GIL, so the
+        # per-request path takes no lock for this bookkeeping
+        self._live: dict[Goroutine, None] = {}
         self.panics: list[tuple[str, BaseException]] = []
-        self._pool = ThreadPool(cpu_placement())
+        self._pool = ThreadPool(cpu_placement(), batch=True)
         self._timers = TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
-        gid = next(self._ids)
         g = Goroutine(name, _ThreadEvent(f"{name}-done"))
+        live = self._live
 
         def body() -> None:
             try:
@@ -337,12 +340,10 @@ class ThreadsRuntime(Runtime):
                 self.panics.append((name, exc))
                 log.error("goroutine %s panicked:\n%s", name, traceback.format_exc())
             finally:
-                with self._live_lock:
-                    self._live.pop(gid, None)
+                del live[g]
                 g.done.set()
 
-        with self._live_lock:
-            self._live[gid] = g
+        live[g] = None
         self._pool.run(body, f"go:{name}")
         return g
 
@@ -351,15 +352,15 @@ class ThreadsRuntime(Runtime):
         return self._timers.add(time.monotonic() + max(0.0, seconds), lambda: self.go(fn, name=name))
 
     def live(self) -> list[Goroutine]:
-        with self._live_lock:
-            return list(self._live.values())
+        return list(self._live)
 
     def event(self, name: str = "event") -> Event:
         return _ThreadEvent(name)
 
     def select(self, *events: Event, timeout: Optional[float] = None) -> Optional[Event]:
+        # (events here are all _ThreadEvents: their flag is read directly, on a per-request path)
         for ev in events:
-            if ev.is_set():
+            if ev._set:  # type: ignore[attr-defined]
                 return ev
         if timeout is not None and timeout <= 0:
             return None
@@ -374,7 +375,7 @@ class ThreadsRuntime(Runtime):
             for ev in events:
                 ev._unwatch(w)  # type: ignore[attr-defined]
         for ev in events:
-            if ev.is_set():
+            if ev._set:  # type: ignore[attr-defined]
                 return ev
         return None
 

@@ -19,11 +19,17 @@ def close_iterable(body: Any) -> None:
 
 
 class _Closing:
-    """Iterates ``inner`` and runs ``fn`` exactly once, when the server closes it."""
+    """Iterates ``inner``; when the server closes it, closes ``inner`` and then runs each ``fn``.
+
+    Filters nest, and each one that holds something adds its release here rather than another
+    wrapper around the last: one object and one ``close`` per response, however deep the chain.
+    The releases run innermost first, each even if an earlier one raised, and errors come out
+    as from nested ``try``/``finally`` blocks (the last raised, chained to the earlier).
+    """
 
     def __init__(self, inner: Iterable[bytes], fn: Callable[[], Any]):
         self._inner = inner
-        self._fn = fn
+        self._fns = [fn]
         self._closed = False
 
     def __iter__(self) -> Iterator[bytes]:
@@ -36,7 +42,14 @@ class _Closing:
         try:
             close_iterable(self._inner)
         finally:
-            self._fn()
+            self._release(0)
+
+    def _release(self, i: int) -> None:
+        try:
+            self._fns[i]()
+        finally:
+            if i + 1 < len(self._fns):
+                self._release(i + 1)
 
 
 def known_chunks(body: Any) -> Any:
@@ -51,6 +64,9 @@ def known_chunks(body: Any) -> Any:
 
 def on_close(inner: Iterable[bytes], fn: Callable[[], Any]) -> Iterable[bytes]:
     """Wrap a response iterable so that ``fn`` runs once, when the server closes it."""
+    if type(inner) is _Closing and not inner._closed:
+        inner._fns.append(fn)  # the response is ours to wrap: add to it, do not nest
+        return inner
     return _Closing(inner, fn)
 
 

@@ -98,3 +98,11 @@ def test_response_that_sets_its_own_audit_id_keeps_it():
         return []
 
     assert Client(_with_audit_init(proxied, lambda: "mine")).get("/").headers.getlist("Audit-ID") == ["from-upstream"]
+
+
+@pytest.mark.parametrize("raw", [bytes(16), b"\xff" * 16, bytes(range(16)), bytes(range(240, 256))])
+def test_new_uuid_formats_random_bytes_as_uuid4_does(raw, monkeypatch):
+    from genericserver.endpoints import audit_init
+
+    monkeypatch.setattr(audit_init.os, "urandom", lambda n: raw)
+    assert audit_init.new_uuid() == str(uuid.UUID(bytes=raw, version=4))

@@ -11,7 +11,7 @@ A response that already carries ``Audit-ID`` keeps its own value.
 
 from __future__ import annotations
 
-import uuid
+import os
 from typing import Any, Callable, Iterable
 
 from genericserver.audit.context import with_audit_context, with_audit_id
@@ -21,8 +21,22 @@ RESPONSE_AUDIT_ID_KEY = "genericserver.response_audit_id"
 """environ key: the Audit-ID an outer filter will put on the response."""
 
 
+def new_uuid() -> str:
+    """A random (version 4) UUID as text, like ``str(uuid.uuid4())`` at half the cost.
+
+    Go's ``uuid.New().String()``; the same 16 bytes from ``os.urandom``, formatted directly
+    instead of through a ``uuid.UUID`` (this runs for every request).
+    """
+    h = os.urandom(16).hex()
+    # version 4 in the 13th digit, the RFC 4122 variant (10xx) in the 17th
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+
+
+_VARIANT = {d: "89ab"[int(d, 16) & 3] for d in "0123456789abcdef"}
+
+
 def with_audit_init(app: Callable) -> Callable:
-    return _with_audit_init(app, lambda: str(uuid.uuid4()))
+    return _with_audit_init(app, new_uuid)
 
 
 def _with_audit_init(app: Callable, new_audit_id: Callable[[], str]) -> Callable:
@@ -38,7 +52,10 @@ def _with_audit_init(app: Callable, new_audit_id: Callable[[], str]) -> Callable
         environ[RESPONSE_AUDIT_ID_KEY] = audit_id
 
         def with_header(status: str, headers: list, exc_info: Any = None) -> Any:
-            if not any(k.lower() == "audit-id" for k, _ in headers):
+            for k, _ in headers:
+                if k.lower() == "audit-id":
+                    break
+            else:
                 headers = [*headers, (HEADER_AUDIT_ID, audit_id)]
             if exc_info is not None:
                 return start_response(status, headers, exc_info)

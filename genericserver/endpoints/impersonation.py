@@ -134,11 +134,9 @@ def build_impersonation_requests(environ: dict) -> tuple[list[ObjectReference], 
     for group in groups:
         requests.append(ObjectReference(kind="Group", name=group))
 
-    has_extra = False
-    for key in list(environ):
-        if not key.startswith(_EXTRA_PREFIX_KEY):
-            continue
-        has_extra = True
+    extra_keys = [key for key in environ if key.startswith(_EXTRA_PREFIX_KEY)]
+    has_extra = bool(extra_keys)
+    for key in extra_keys:
         extra_key = _unescape_extra_key(key[len(_EXTRA_PREFIX_KEY):].lower().replace("_", "-"))
         for value in _values(environ, key):
             requests.append(ObjectReference(kind="UserExtra", api_version=AUTHENTICATION_GROUP_VERSION, name=value, field_path=extra_key))

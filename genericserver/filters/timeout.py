@@ -78,20 +78,28 @@ def new_internal_error(err: str) -> dict:
     return status_dict(500, "InternalError", f"Internal error occurred: {err}", {"causes": [{"message": err}]}, kind=False)
 
 
+def _nothing() -> None:
+    """The post-timeout function: Go's records a metric, and there are no metrics here."""
+
+
 def with_timeout_for_non_long_running_requests(app: Callable, long_running: Optional[LongRunningRequestCheck]) -> Callable:
     """Time out everything but long-running requests at the request context's deadline."""
     if long_running is None:
         return app
 
+    # Go builds these per request; they never change, and nothing writes to them
+    timeout_error = new_timeout_error("request did not complete within the allotted timeout", 0)
+    no_info_error = new_internal_error("no request info found for request during timeout")
+
     def timeout_func(environ: dict) -> tuple[dict, bool, Optional[Callable[[], None]], Optional[dict]]:
         info = request.request_info_from(environ)
         if info is None:
             # the chain is built wrong; used only if the context then ends
-            return environ, False, lambda: None, new_internal_error("no request info found for request during timeout")
+            return environ, False, _nothing, no_info_error
         if long_running(environ, info):
             return environ, True, None, None
         # Go records a 504 request-termination metric here; there are no metrics in this port
-        return environ, False, lambda: None, new_timeout_error("request did not complete within the allotted timeout", 0)
+        return environ, False, _nothing, timeout_error
 
     return with_timeout(app, timeout_func)
 
@@ -115,24 +123,27 @@ class _Handoff:
 
     ``put`` returns at once while fewer than ``LIMIT`` items wait (a handler that writes a
     small response then costs one thread switch, not one per write), and blocks beyond that so
-    a fast handler cannot run ahead of a slow client. It returns False once the caller gave up.
+    a fast handler cannot run ahead of a slow client. It returns False once the caller gave up
+    (``abandon``), which also wakes a ``put`` that is waiting for room. Events are made only
+    when somebody waits on them: most requests put one item and never block.
     """
 
     LIMIT = 8
+    __slots__ = ("lock", "_items", "_ready", "_room", "abandoned", "first_put_at")
 
     def __init__(self) -> None:
-        self._lock = rt.lock()
+        self.lock = rt.lock()  # also guards _TimeoutWriter's close of the inner response
         self._items: collections.deque = collections.deque()
-        self._ready = rt.event("timeout-handoff-ready")
-        self._room: Optional[rt.Event] = None
-        self.abandoned = rt.event("timeout-handoff-abandoned")
+        self._ready: Optional[rt.Event] = None  # set when an item is queued
+        self._room: Optional[rt.Event] = None  # set when the caller took an item, or gave up
+        self.abandoned = False
         self.first_put_at: Optional[float] = None
 
     def put(self, item: Any, wait: bool = True) -> bool:
         """Queue ``item``; ``wait=False`` never blocks (for the handler's last item)."""
         room = None
-        with self._lock:
-            if self.abandoned.is_set():
+        with self.lock:
+            if self.abandoned:
                 return False
             if self.first_put_at is None:
                 self.first_put_at = rt.now()
@@ -140,13 +151,20 @@ class _Handoff:
             ready = self._ready
             if wait and len(self._items) >= self.LIMIT:
                 room = self._room = rt.event("timeout-handoff-room")
-        ready.set()
+        if ready is not None:
+            ready.set()
         if room is None:
             return True
-        return rt.select(room, self.abandoned) is room
+        room.wait()
+        return not self.abandoned
 
     def ready(self) -> rt.Event:
-        with self._lock:
+        """An event set once an item is queued (already set if one is)."""
+        with self.lock:
+            if self._ready is None:
+                self._ready = rt.event("timeout-handoff-ready")
+                if self._items:
+                    self._ready.set()
             return self._ready
 
     def pending(self) -> bool:
@@ -154,31 +172,40 @@ class _Handoff:
         return bool(self._items)
 
     def take(self) -> Any:
-        with self._lock:
+        with self.lock:
             item = self._items.popleft()
             if not self._items:
-                self._ready = rt.event("timeout-handoff-ready")
+                self._ready = None
             room, self._room = self._room, None
         if room is not None:
             room.set()
         return item
 
+    def abandon(self) -> None:
+        with self.lock:
+            self.abandoned = True
+            room, self._room = self._room, None
+        if room is not None:
+            room.set()
+
 
 class _TimeoutWriter:
     """Go's timeoutWriter and the two sides of ServeHTTP: ``serve`` (goroutine), ``answer`` (caller)."""
 
+    __slots__ = ("_ctx", "_done", "_start_response", "_environ", "_handoff", "_started", "_timed_out",
+                 "_timed_out_at", "_pending_start", "_inner", "_done_iterating")
+
     def __init__(self, ctx: Any, start_response: Callable, environ: dict):
         self._ctx = ctx
+        self._done = ctx.done()
         self._start_response = start_response
-        self._method = environ.get("REQUEST_METHOD", "")
-        self._path = url_path(environ)
+        self._environ = environ  # for the post-timeout log line only
         self._handoff = _Handoff()
         self._started = False  # the caller forwarded start_response (Go: wroteHeader)
         self._timed_out = False
         self._timed_out_at = 0.0
         self._pending_start: Optional[tuple] = None
         self._inner: Any = None  # the handler's response iterable, until closed
-        self._close_lock = rt.lock()
         self._done_iterating = False
 
     # -- the handler goroutine --------------------------------------------------------------
@@ -204,7 +231,7 @@ class _TimeoutWriter:
             self._pump(body)
         except (ErrHandlerTimeout, BrokenPipeError) as exc:
             # a failed write the handler did not catch: an ordinary end once we gave up
-            result = None if self._handoff.abandoned.is_set() else exc
+            result = None if self._handoff.abandoned else exc
         except BaseException as exc:  # Go recovers the panic and hands it to ServeHTTP
             result = exc
         # From here on this goroutine no longer touches the body. The caller closes it when the
@@ -218,7 +245,7 @@ class _TimeoutWriter:
 
     def close_inner(self) -> None:
         """Close the handler's response once, from whichever side is last to need it."""
-        with self._close_lock:
+        with self._handoff.lock:
             body, self._inner = self._inner, None
         close_iterable(body)
 
@@ -230,8 +257,8 @@ class _TimeoutWriter:
                 "Post-timeout activity",
                 logger="UnhandledError",
                 timeElapsed=f"{rt.now() - self._timed_out_at:.6f}s",
-                method=self._method,
-                path=self._path,
+                method=self._environ.get("REQUEST_METHOD", ""),
+                path=url_path(self._environ),
                 result=None if result is None else repr(result),
             ),
         )
@@ -283,12 +310,13 @@ class _TimeoutWriter:
 
     # -- the calling thread -----------------------------------------------------------------
     def _next(self) -> Any:
-        if self._handoff.pending() and not self._ctx.done().is_set():
-            return self._handoff.take()  # already queued: no need to wait on anything
-        ready = self._handoff.ready()
-        if rt.select(ready, self._ctx.done()) is ready:
-            return self._handoff.take()
-        return ("timeout",)
+        handoff = self._handoff
+        if handoff.pending() and not self._done.is_set():
+            return handoff.take()  # already queued: no need to wait on anything
+        ready = handoff.ready()
+        if rt.select(ready, self._done) is ready:
+            return handoff.take()
+        return _TIMEOUT
 
     def answer(self, post_timeout_fn: Optional[Callable[[], None]], err: Optional[dict]) -> Iterable[bytes]:
         """Wait for the response to start, the handler to end, or the deadline."""
@@ -319,7 +347,7 @@ class _TimeoutWriter:
             # a chunk before start_response breaks WSGI; drop it rather than send it headless
 
     def _answered_after_deadline(self) -> bool:
-        if not self._ctx.done().is_set():
+        if not self._done.is_set():
             return False
         deadline = self._ctx.deadline()
         first = self._handoff.first_put_at
@@ -334,7 +362,7 @@ class _TimeoutWriter:
         """Go's ``timeoutWriter.timeout``: a 504 if nothing was sent yet, else abort."""
         self._timed_out = True
         self._timed_out_at = rt.now()
-        self._handoff.abandoned.set()
+        self._handoff.abandon()
         if self._done_iterating:
             # the handler ended and queued its last item before we gave up: it will not close
             # its response any more, so we do
@@ -353,7 +381,10 @@ class _TimeoutWriter:
                 post_timeout_fn()
 
     def abandon(self) -> None:
-        self._handoff.abandoned.set()
+        self._handoff.abandon()
+
+
+_TIMEOUT = ("timeout",)
 
 
 def _chunks(it: Any) -> Iterable[bytes]:
