@@ -2,12 +2,16 @@
 
 In process: the same trivial app called bare and through ``default_build_handler_chain``, with
 werkzeug-built environs (one template made by ``EnvironBuilder``, copied per request, so the
-builder is not measured), each response iterated and closed as a server would. Rounds
-alternate between the variants; medians are shown. Variants: the default config (no audit,
-authentication and authorization off) and the chain with the in-memory audit backend plus an
-AlwaysAllow authorizer. Two diagnostic rows leave out the timeout filter (its per-request
-goroutine and hand-offs) and then also the request-deadline filter (its context's deadline timer,
-a goroutine per request on the threads runtime), to show where the cost is.
+builder is not measured), each response iterated and closed as a server would. The calls are
+made from a goroutine, as ``genericserver.httpserver`` calls the chain (each connection is
+served by one). Rounds alternate between the variants; medians are shown. Variants: the default
+config (no audit, authentication and authorization off) and the chain with the in-memory audit
+backend plus an AlwaysAllow authorizer. Two diagnostic rows leave out the timeout filter (its
+per-request goroutine and hand-offs) and then also the request-deadline filter (its context and
+deadline timer), to show where the cost is. One more row calls the default chain from a plain
+thread, as werkzeug's threaded server would (the runtime holds such a thread on its CPU while
+it waits for the timeout filter's goroutine; without that, most hand-offs woke a thread on the
+other core and the chain cost ~140 us here).
 
 Over loopback: ``genericserver.httpserver.Server`` serving the bare app and the full chain, one
 keep-alive client, a few hundred requests each (design.md budget: the chain at least 0.9x the
@@ -21,8 +25,6 @@ from __future__ import annotations
 
 
 import cProfile
-import os
-import subprocess
 import sys
 import http.client
 import io
@@ -34,6 +36,7 @@ from typing import Callable
 
 from werkzeug.test import EnvironBuilder
 
+from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.authz import ALWAYS_ALLOW
 from genericserver.chain import build, handler_chain_steps
@@ -96,6 +99,15 @@ def _per_request_us(handler: Callable, template: dict, seconds: float) -> float:
             return (now - started) / n * 1e6
 
 
+def _in_goroutine(fn: Callable[[], float]) -> float:
+    out: list[float] = []
+    g = rt.go(lambda: out.append(fn()), name="bench-chain")
+    g.join()
+    if g.exception is not None:
+        raise g.exception
+    return out[0]
+
+
 def in_process() -> dict[str, float]:
     template = EnvironBuilder(path=PATH, headers={"User-Agent": "bench"}).get_environ()
     variants = {
@@ -106,12 +118,17 @@ def in_process() -> dict[str, float]:
         "(diagnostic) without timeout, request-deadline": chain_without("timeout", "request-deadline"),
     }
     for handler in variants.values():  # warm up
-        _per_request_us(handler, template, 0.05)
+        _in_goroutine(lambda: _per_request_us(handler, template, 0.05))
     rows: dict[str, list[float]] = {name: [] for name in variants}
+    rows[PLAIN_THREAD] = []
     for _ in range(ROUNDS):
         for name, handler in variants.items():
-            rows[name].append(_per_request_us(handler, template, ROUND_SECONDS))
+            rows[name].append(_in_goroutine(lambda: _per_request_us(handler, template, ROUND_SECONDS)))
+        rows[PLAIN_THREAD].append(_per_request_us(variants["default chain"], template, ROUND_SECONDS))
     return {name: statistics.median(v) for name, v in rows.items()}
+
+
+PLAIN_THREAD = "(diagnostic) default chain, from a plain thread"
 
 
 def profile_top(handler: Callable, n: int = 10) -> str:
@@ -157,10 +174,10 @@ def loopback() -> dict[str, float]:
     return {name: statistics.median(v) for name, v in rows.items()}
 
 
-def report_in_process(title: str) -> float:
+def report_in_process() -> float:
     us = in_process()
     bare = us["bare app"]
-    print(f"in process, {title}, per request (median of {ROUNDS} rounds of {ROUND_SECONDS:g} s):")
+    print(f"in process, from a goroutine, per request (median of {ROUNDS} rounds of {ROUND_SECONDS:g} s):")
     for name, value in us.items():
         extra = "" if name == "bare app" else f"   overhead {value - bare:8.1f} us   ratio {value / bare:7.1f}x"
         print(f"  {name:50s} {value:8.1f} us{extra}")
@@ -170,22 +187,10 @@ def report_in_process(title: str) -> float:
     return overhead
 
 
-def pinned_child() -> None:
-    """The same measurement with every thread on one CPU (run in a child process)."""
-    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    logging.getLogger("genericserver").setLevel(logging.ERROR)
-    report_in_process("all threads on one CPU")
-
-
 def main() -> None:
     # the chain warns once per build that authn/authz are off; keep the output to the numbers
     logging.getLogger("genericserver").setLevel(logging.ERROR)
-    overhead = report_in_process("threads placed by the OS")
-    if hasattr(os, "sched_setaffinity"):
-        # The timeout filter hands every request to another thread and back. Across two cores
-        # each hand-off costs a cross-core wake-up (tens of microseconds here); on one core a
-        # few. Python threads never run Python code in parallel anyway, so both are shown.
-        subprocess.run([sys.executable, "-c", "from bench import bench_chain; bench_chain.pinned_child()"], check=False)
+    overhead = report_in_process()
 
     rates = loopback()
     print(f"over loopback, one keep-alive client, {LOOPBACK_REQUESTS} requests (median of {ROUNDS}):")

@@ -37,7 +37,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from genericserver.threadpool import ThreadPool, TimerThread, cpu_placement
+from genericserver.threadpool import PLACEMENT, ThreadPool, TimerThread, park
 
 log = logging.getLogger("genericserver.runtime")
 
@@ -268,7 +268,7 @@ class _ThreadEvent(Event):
         w = _parked()
         if not self._watch(w):
             return True
-        if not w.acquire(True, -1 if timeout is None else timeout):
+        if not park(w, timeout):
             self._unwatch(w)
         return self._set
 
@@ -311,8 +311,10 @@ class ThreadsRuntime(Runtime):
     Goroutines run on daemon threads because Go does not wait for goroutines when ``main``
     returns. The threads come from a :class:`~genericserver.threadpool.ThreadPool`: a thread
     whose goroutine returned waits ``IDLE_LINGER`` for the next one before it ends (it is named
-    ``go:<goroutine name>`` while it runs one, ``go:idle`` between), and a goroutine starts on
-    the CPU of the thread that started it, as Go's scheduler does. All timers share one thread.
+    ``go:<goroutine name>`` while it runs one, ``go:idle`` between). A goroutine starts on the
+    CPU of the thread that started it and does not preempt it, as with Go's scheduler, and a
+    thread of the program's own that waits on an event is held on its CPU meanwhile (see
+    :mod:`genericserver.threadpool`). All timers share one thread.
     ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
     the process).
@@ -325,7 +327,7 @@ class ThreadsRuntime(Runtime):
         # per-request path takes no lock for this bookkeeping
         self._live: dict[Goroutine, None] = {}
         self.panics: list[tuple[str, BaseException]] = []
-        self._pool = ThreadPool(cpu_placement(), batch=True)
+        self._pool = ThreadPool(PLACEMENT, batch=True)
         self._timers = TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
@@ -370,7 +372,7 @@ class ThreadsRuntime(Runtime):
                 if not ev._watch(w):  # type: ignore[attr-defined]
                     break  # set meanwhile: no need to wait
             else:
-                w.acquire(True, -1 if timeout is None else timeout)
+                park(w, timeout)
         finally:
             for ev in events:
                 ev._unwatch(w)  # type: ignore[attr-defined]

@@ -106,3 +106,49 @@ def test_on_this_machine_a_goroutine_runs_on_its_spawners_cpu():
         t.start()
         t.join(WAIT)
     assert [(cpu, affinity, on) for cpu, affinity, on in results] == [(c, {c}, c) for c in sorted(allowed)[:2]]
+
+
+def test_a_plain_thread_is_held_on_its_cpu_while_it_waits_and_gets_its_cpu_set_back():
+    from genericserver import threadpool
+
+    allowed = os.sched_getaffinity(0)
+    woken = rt.event("woken")
+    seen = {}
+
+    def waiter():
+        seen["before"] = os.sched_getaffinity(0)
+        seen["woken"] = woken.wait(WAIT)
+        seen["after"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=waiter)
+    t.start()
+
+    def look_then_wake():
+        # read the waiter's CPU set once it is parked (it registers, then is held), then wake it
+        for _ in range(100000):
+            seen["while waiting"] = os.sched_getaffinity(t.native_id)
+            if woken._waiters and (threadpool.PLACEMENT is None or len(seen["while waiting"]) == 1):
+                break
+            os.sched_yield()
+        woken.set()
+
+    assert rt.go(look_then_wake, name="look-then-wake").join(WAIT)
+    t.join(WAIT)
+    assert seen["woken"] and seen["before"] == seen["after"] == allowed
+    if threadpool.PLACEMENT is None:
+        assert seen["while waiting"] == allowed  # nothing to place on one CPU
+    else:
+        assert len(seen["while waiting"]) == 1 and seen["while waiting"] < allowed
+
+
+def test_a_goroutine_waits_without_changing_its_cpu_set():
+    seen = []
+
+    def body():
+        before = os.sched_getaffinity(0)
+        rt.after(0.001).wait(WAIT)
+        seen.append((before, os.sched_getaffinity(0)))
+
+    assert rt.go(body, name="waiter").join(WAIT)
+    ((before, after),) = seen
+    assert before == after  # pool threads are placed when started, not per wait
