@@ -21,8 +21,10 @@ Go                          genericserver.runtime
 ``sync.Cond`` / ``sync.Once``  ``condition(lk)`` / ``once()``
 ==========================  =============================================================
 
-Two runtimes implement :class:`Runtime`: :class:`ThreadsRuntime` here (the default, for
-production and real sockets) and the simulation runtime in :mod:`genericserver.testing.sim`,
+Two runtimes implement :class:`Runtime` (its interface and the primitives built on it, such as
+``RWLock`` and ``Once``, are in :mod:`genericserver.seam`): :class:`ThreadsRuntime` here (the
+default, for production and real sockets; this module is the only one that touches
+``threading`` and ``time``) and the simulation runtime in :mod:`genericserver.testing.sim`,
 which runs one thread at a time on a virtual clock so that shutdown interleavings can be
 chosen, replayed and stepped through in a debugger. ``use(rt)`` installs a runtime for a block
 of code; every primitive is bound to the runtime that created it.
@@ -31,201 +33,17 @@ of code; every primitive is bound to the runtime that created it.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import logging
+import os
 import threading
 import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from genericserver.threadpool import PLACEMENT, ThreadPool, TimerThread, park
+from genericserver.seam import Event, Goroutine, Once, Runtime, RWLock, Timer
 
 log = logging.getLogger("genericserver.runtime")
-
-
-class Event:
-    """A one-shot event: Go's closed channel. Once set it stays set and wakes every waiter."""
-
-    name: str
-
-    def set(self) -> None:
-        raise NotImplementedError
-
-    def is_set(self) -> bool:
-        raise NotImplementedError
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """Block until set; return False if ``timeout`` seconds passed first."""
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        state = "set" if self.is_set() else "open"
-        return f"<{type(self).__name__} {self.name!r} {state}>"
-
-
-class Goroutine:
-    """A handle on a started goroutine: its name and an event set when it returns."""
-
-    def __init__(self, name: str, done: Event):
-        self.name = name
-        self.done = done
-        self.exception: Optional[BaseException] = None
-
-    def join(self, timeout: Optional[float] = None) -> bool:
-        return self.done.wait(timeout)
-
-    def __repr__(self) -> str:
-        return f"<Goroutine {self.name!r} {'done' if self.done.is_set() else 'running'}>"
-
-
-class Timer:
-    """The handle ``after_func`` returns; ``stop()`` keeps ``fn`` from running if it has not yet."""
-
-    def __init__(self, stop: Event):
-        self._stop = stop
-
-    def stop(self) -> None:
-        self._stop.set()
-
-
-class Runtime:
-    """What server code may use instead of ``threading`` and ``time``.
-
-    Subclasses supply the primitives (``go``, ``event``, ``select``, ``lock``, ``condition``,
-    ``now``, ``sleep``); the composite ones (``after``, ``after_func``, ``rwlock``, ``once``)
-    are built here from those, so both runtimes share one implementation of them.
-    """
-
-    name = "runtime"
-
-    # -- primitives a runtime must supply -------------------------------------------------
-    def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
-        raise NotImplementedError
-
-    def event(self, name: str = "event") -> Event:
-        raise NotImplementedError
-
-    def select(self, *events: Event, timeout: Optional[float] = None) -> Optional[Event]:
-        """Wait for the first of ``events`` to be set and return it (``None`` on timeout).
-
-        When several are already set, the first in argument order wins; Go picks at random,
-        which callers here never rely on.
-        """
-        raise NotImplementedError
-
-    def lock(self) -> Any:
-        raise NotImplementedError
-
-    def condition(self, lk: Any = None) -> Any:
-        raise NotImplementedError
-
-    def now(self) -> float:
-        raise NotImplementedError
-
-    def sleep(self, seconds: float) -> None:
-        raise NotImplementedError
-
-    def wall(self) -> float:
-        """Wall-clock seconds since the epoch, for timestamps people read (audit events)."""
-        raise NotImplementedError
-
-    # -- composites, shared by every runtime ----------------------------------------------
-    def after(self, seconds: float, name: str = "after") -> Event:
-        """An event that fires ``seconds`` from now (``time.After``)."""
-        ev = self.event(name)
-        self.after_func(seconds, ev.set, name=name)
-        return ev
-
-    def after_func(self, seconds: float, fn: Callable[[], Any], *, name: str) -> Timer:
-        """Run ``fn`` in its own goroutine after ``seconds`` unless the timer is stopped first."""
-        stop = self.event(f"{name}-stop")
-
-        def timer() -> None:
-            if self.select(stop, timeout=max(0.0, seconds)) is None:
-                fn()
-
-        self.go(timer, name=name)
-        return Timer(stop)
-
-    def rwlock(self) -> "RWLock":
-        return RWLock(self)
-
-    def once(self) -> "Once":
-        return Once(self)
-
-
-class RWLock:
-    """``sync.RWMutex``: many readers or one writer; a waiting writer blocks new readers."""
-
-    def __init__(self, rt: Runtime):
-        # the readers' paths take the condition's lock directly: one call less per request
-        self._lock = rt.lock()
-        self._cond = rt.condition(self._lock)
-        self._readers = 0
-        self._writer = False
-        self._writers_waiting = 0
-
-    def rlock(self) -> None:
-        with self._lock:
-            while self._writer or self._writers_waiting:
-                self._cond.wait()
-            self._readers += 1
-
-    def runlock(self) -> None:
-        with self._lock:
-            if self._readers <= 0:
-                raise RuntimeError("sync: RUnlock of unlocked RWMutex")
-            self._readers -= 1
-            if self._readers == 0:
-                self._cond.notify_all()
-
-    def lock(self) -> None:
-        with self._cond:
-            self._writers_waiting += 1
-            while self._writer or self._readers:
-                self._cond.wait()
-            self._writers_waiting -= 1
-            self._writer = True
-
-    def unlock(self) -> None:
-        with self._cond:
-            if not self._writer:
-                raise RuntimeError("sync: Unlock of unlocked RWMutex")
-            self._writer = False
-            self._cond.notify_all()
-
-    @contextlib.contextmanager
-    def read_locked(self) -> Iterator[None]:
-        self.rlock()
-        try:
-            yield
-        finally:
-            self.runlock()
-
-    @contextlib.contextmanager
-    def write_locked(self) -> Iterator[None]:
-        self.lock()
-        try:
-            yield
-        finally:
-            self.unlock()
-
-
-class Once:
-    """``sync.Once``: ``do(fn)`` runs ``fn`` the first time only; later callers wait for it."""
-
-    def __init__(self, rt: Runtime):
-        self._lock = rt.lock()
-        self._done = False
-
-    def do(self, fn: Callable[[], Any]) -> None:
-        if self._done:
-            return
-        with self._lock:
-            if not self._done:
-                try:
-                    fn()
-                finally:
-                    self._done = True
 
 
 # ---------------------------------------------------------------------------------------
@@ -268,7 +86,7 @@ class _ThreadEvent(Event):
         w = _parked()
         if not self._watch(w):
             return True
-        if not park(w, timeout):
+        if not _park(w, timeout):
             self._unwatch(w)
         return self._set
 
@@ -305,16 +123,258 @@ def _wake(w: Any) -> None:
         pass  # already woken by another event of the same select
 
 
+# An idle pooled thread or the timer thread waits this long for work before it exits: long
+# enough to be reused under load, short enough that a test's leak check does not wait for it.
+IDLE_LINGER = 0.05
+
+
+def _cpu_placement() -> tuple[Callable[[], int], Callable[[int, int], None]] | None:
+    """``(current_cpu, pin)`` where the OS lets threads be placed, else None.
+
+    ``current_cpu()`` is the CPU the calling thread runs on; ``pin(tid, cpu)`` keeps thread
+    ``tid`` (a native id, 0 for the caller) on that CPU. Linux only (``sched_getcpu`` is not in
+    the standard library, so it comes from libc); with a single usable CPU there is nothing to
+    gain.
+    """
+    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+        return None
+    try:
+        import ctypes
+
+        current_cpu = ctypes.CDLL(None).sched_getcpu
+        current_cpu.restype = ctypes.c_int
+        current_cpu.argtypes = []
+    except (OSError, AttributeError):
+        return None
+    if current_cpu() < 0:
+        return None
+
+    def pin(tid: int, cpu: int) -> None:
+        os.sched_setaffinity(tid, (cpu,))
+
+    return current_cpu, pin
+
+
+_PLACEMENT = _cpu_placement()
+"""This machine's thread placement (``None`` where threads cannot be placed)."""
+
+_local = threading.local()  # ``pooled`` is True on the pool's threads
+
+
+def _park(w: Any, timeout: Optional[float]) -> bool:
+    """Block on the held lock ``w`` until it is released (or ``timeout`` seconds); True if it was.
+
+    A pool thread is on its CPU already. Any other thread (a program's main thread, a werkzeug
+    connection thread) is held on the CPU it is on while it waits, and gets its own CPU set back
+    when it wakes: the goroutine it waits for was started on that CPU, and wakes it there rather
+    than on another core. (Linux would otherwise often wake it on an idle core, which costs tens
+    of microseconds here, twice per request through the timeout filter.)
+    """
+    mask = None
+    if _PLACEMENT is not None and not getattr(_local, "pooled", False):
+        try:
+            mask = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, (_PLACEMENT[0](),))
+        except OSError:
+            mask = None
+    try:
+        return w.acquire(True, -1 if timeout is None else timeout)
+    finally:
+        if mask is not None:
+            os.sched_setaffinity(0, mask)
+
+
+def _no_wakeup_preemption() -> None:
+    """Mark the calling thread so that a thread it wakes waits until it blocks (Linux only).
+
+    Go's scheduler puts a goroutine it readies in ``runnext`` and lets the running one go on
+    until it blocks. Linux by default lets the woken thread preempt the waker at once; that
+    thread then finds the GIL taken and sleeps again, so every hand-off costs two extra context
+    switches. ``SCHED_BATCH`` threads never preempt on wake-up; an unprivileged process may
+    choose it. Where it is refused or missing, nothing changes.
+    """
+    batch = getattr(os, "SCHED_BATCH", None)
+    if batch is None:
+        return
+    try:
+        os.sched_setscheduler(0, batch, os.sched_param(0))
+    except OSError:
+        pass
+
+
+class _Slot:
+    """One pooled thread's mailbox: ``ready`` is released when ``task`` was set."""
+
+    __slots__ = ("ready", "task", "tid", "cpu")
+
+    def __init__(self, cpu: int) -> None:
+        self.ready = threading.Lock()
+        self.ready.acquire()
+        self.task: Optional[tuple[Callable[[], None], str]] = None
+        self.tid = threading.get_native_id()
+        self.cpu = cpu  # the CPU this thread is pinned to, -1 for none
+
+
+class _ThreadPool:
+    """Reuses goroutine threads: starting a thread costs far more than handing one a task.
+
+    A goroutine starts on its spawner's CPU. Go's scheduler does the same (a new goroutine goes
+    into the spawning P's ``runnext`` slot), so spawn-then-wait, as the timeout filter does for
+    every request, never crosses cores. Here that matters more than in Go: every switch between
+    Python threads is a hand-over of the GIL, and waking a thread on another core costs tens of
+    microseconds on a virtual machine against a few on the same core. Only one thread runs
+    Python code at a time anyway, so little parallelism is given up. A long-lived goroutine
+    stays on the CPU it started on; its thread moves when it is reused for another one. The
+    waiting side is :func:`_park`; with ``batch`` the threads also run ``SCHED_BATCH``
+    (:func:`_no_wakeup_preemption`).
+    """
+
+    def __init__(
+        self,
+        placement: Optional[tuple[Callable[[], int], Callable[[int, int], None]]] = None,
+        *,
+        batch: bool = False,
+    ) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Slot] = []
+        self._placement = placement
+        self._batch = batch
+
+    def _cpu(self) -> int:
+        return self._placement[0]() if self._placement is not None else -1
+
+    def run(self, body: Callable[[], None], name: str) -> None:
+        cpu = self._cpu()
+        with self._lock:
+            slot = self._idle.pop() if self._idle else None
+        if slot is not None:
+            if cpu >= 0 and cpu != slot.cpu:
+                self._pin(slot.tid, cpu)
+                slot.cpu = cpu
+            slot.task = (body, name)
+            slot.ready.release()  # placed first: the thread wakes where it will run
+            return
+        threading.Thread(target=self._work, args=((body, name), cpu), name=name, daemon=True).start()
+
+    def _pin(self, tid: int, cpu: int) -> None:
+        try:
+            self._placement[1](tid, cpu)  # type: ignore[index]
+        except OSError:  # the CPU left our set (a cgroup changed): stop placing threads
+            self._placement = None
+
+    def _work(self, task: tuple[Callable[[], None], str], cpu: int) -> None:
+        me = threading.current_thread()
+        _local.pooled = True
+        if cpu >= 0:
+            self._pin(0, cpu)
+        if self._batch:
+            _no_wakeup_preemption()
+        slot = _Slot(cpu)
+        while True:
+            body, me.name = task
+            body()
+            me.name = "go:idle"
+            with self._lock:
+                self._idle.append(slot)
+            if not slot.ready.acquire(timeout=IDLE_LINGER):
+                with self._lock:
+                    if slot in self._idle:  # nobody picked this thread: let it end
+                        self._idle.remove(slot)
+                        return
+                slot.ready.acquire()  # a task was handed over just as we gave up: take it
+            task, slot.task = slot.task, None  # type: ignore[assignment]
+
+
+class _ThreadTimer:
+    """A pending timer on the shared heap; ``stop()`` keeps it from firing if it has not yet."""
+
+    __slots__ = ("owner", "when", "fire", "stopped")
+
+    def __init__(self, owner: "_TimerThread", when: float, fire: Callable[[], None]):
+        self.owner, self.when, self.fire, self.stopped = owner, when, fire, False
+
+    def stop(self) -> None:
+        self.owner.stop(self)
+
+    def __lt__(self, other: "_ThreadTimer") -> bool:
+        return self.when < other.when
+
+
+class _TimerThread:
+    """All pending timers on one heap, served by one thread that exits when none are left.
+
+    A stopped timer is dropped from the count at once; once no timer is pending the heap is
+    cleared. The thread looks at the heap at least every ``IDLE_LINGER``, so it ends soon after
+    the last timer went, and adding or stopping a far-off timer never has to wake it.
+    """
+
+    def __init__(self) -> None:
+        # adding and stopping take the lock itself (a C call); only the thread uses the condition
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._heap: list[_ThreadTimer] = []
+        self._pending = 0
+        self._running = False
+
+    def add(self, when: float, fire: Callable[[], None]) -> _ThreadTimer:
+        timer = _ThreadTimer(self, when, fire)
+        with self._lock:
+            heapq.heappush(self._heap, timer)
+            self._pending += 1
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._loop, name="go:timers", daemon=True).start()
+            elif self._heap[0] is timer and when - time.monotonic() < IDLE_LINGER:
+                # the thread looks again within IDLE_LINGER anyway: wake it only for a timer due
+                # sooner (a request's 60 s deadline must not cost a thread switch)
+                self._cond.notify()
+        return timer
+
+    def stop(self, timer: _ThreadTimer) -> None:
+        with self._lock:
+            self._settle(timer)
+
+    def _settle(self, timer: _ThreadTimer) -> bool:
+        # under the lock: mark a timer stopped or fired; False if it already was
+        if timer.stopped:
+            return False
+        timer.stopped = True
+        self._pending -= 1
+        if self._pending == 0:
+            self._heap.clear()
+        return True
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0].stopped:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait(IDLE_LINGER)
+                    if not self._heap:
+                        self._running = False
+                        return
+                    continue
+                delay = self._heap[0].when - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(min(delay, IDLE_LINGER))
+                    continue
+                due = heapq.heappop(self._heap)
+                fire = self._settle(due)
+            if fire:
+                due.fire()
+
+
 class ThreadsRuntime(Runtime):
     """The production runtime: each goroutine runs on a daemon thread, time is ``time.monotonic``.
 
     Goroutines run on daemon threads because Go does not wait for goroutines when ``main``
-    returns. The threads come from a :class:`~genericserver.threadpool.ThreadPool`: a thread
+    returns. The threads come from a pool (:class:`_ThreadPool`): a thread
     whose goroutine returned waits ``IDLE_LINGER`` for the next one before it ends (it is named
     ``go:<goroutine name>`` while it runs one, ``go:idle`` between). A goroutine starts on the
     CPU of the thread that started it and does not preempt it, as with Go's scheduler, and a
     thread of the program's own that waits on an event is held on its CPU meanwhile (see
-    :mod:`genericserver.threadpool`). All timers share one thread.
+    :func:`_park`). All timers share one thread.
     ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
     the process).
@@ -327,8 +387,8 @@ class ThreadsRuntime(Runtime):
         # per-request path takes no lock for this bookkeeping
         self._live: dict[Goroutine, None] = {}
         self.panics: list[tuple[str, BaseException]] = []
-        self._pool = ThreadPool(PLACEMENT, batch=True)
-        self._timers = TimerThread()
+        self._pool = _ThreadPool(_PLACEMENT, batch=True)
+        self._timers = _TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
         g = Goroutine(name, _ThreadEvent(f"{name}-done"))
@@ -372,7 +432,7 @@ class ThreadsRuntime(Runtime):
                 if not ev._watch(w):  # type: ignore[attr-defined]
                     break  # set meanwhile: no need to wait
             else:
-                park(w, timeout)
+                _park(w, timeout)
         finally:
             for ev in events:
                 ev._unwatch(w)  # type: ignore[attr-defined]

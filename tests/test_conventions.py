@@ -20,7 +20,7 @@ PACKAGE = ROOT / "genericserver"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 # where real threads and clocks are the point: the seam itself and the test support
-SEAM_EXEMPT = {"runtime.py", "threadpool.py"}
+SEAM_EXEMPT = {"runtime.py"}
 SEAM_EXEMPT_DIRS = {"testing", "demo"}
 
 BARE = re.compile(

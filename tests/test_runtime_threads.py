@@ -1,4 +1,4 @@
-"""The threads runtime's pool: threads are reused and a goroutine starts on its spawner's CPU."""
+"""The threads runtime's pool and placement: a goroutine starts on its spawner's CPU, waiters stay on theirs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import threading
 
 from genericserver import runtime as rt
-from genericserver.threadpool import ThreadPool, cpu_placement
+from genericserver.runtime import _cpu_placement as cpu_placement, _ThreadPool as ThreadPool
 
 WAIT = 10.0
 
@@ -109,8 +109,6 @@ def test_on_this_machine_a_goroutine_runs_on_its_spawners_cpu():
 
 
 def test_a_plain_thread_is_held_on_its_cpu_while_it_waits_and_gets_its_cpu_set_back():
-    from genericserver import threadpool
-
     allowed = os.sched_getaffinity(0)
     woken = rt.event("woken")
     seen = {}
@@ -127,7 +125,7 @@ def test_a_plain_thread_is_held_on_its_cpu_while_it_waits_and_gets_its_cpu_set_b
         # read the waiter's CPU set once it is parked (it registers, then is held), then wake it
         for _ in range(100000):
             seen["while waiting"] = os.sched_getaffinity(t.native_id)
-            if woken._waiters and (threadpool.PLACEMENT is None or len(seen["while waiting"]) == 1):
+            if woken._waiters and (rt._PLACEMENT is None or len(seen["while waiting"]) == 1):
                 break
             os.sched_yield()
         woken.set()
@@ -135,7 +133,7 @@ def test_a_plain_thread_is_held_on_its_cpu_while_it_waits_and_gets_its_cpu_set_b
     assert rt.go(look_then_wake, name="look-then-wake").join(WAIT)
     t.join(WAIT)
     assert seen["woken"] and seen["before"] == seen["after"] == allowed
-    if threadpool.PLACEMENT is None:
+    if rt._PLACEMENT is None:
         assert seen["while waiting"] == allowed  # nothing to place on one CPU
     else:
         assert len(seen["while waiting"]) == 1 and seen["while waiting"] < allowed
