@@ -63,7 +63,14 @@ class Harness:
         return self.srv.conn_states()
 
     def wait_counts(self, **want):
-        self.wait_for(lambda: all(self.counts()[k] == v for k, v in want.items()))
+        # the server counts a state change before it calls the hook: wait for both to agree, so
+        # that what states_of() reads afterwards includes the change
+        def agreed():
+            last = dict(self.transitions)  # each connection's latest state, as the hook saw it
+            counts = self.counts()
+            return all(counts[k] == v == sum(1 for st in last.values() if st == k) for k, v in want.items())
+
+        self.wait_for(agreed)
 
     def states_of(self, cid):
         with self.cond:
