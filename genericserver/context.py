@@ -183,13 +183,13 @@ def with_deadline(parent: Context, when: float) -> tuple[Context, CancelFunc]:
     remaining = when - rt.now()
     if remaining <= 0:
         ctx._cancel(True, DEADLINE_EXCEEDED, None)
-    elif ctx.err() is None:
+    elif ctx._err is None:  # (the parent may have been done already, and cancelled it)
         timer = rt.after_func(remaining, lambda: ctx._cancel(True, DEADLINE_EXCEEDED, None), name="context-deadline")
         with ctx._lock:
             if ctx._err is None:
                 ctx._timer = timer
                 timer = None
-        if timer is not None:
+        if timer is not None:  # cancelled meanwhile: the timer has nothing left to do
             timer.stop()
     return ctx, lambda: ctx._cancel(True, CANCELED, None)
 
