@@ -150,3 +150,23 @@ def test_a_goroutine_waits_without_changing_its_cpu_set():
     assert rt.go(body, name="waiter").join(WAIT)
     ((before, after),) = seen
     assert before == after  # pool threads are placed when started, not per wait
+
+
+def test_goroutine_threads_do_not_preempt_the_thread_that_wakes_them():
+    seen = []
+    assert rt.go(lambda: seen.append(os.sched_getscheduler(0)), name="policy").join(WAIT)
+    batch = getattr(os, "SCHED_BATCH", None)
+    # SCHED_BATCH where Linux has it (an unprivileged process may always pick it)
+    assert seen == [batch if batch is not None else os.SCHED_OTHER]
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the caller's own policy is left alone
+
+
+def test_a_refused_scheduling_policy_changes_nothing(monkeypatch):
+    def refuse(*args):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(rt.os, "sched_setscheduler", refuse)
+    pool = ThreadPool(None, batch=True)
+    ran = []
+    run_and_wait(pool, lambda: ran.append(os.sched_getscheduler(0)))
+    assert ran == [os.SCHED_OTHER]
