@@ -181,11 +181,14 @@ def _park(w: Any, timeout: Optional[float]) -> bool:
         return w.acquire(True, -1 if timeout is None else timeout)
     finally:
         if mask is not None:
-            os.sched_setaffinity(0, mask)
+            try:
+                os.sched_setaffinity(0, mask)
+            except OSError:  # the set changed meanwhile (a cgroup): keep what we have
+                pass
 
 
 def _no_wakeup_preemption() -> None:
-    """Mark the calling thread so that a thread it wakes waits until it blocks (Linux only).
+    """Mark the calling thread so that, when woken, it waits for its waker to block (Linux only).
 
     Go's scheduler puts a goroutine it readies in ``runnext`` and lets the running one go on
     until it blocks. Linux by default lets the woken thread preempt the waker at once; that
