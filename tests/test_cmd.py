@@ -28,6 +28,8 @@ class ServerProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # a server that hangs can be made to print every thread's stack (see expect)
+            env={**os.environ, "PYTHONFAULTHANDLER": "1"},
         )
         self.lines: "queue.Queue[Optional[str]]" = queue.Queue()
         self.seen: list[str] = []
@@ -46,13 +48,22 @@ class ServerProcess:
         """Read stderr until a line matches (the server's own log tells us where it is)."""
         rx = re.compile(pattern)
         while True:
-            line = self.lines.get(timeout=WAIT)
+            try:
+                line = self.lines.get(timeout=WAIT)
+            except queue.Empty:
+                self._fail_hung(pattern)
             if line is None:
                 pytest.fail(f"server exited before logging {pattern!r}; log:\n" + "\n".join(self.seen))
             self.seen.append(line)
             m = rx.search(line)
             if m:
                 return m
+
+    def _fail_hung(self, pattern: str) -> None:
+        # SIGABRT makes faulthandler write every thread's stack to stderr before the process dies
+        self.proc.send_signal(signal.SIGABRT)
+        self.wait()
+        pytest.fail(f"no line matching {pattern!r} within {WAIT:g} s; log and stacks:\n" + "\n".join(self.seen))
 
     def signal(self, sig: int = signal.SIGTERM) -> None:
         self.proc.send_signal(sig)
