@@ -162,12 +162,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from genericserver.demo import cli as demo_cli
 
     demo_cli.add_parser(sub)
-    try:
-        from genericserver.cluster import cli as cluster_cli
-    except ImportError:  # the cluster package is optional while it is being built
-        cluster_cli = None
-    if cluster_cli is not None:
-        cluster_cli.add_parser(sub)
+    from genericserver.cluster import cli as cluster_cli
+
+    cluster_cli.add_parser(sub)
     args = parser.parse_args(argv)
     command = getattr(args, "command", None)
     if command is None:
@@ -177,7 +174,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return serve(args.serve_options)
     if command == "demo":
         return demo_cli.run(args)
-    if command == "cluster" and cluster_cli is not None:
+    if command == "cluster":
         return cluster_cli.run(args)
     parser.error(f"unknown command {command!r}")
     return 2

@@ -7,12 +7,16 @@ ends the process at once with exit code 1, for the impatient. It may be called o
 injects a signal from code, as if one had arrived.
 
 How signals travel, as in Go: Go's runtime turns a signal into a message on a channel that one
-goroutine reads. Python runs signal handlers in the main thread between bytecodes, possibly in
-the middle of code holding a lock the handler would need (cancelling a context takes the
-context's lock and its events' locks), so the handler here does nothing but write the signal
-number to a pipe, which takes no lock. The ``signal-handler`` goroutine reads the pipe: it
-cancels the context on the first signal and calls ``os._exit(1)`` on the second (Go's
-``os.Exit(1)``: no cleanup, no flushing of buffered output).
+goroutine reads. Here the message is one byte on a pipe, written by CPython's C-level signal
+handler itself (``signal.set_wakeup_fd``): on whichever thread the OS delivered the signal to,
+and without the main thread. A Python-level handler would not do: Python runs those in the
+main thread only, between bytecodes, so a signal the OS hands to another thread while the main
+thread is blocked on a lock (waiting for the shutdown, say) would never be handled. The
+Python-level handler is installed only to replace the default action, and does nothing. The
+``signal-handler`` goroutine reads the pipe: it cancels the context on the first shutdown
+signal and calls ``os._exit(1)`` on the second (Go's ``os.Exit(1)``: no cleanup, no flushing of
+buffered output). Bytes of other signals that have Python handlers (the wakeup fd gets them
+all) are skipped.
 
 Differences from Go: Go's channel holds two pending signals and ``RequestShutdown`` returns
 False when it is full; the pipe here holds thousands, so it is False only when no handler is set
@@ -46,7 +50,9 @@ class _Handler:
         self._r, self._w = os.pipe()
         os.set_blocking(self._w, False)  # a handler must never block the main thread
         self._previous: dict[int, Any] = {}
+        self._previous_wakeup_fd: Optional[int] = None
         try:
+            self._previous_wakeup_fd = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
             for sig in SHUTDOWN_SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._on_signal)
         except BaseException:
@@ -56,8 +62,9 @@ class _Handler:
         self.goroutine = rt.go(self._loop, name="signal-handler")
 
     def _on_signal(self, signum: int, frame: Any) -> None:
-        # runs in the main thread at an arbitrary point: only the pipe, no locks
-        self.notify(signum)
+        # the signal number is on the pipe already (the wakeup fd); this handler only keeps
+        # the default action (ending the process) away
+        return None
 
     def notify(self, signum: int) -> bool:
         try:
@@ -66,13 +73,16 @@ class _Handler:
             return False
 
     def _receive(self) -> Optional[int]:
-        try:
-            data = os.read(self._r, 1)
-        except OSError:
-            return None
-        if not data or data[0] == _STOP:
-            return None
-        return data[0]
+        """The next shutdown signal's number; None once told to stop (or the pipe is gone)."""
+        while True:
+            try:
+                data = os.read(self._r, 1)
+            except OSError:
+                return None
+            if not data or data[0] == _STOP:
+                return None
+            if data[0] in SHUTDOWN_SIGNALS:
+                return data[0]
 
     def _loop(self) -> None:
         if self._receive() is None:
@@ -86,6 +96,9 @@ class _Handler:
         for sig, previous in self._previous.items():
             signal.signal(sig, previous)
         self._previous.clear()
+        if self._previous_wakeup_fd is not None:
+            signal.set_wakeup_fd(self._previous_wakeup_fd)
+            self._previous_wakeup_fd = None
 
     def _close(self) -> None:
         for fd in (self._r, self._w):

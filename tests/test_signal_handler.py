@@ -174,3 +174,44 @@ def test_a_second_signal_ends_the_process_with_code_1():
     finally:
         proc.kill()
         proc.wait()
+
+
+OFF_MAIN_CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, threading
+    from genericserver import signal_handler
+
+    ctx = signal_handler.setup_signal_context()
+    other_waits = threading.Event()
+    never = threading.Event()
+
+    def other():  # a thread of the program's own, blocked like any server thread
+        other_waits.set()
+        never.wait()
+
+    def send_once_main_is_parked():
+        done = ctx.done()
+        for _ in range(1_000_000):  # until the main thread is parked on the event (white-box)
+            if done._waiters:
+                break
+            os.sched_yield()
+        # the OS may hand a process's signal to any thread; here it goes to another one
+        signal.pthread_kill(t.ident, signal.SIGTERM)
+
+    t = threading.Thread(target=other, daemon=True)
+    t.start()
+    other_waits.wait()
+    threading.Thread(target=send_once_main_is_parked, daemon=True).start()
+    print("cancelled" if ctx.done().wait(float(sys.argv[1])) else "still waiting", flush=True)
+    """
+)
+
+
+def test_a_signal_that_another_thread_receives_still_cancels_the_context():
+    # Python runs signal handlers in the main thread only; when the OS gives the signal to
+    # another thread, a main thread blocked on a lock never runs it. The C-level handler writes
+    # the signal number to the handler's pipe (signal.set_wakeup_fd), which needs no main thread.
+    proc = subprocess.run(
+        [sys.executable, "-c", OFF_MAIN_CHILD, str(WAIT)], capture_output=True, text=True, timeout=3 * WAIT
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "cancelled\n", "")
