@@ -46,7 +46,8 @@ class Answer:
     path: str
     sent_at: float
     outcome: str  # "200", "429", "503", "refused", "reset", ...
-    phase: str = ""
+    phase: str = ""  # by sent_at
+    answered_at: Optional[float] = None  # when the outcome was known (seconds after T0)
 
 
 @dataclass
@@ -126,7 +127,7 @@ class Demo:
         self.on_event(sig.name, t)
 
     def _record(self, client: str, path: str, sent_at: float, r: Result) -> Answer:
-        a = Answer(client, path, sent_at, outcome_of(r))
+        a = Answer(client, path, sent_at, outcome_of(r), answered_at=self.offset())
         with self._lock:
             self.result.answers.append(a)
         return a
