@@ -229,7 +229,8 @@ class _ThreadPool:
     Python code at a time anyway, so little parallelism is given up. A long-lived goroutine
     stays on the CPU it started on; its thread moves when it is reused for another one. The
     waiting side is :func:`_park`; with ``batch`` the threads also run ``SCHED_BATCH``
-    (:func:`_no_wakeup_preemption`).
+    (:func:`_no_wakeup_preemption`). As always on Linux, a thread or process that a goroutine
+    starts with ``threading`` or ``subprocess`` inherits both (server code here starts none).
     """
 
     def __init__(
