@@ -136,15 +136,15 @@ def _cpu_placement() -> tuple[Callable[[], int], Callable[[int, int], None]] | N
     the standard library, so it comes from libc); with a single usable CPU there is nothing to
     gain.
     """
-    if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
-        return None
     try:
+        if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
+            return None
         import ctypes
 
         current_cpu = ctypes.CDLL(None).sched_getcpu
         current_cpu.restype = ctypes.c_int
         current_cpu.argtypes = []
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, ImportError):  # not allowed here, no libc symbol, no ctypes
         return None
     if current_cpu() < 0:
         return None

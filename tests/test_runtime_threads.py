@@ -170,3 +170,11 @@ def test_a_refused_scheduling_policy_changes_nothing(monkeypatch):
     ran = []
     run_and_wait(pool, lambda: ran.append(os.sched_getscheduler(0)))
     assert ran == [os.SCHED_OTHER]
+
+
+def test_no_placement_where_the_os_will_not_tell_the_cpu_set(monkeypatch):
+    def refuse(pid):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(rt.os, "sched_getaffinity", refuse)
+    assert cpu_placement() is None
