@@ -25,7 +25,6 @@ from __future__ import annotations
 
 
 import cProfile
-import sys
 import http.client
 import io
 import logging
