@@ -23,7 +23,6 @@ Run: ``python -m bench chain``.
 
 from __future__ import annotations
 
-
 import cProfile
 import http.client
 import io
