@@ -260,6 +260,14 @@ class _ThreadPool:
             return
         threading.Thread(target=self._work, args=((body, name), cpu), name=name, daemon=True).start()
 
+    def release_idle(self) -> None:
+        """End every idle thread now rather than after ``IDLE_LINGER`` (a test's leak check)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for slot in idle:
+            slot.task = None
+            slot.ready.release()
+
     def _pin(self, tid: int, cpu: int) -> None:
         try:
             self._placement[1](tid, cpu)  # type: ignore[index]
@@ -287,6 +295,8 @@ class _ThreadPool:
                         return
                 slot.ready.acquire()  # a task was handed over just as we gave up: take it
             task, slot.task = slot.task, None  # type: ignore[assignment]
+            if task is None:  # let go of (release_idle)
+                return
 
 
 class _ThreadTimer:
@@ -319,6 +329,7 @@ class _TimerThread:
         self._heap: list[_ThreadTimer] = []
         self._pending = 0
         self._running = False
+        self._let_go = False
 
     def add(self, when: float, fire: Callable[[], None]) -> _ThreadTimer:
         timer = _ThreadTimer(self, when, fire)
@@ -338,6 +349,12 @@ class _TimerThread:
         with self._lock:
             self._settle(timer)
 
+    def release_idle(self) -> None:
+        """With no timer pending, let the thread end now rather than after ``IDLE_LINGER``."""
+        with self._lock:
+            self._let_go = True  # read when the heap is next empty, even if it is not waiting yet
+            self._cond.notify()
+
     def _settle(self, timer: _ThreadTimer) -> bool:
         # under the lock: mark a timer stopped or fired; False if it already was
         if timer.stopped:
@@ -354,11 +371,14 @@ class _TimerThread:
                 while self._heap and self._heap[0].stopped:
                     heapq.heappop(self._heap)
                 if not self._heap:
-                    self._cond.wait(IDLE_LINGER)
+                    if not self._let_go:
+                        self._cond.wait(IDLE_LINGER)
+                    self._let_go = False
                     if not self._heap:
                         self._running = False
                         return
                     continue
+                self._let_go = False
                 delay = self._heap[0].when - time.monotonic()
                 if delay > 0:
                     self._cond.wait(min(delay, IDLE_LINGER))
@@ -419,6 +439,12 @@ class ThreadsRuntime(Runtime):
 
     def live(self) -> list[Goroutine]:
         return list(self._live)
+
+    def release_idle(self) -> None:
+        """End the idle goroutine threads and an idle timer thread at once (tests' leak checks
+        wait for every thread a test started; without this each idle one lingers first)."""
+        self._pool.release_idle()
+        self._timers.release_idle()
 
     def event(self, name: str = "event") -> Event:
         return _ThreadEvent(name)

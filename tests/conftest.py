@@ -48,6 +48,7 @@ def no_leaks(request: pytest.FixtureRequest):
     ports_before = listening_ports()
     panics_before = len(runtime.THREADS.panics)
     yield
+    runtime.THREADS.release_idle()  # idle goroutine threads end now instead of lingering
     stray = stray_threads(threads_before)
     goroutines = runtime.THREADS.live()
     ports = listening_ports() - ports_before

@@ -178,3 +178,24 @@ def test_no_placement_where_the_os_will_not_tell_the_cpu_set(monkeypatch):
 
     monkeypatch.setattr(rt.os, "sched_getaffinity", refuse)
     assert cpu_placement() is None
+
+
+def test_release_idle_ends_idle_threads_at_once_instead_of_after_the_linger(monkeypatch):
+    monkeypatch.setattr(rt, "IDLE_LINGER", 60.0)  # without release_idle they would stay a minute
+    pool = ThreadPool(None)
+    threads = []
+    run_and_wait(pool, lambda: threads.append(threading.current_thread()))
+    wait_idle(pool)
+    timers = rt._TimerThread()
+    fired = []
+    timers.add(0.0, lambda: fired.append(threading.current_thread()))
+    for _ in range(100000):  # the timer thread runs the timer, then waits for more
+        if fired:
+            break
+        os.sched_yield()
+    pool.release_idle()
+    timers.release_idle()
+    for t in threads + fired:
+        t.join(WAIT)
+        assert not t.is_alive(), t.name
+    assert pool._idle == []
