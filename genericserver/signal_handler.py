@@ -16,7 +16,8 @@ Python-level handler is installed only to replace the default action, and does n
 ``signal-handler`` goroutine reads the pipe: it cancels the context on the first shutdown
 signal and calls ``os._exit(1)`` on the second (Go's ``os.Exit(1)``: no cleanup, no flushing of
 buffered output). Bytes of other signals that have Python handlers (the wakeup fd gets them
-all) are skipped.
+all) are skipped. A process has one wakeup fd: an asyncio loop in the main thread, which sets
+its own, does not mix with this (none runs in this project).
 
 Differences from Go: Go's channel holds two pending signals and ``RequestShutdown`` returns
 False when it is full; the pipe here holds thousands, so it is False only when no handler is set
