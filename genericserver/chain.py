@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/server/config.go#L1036-L1118 (v1.36.0): DefaultBuildHandlerChain.
+"""Port of k8s.io/apiserver/pkg/server/config.go#L1036-L1118 (v1.36.0): DefaultBuildHandlerChain (and NewRequestInfoResolver, L1161).
 
 The chain is written as an ordered list of steps, innermost first, exactly as Go wraps them
 (each step wraps the handler built so far); ``default_build_handler_chain`` folds the list.
@@ -39,31 +39,30 @@ the constrained impersonation variant behaves like impersonation for what we bui
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from genericserver.endpoints.audit import with_audit
 from genericserver.endpoints.audit_init import with_audit_init
 from genericserver.endpoints.authentication import unauthorized, with_authentication
 from genericserver.endpoints.authn_audit import with_failed_authentication_audit
 from genericserver.endpoints.authorization import with_authorization
-from genericserver.endpoints.cors import with_cors
+from genericserver.filters.cors import with_cors
 from genericserver.endpoints.impersonation import with_impersonation
 from genericserver.endpoints.mux_discovery_complete import with_mux_and_discovery_complete
 from genericserver.endpoints.request_deadline import with_request_deadline
-from genericserver.endpoints.request_received import with_request_received_timestamp
+from genericserver.endpoints.request_received_time import with_request_received_timestamp
 from genericserver.endpoints.requestinfo import with_request_info
-from genericserver.filters.cachecontrol import with_cache_control
+from genericserver.endpoints.cachecontrol import with_cache_control
 from genericserver.filters.maxinflight import with_max_in_flight_limit
 from genericserver.filters.timeout import with_timeout_for_non_long_running_requests
 from genericserver.filters.waitgroup import with_wait_group
 from genericserver.filters.watch_termination import with_watch_termination_during_shutdown
 from genericserver.filters.with_retry_after import with_retry_after
 from genericserver.filters.wrap import with_http_logging, with_panic_recovery
-
-if TYPE_CHECKING:
-    from genericserver.config import Config
+from genericserver.requestinfo import RequestInfoFactory
 
 App = Callable[..., Any]
+APIS_PREFIX = "/apis"
 
 
 class Step(NamedTuple):
@@ -74,8 +73,11 @@ class Step(NamedTuple):
     wrap: Callable[[App], App]
 
 
-def handler_chain_steps(c: "Config") -> list[Step]:
-    """The steps of ``default_build_handler_chain`` for ``c``, innermost first (Go's order)."""
+def handler_chain_steps(c: Any) -> list[Step]:
+    """The steps of ``default_build_handler_chain`` for ``c``, innermost first (Go's order).
+
+    ``c`` is a :class:`genericserver.config.Config` (completed); it is not imported here, since
+    config.py imports this module to build the chain."""
     signals = c.lifecycle_signals
     failed = with_failed_authentication_audit(unauthorized(), c.audit_backend, c.audit_policy_rule_evaluator)
     steps = [
@@ -115,10 +117,14 @@ def build(api_handler: App, steps: list[Step], around: Optional[Callable[[Step, 
     return handler
 
 
-def default_build_handler_chain(api_handler: App, c: "Config") -> App:
+def new_request_info_resolver(c: Any) -> RequestInfoFactory:
+    """Go's ``NewRequestInfoResolver`` (config.go L1161): API prefixes from the config's legacy ones."""
+    legacy = {p.strip("/") for p in c.legacy_api_group_prefixes}
+    return RequestInfoFactory(api_prefixes=legacy | {APIS_PREFIX.strip("/")}, groupless_api_prefixes=legacy)
+
+
+def default_build_handler_chain(api_handler: App, c: Any) -> App:
     """Wrap ``api_handler`` in the v1.36.0 filters, in Go's order (see the module docstring)."""
     if c.request_info_resolver is None:
-        from genericserver.config import new_request_info_resolver
-
         c.request_info_resolver = new_request_info_resolver(c)
     return build(api_handler, handler_chain_steps(c))

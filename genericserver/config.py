@@ -8,24 +8,22 @@ the server's director in the v1.36.0 filters, in Go's order (see its docstring).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from genericserver import request as reqctx
-from genericserver.chain import default_build_handler_chain
+from genericserver.chain import default_build_handler_chain, new_request_info_resolver
 from genericserver.events import EventStream
 from genericserver.filters.longrunning import basic_long_running_request_check
 from genericserver.genericapiserver import GenericAPIServer, new_empty_delegate
 from genericserver.handler import APIServerHandler
-from genericserver.healthcheck import LogHealthz, PingHealthz
+from genericserver.healthz.healthz import LogHealthz, PingHealthz
 from genericserver.healthz import HealthChecks
 from genericserver.hooks import HookRegistry
 from genericserver.lifecycle_signals import LifecycleSignals, new_lifecycle_signals
 from genericserver.notfoundhandler import not_found_handler
-from genericserver.requestinfo import RequestInfoFactory
 from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 
 DEFAULT_LEGACY_API_PREFIX = "/api"
-APIS_PREFIX = "/apis"
 
 
 def _default_checks() -> list:
@@ -96,11 +94,6 @@ class Config:
 def new_config() -> Config:
     """``NewConfig``: Go's defaults (400 / 200 in flight, 60 s request timeout, no delay...)."""
     return Config()
-
-
-def new_request_info_resolver(c: Config) -> RequestInfoFactory:
-    legacy = {p.strip("/") for p in c.legacy_api_group_prefixes}
-    return RequestInfoFactory(api_prefixes=legacy | {APIS_PREFIX.strip("/")}, groupless_api_prefixes=legacy)
 
 
 def _mux_and_discovery_complete(environ: dict) -> bool:

@@ -37,7 +37,7 @@ from typing import Any, Optional
 
 from genericserver import authn, authz
 from genericserver.audit import log_backend
-from genericserver.audit.buffered_backend import BatchConfig, new_backend as new_buffered_backend
+from genericserver.audit.buffered import BatchConfig, new_backend as new_buffered_backend
 from genericserver.audit.policy import default_policy, new_policy_rule_evaluator
 from genericserver.httpserver import BindError, listen, ssl_context_from_files
 from genericserver.options import add_bound_flag, go_quote

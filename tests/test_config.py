@@ -20,7 +20,7 @@ from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.chain import default_build_handler_chain
 from genericserver.config import CompletedConfig, new_config
-from genericserver.healthcheck import named_check
+from genericserver.healthz.healthz import named_check
 from genericserver.lifecycle_signals import LifecycleSignals, SignalRecorder
 from genericserver.requestinfo import RequestInfo
 from genericserver.testing.sim import Simulation

@@ -4,7 +4,12 @@
   or says it has none;
 * server code reaches threads, sleeps and clocks only through ``genericserver.runtime``;
 * goroutines get a name;
-* modules stay small enough to read beside their Go twin.
+* modules stay small enough to read beside their Go twin;
+* a reader finds each twin in one hop: a module that ports one Go file sits in the folder of
+  that Go file's package and is named after the file or its package (the exceptions are listed
+  in ``NAME_EXCEPTIONS`` with their reasons);
+* no two modules import each other, directly or through others (not even under
+  ``TYPE_CHECKING`` or inside a function).
 """
 
 from __future__ import annotations
@@ -92,3 +97,105 @@ def test_the_seam_check_catches_a_bare_sleep():
     assert BARE.search("    time.sleep(1)")
     assert BARE.search("t = threading.Thread(target=f)")
     assert not BARE.search("rt.sleep(1)")
+
+
+# Go folder (under k8s.io/<repo>/) -> the folder of its twins here; anything else is flat
+FOLDERS = [
+    ("pkg/server/filters/", "filters"),
+    ("pkg/endpoints/filters/", "endpoints"),
+    ("pkg/server/healthz/", "healthz"),
+    ("pkg/audit/", "audit"),
+    ("pkg/apis/audit/", "audit"),
+    ("plugin/pkg/audit/", "audit"),
+]
+NAME_EXCEPTIONS = {
+    "chain.py": "config.go's DefaultBuildHandlerChain, split from config.py to keep each readable",
+    "signal_handler.py": "signal.go: a module named signal.py shadows the standard library (design.md)",
+    "healthz/__init__.py": "pkg/server/healthz.go: Python cannot hold healthz.py beside the healthz/ folder",
+    "audit/event.py": "pkg/apis/audit/v1/types.go: audit/types.py is pkg/audit/types.go already",
+    "cluster/store.py": "the cluster world's object store; delete.go's graceful deletion is the part ported",
+}
+SINGLE_PORT = re.compile(r"^Port of k8s\.io/(?:apiserver|apimachinery)/(\S+?)(\{[^}]*\})?\.go\b")
+
+
+def _go_twin(path: pathlib.Path):
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    m = SINGLE_PORT.match(doc.splitlines()[0] if doc else "")
+    return m.group(1) + (".go" if not m.group(2) else "") if m else None
+
+
+PORTS = [(p, _go_twin(p)) for p in MODULES if _go_twin(p)]
+
+
+def test_the_one_hop_rule_has_modules_to_check():
+    assert len(PORTS) > 40
+
+
+@pytest.mark.parametrize("path,go", PORTS, ids=[rel(p) for p, _ in PORTS])
+def test_each_port_sits_in_its_go_folder_under_its_go_name(path: pathlib.Path, go: str):
+    here = str(path.relative_to(PACKAGE))
+    if here in NAME_EXCEPTIONS or here.startswith("cluster/"):
+        return  # the cluster world holds models of its own; each exception says why
+    go_dir, _, go_file = go.rpartition("/")
+    folder = next((ours for prefix, ours in FOLDERS if (go_dir + "/").startswith(prefix)), "")
+    expected_names = {pathlib.Path(go_file).stem, pathlib.PurePosixPath(go_dir).name}
+    expected_names |= {f"{pathlib.PurePosixPath(go_dir).name}_{pathlib.Path(go_file).stem}"}
+    assert str(path.parent.relative_to(PACKAGE)).replace(".", "") == folder, (
+        f"{here} ports {go}: it belongs in genericserver/{folder or ''} (see FOLDERS)")
+    assert path.stem in expected_names, f"{here} ports {go}: name it one of {sorted(expected_names)}"
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    """Every genericserver module ``path`` imports, wherever the import statement stands."""
+    out = set()
+    me = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.removesuffix(".__init__").split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}
+    known = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in MODULES}
+    return {m for m in out if m in known and m != me.removesuffix(".__init__")}
+
+
+def test_no_two_modules_import_each_other():
+    graph = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"): _imports(p) for p in MODULES}
+    # a package importing its own submodules (its __init__ re-exporting them) is not a circle
+    def edges(m):
+        return {n for n in graph.get(m, ()) if not m.startswith(n + ".")}
+    cycles = []
+    index, low, stack, on = {}, {}, [], set()
+    counter = [0]
+
+    def strongconnect(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges(v):
+            if w not in index:
+                strongconnect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            strongconnect(v)
+    assert not cycles, "modules that import each other: " + "; ".join(" <-> ".join(c) for c in cycles)

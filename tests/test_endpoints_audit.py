@@ -14,7 +14,7 @@ from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import request
 from genericserver import runtime as rt
-from genericserver.audit.buffered_backend import BatchConfig, new_backend as new_buffered_backend
+from genericserver.audit.buffered import BatchConfig, new_backend as new_buffered_backend
 from genericserver.audit.context import add_audit_annotations, with_audit_context
 from genericserver.audit.event import Level, Stage
 from genericserver.audit.log_backend import new_backend as new_log_backend

@@ -20,7 +20,7 @@ from genericserver.endpoints.request_deadline import (
     with_failed_request_audit,
     with_request_deadline,
 )
-from genericserver.endpoints.request_received import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
+from genericserver.endpoints.request_received_time import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
 from genericserver.responsewriters import http_error
 from genericserver.requestinfo import RequestInfo
 from genericserver.testing.sim import Simulation

@@ -6,7 +6,7 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import runtime as rt
-from genericserver.healthcheck import HealthCheckError, PingHealthz, named_check
+from genericserver.healthz.healthz import HealthCheckError, PingHealthz, named_check
 from genericserver.healthz import HealthCheckRegistry, HealthCheckRegistryError, HealthChecks, delayed_health_check
 from genericserver.hooks import HookNotFinished, PostStartHookHealthz
 from genericserver.lifecycle_signals import new_lifecycle_signals

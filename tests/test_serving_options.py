@@ -11,7 +11,7 @@ import stat
 import pytest
 
 from genericserver import authz
-from genericserver.audit.buffered_backend import BufferedBackend
+from genericserver.audit.buffered import BufferedBackend
 from genericserver.audit.log_backend import LogBackend
 from genericserver.authn import ANONYMOUS
 from genericserver.config import new_config

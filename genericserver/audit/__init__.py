@@ -3,7 +3,7 @@
 Modules, one per Go file: :mod:`.event` (the audit.k8s.io/v1 Event), :mod:`.context` (the
 per-request AuditContext), :mod:`.request` (filling an event from a request), :mod:`.policy`
 (levels and rules), :mod:`.types` (Sink and Backend), :mod:`.union`, :mod:`.format`,
-:mod:`.metrics`, :mod:`.log_backend`, :mod:`.buffered_backend`, and :mod:`.memory` for tests.
+:mod:`.metrics`, :mod:`.log_backend`, :mod:`.buffered`, and :mod:`.memory` for tests.
 The names below are the ones the filters and the server use.
 """
 

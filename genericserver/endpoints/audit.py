@@ -202,12 +202,3 @@ def with_audit(app: Callable, sink: Any, policy: Any, long_running_check: Option
 
     return audit
 
-
-def __getattr__(name: str) -> Any:
-    # WithFailedAuthenticationAudit lives in authn_audit.py, as in Go; the chain builder may import
-    # it from here too. Loaded on first use: authn_audit itself imports this module.
-    if name == "with_failed_authentication_audit":
-        from genericserver.endpoints.authn_audit import with_failed_authentication_audit
-
-        return with_failed_authentication_audit
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

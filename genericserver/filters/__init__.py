@@ -1,7 +1,8 @@
 """Ports of k8s.io/apiserver/pkg/server/filters (v1.36.0) (package).
 
-One module per Go file: ``longrunning``, ``waitgroup``, ``with_retry_after``, ``maxinflight``,
-``timeout``, ``watch_termination``, ``wrap`` (panic recovery and HTTP logging); plus
-``cachecontrol`` (from pkg/endpoints/filters) and ``httplog`` (from pkg/server/httplog), which
-sit with the server filters here because the chain builder uses them the same way.
+One module per Go file of that folder: ``longrunning``, ``waitgroup``, ``with_retry_after``,
+``maxinflight``, ``timeout``, ``watch_termination``, ``wrap`` (panic recovery and HTTP logging)
+and ``cors``. The chain builder also uses ``genericserver.endpoints.cachecontrol`` (from
+pkg/endpoints/filters) and ``genericserver.httplog`` (pkg/server/httplog), each in the folder of
+its Go file.
 """

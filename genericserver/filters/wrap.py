@@ -23,7 +23,7 @@ As in Go, a 500 after the response has started cannot change its status: Go igno
 ``WriteHeader`` and appends the text to the body; here the text is appended too, unless the
 response declared a Content-Length (Go's write would fail then).
 
-``with_http_logging`` is the access log (:mod:`genericserver.filters.httplog`).
+``with_http_logging`` is the access log (:mod:`genericserver.httplog`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 from genericserver import klog
 from genericserver.audit.context import get_audit_id_truncated
-from genericserver.filters import httplog
+from genericserver import httplog
 from genericserver.filters.timeout import AbortHandler
 from genericserver.requestinfo import RequestInfoResolver
 from genericserver.responsewriters import http_error, request_uri

@@ -9,12 +9,9 @@ from __future__ import annotations
 import math
 import threading
 from _thread import allocate_lock, get_ident
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol
 
 from genericserver.runtime import Event, Goroutine
-
-if TYPE_CHECKING:
-    from genericserver.testing.sim import Simulation
 
 _INF = math.inf
 # What a goroutine is waiting for (_G.kind).
@@ -105,10 +102,25 @@ def _ready(g: _G, now: float) -> bool:
     return False
 
 
+class Scheduler(Protocol):
+    """What a primitive needs of the simulation that owns it (:class:`genericserver.testing.sim.Simulation`)."""
+
+    _running: Optional[_G]  # the goroutine holding the baton
+    _now: float  # virtual time
+
+    def _foreign(self) -> _G:
+        """The record of a thread the simulation did not start (a test's main thread)."""
+        ...
+
+    def _decide(self, g: _G) -> None:
+        """``g`` has recorded what it waits for: pick who runs next and park ``g`` until chosen."""
+        ...
+
+
 class _SimEvent(Event):
     """A closed-once channel under the simulation: ``set`` and ``wait`` are decision points."""
 
-    def __init__(self, sim: "Simulation", name: str):
+    def __init__(self, sim: Scheduler, name: str):
         self.name = name
         self._sim = sim
         self._set = False
@@ -143,7 +155,7 @@ class _SimEvent(Event):
 class _SimLock:
     """``threading.Lock`` under the simulation; it remembers its holder for deadlock reports."""
 
-    def __init__(self, sim: "Simulation", name: str):
+    def __init__(self, sim: Scheduler, name: str):
         self.name = name
         self._sim = sim
         self._holder: Optional[_G] = None
@@ -198,7 +210,7 @@ class _SimLock:
 class _SimCondition:
     """``threading.Condition`` under the simulation: FIFO notify, ``wait`` re-takes the lock."""
 
-    def __init__(self, sim: "Simulation", lk: _SimLock, name: str):
+    def __init__(self, sim: Scheduler, lk: _SimLock, name: str):
         self.name = name
         self._sim = sim
         self._lock = lk

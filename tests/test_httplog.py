@@ -1,4 +1,4 @@
-"""Tests of genericserver.filters.httplog: ports of httplog_test.go that apply to WSGI, and the line."""
+"""Tests of genericserver.httplog: ports of httplog_test.go that apply to WSGI, and the line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from werkzeug.test import Client
 
 from genericserver import request
 from genericserver.audit.context import with_audit_context, with_audit_id
-from genericserver.filters import httplog
-from genericserver.filters.httplog import (
+from genericserver import httplog
+from genericserver.httplog import (
     PassthroughLogger,
     RespLogger,
     _with_logging,

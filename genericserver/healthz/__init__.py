@@ -1,5 +1,11 @@
 """Port of k8s.io/apiserver/pkg/server/healthz.go (v1.36.0).
 
+Where the two Go files named healthz.go live here: Go's ``pkg/server/healthz/healthz.go`` (the
+healthz package: checks and handlers) is :mod:`genericserver.healthz.healthz`, in this folder, as
+in Go; Go's ``pkg/server/healthz.go`` (the server's registries, in package ``server``) is this
+``__init__.py``, so ``genericserver.healthz`` names it. Python cannot hold a module ``healthz.py``
+and a folder ``healthz/`` side by side, as Go's tree does.
+
 The server's three health endpoints, each a :class:`HealthCheckRegistry`: checks are added
 until the endpoint is installed on the mux, then the list is frozen (adding more fails).
 
@@ -26,7 +32,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from genericserver import runtime as rt
-from genericserver.healthcheck import HealthChecker, Mux, install_path_handler_with_healthy_func, new_shutdown_healthz
+from genericserver.healthz.healthz import HealthChecker, Mux, install_path_handler_with_healthy_func, new_shutdown_healthz
 
 Clock = Callable[[], float]
 

@@ -1,4 +1,4 @@
-"""Tests of genericserver.audit.buffered_backend: Go's buffered_test.go, and the no-event-lost property.
+"""Tests of genericserver.audit.buffered: Go's buffered_test.go, and the no-event-lost property.
 
 Timing-dependent cases run under the simulation runtime, where "wait until the collector is
 blocked" is a virtual sleep and batch waits and throttling cost no real time.
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from genericserver import runtime as rt
-from genericserver.audit.buffered_backend import BatchConfig, BufferedBackend, new_backend
+from genericserver.audit.buffered import BatchConfig, BufferedBackend, new_backend
 from genericserver.audit.event import Event
 from genericserver.audit.memory import MemoryBackend
 from genericserver.testing.choosers import Scripted, schedules

@@ -1,11 +1,11 @@
-"""Tests of genericserver.endpoints.cors: Go's server/filters/cors_test.go."""
+"""Tests of genericserver.filters.cors: Go's server/filters/cors_test.go."""
 
 from __future__ import annotations
 
 import pytest
 from werkzeug.test import Client
 
-from genericserver.endpoints.cors import compile_regexps, with_cors
+from genericserver.filters.cors import compile_regexps, with_cors
 
 ORIGIN_CASES = [
     ("allowed origins list is empty", [], ["example.com"], False),

@@ -1,4 +1,4 @@
-"""Tests of genericserver.healthcheck: the cases of pkg/server/healthz/healthz_test.go, and more."""
+"""Tests of genericserver.healthz.healthz: the cases of pkg/server/healthz/healthz_test.go, and more."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import runtime as rt
-from genericserver.healthcheck import (
+from genericserver.healthz.healthz import (
     HealthCheckError,
     LogChecker,
     PingHealthz,
