@@ -19,12 +19,20 @@ Go                          genericserver.runtime
 ``time.Now()``              ``now()`` (monotonic seconds)
 ``sync.Mutex`` / ``RWMutex``  ``lock()`` / ``rwlock()``
 ``sync.Cond`` / ``sync.Once``  ``condition(lk)`` / ``once()``
+``c := make(chan bool, n)``  ``sem = bounded_semaphore(n)`` (a channel used as a semaphore:
+                            ``c <- true`` in a ``select`` with ``default`` is
+                            ``sem.acquire(blocking=False)``, ``<-c`` is ``sem.release()``,
+                            ``len(c)`` is ``sem.taken()``)
 ==========================  =============================================================
+
+Under this module's :class:`ThreadsRuntime` an event **is** a ``threading.Event`` and a
+semaphore **is** a ``threading.BoundedSemaphore``: stepping into ``ev.wait()`` lands in the
+standard library.
 
 Two runtimes implement :class:`Runtime` (its interface and the primitives built on it, such as
 ``RWLock`` and ``Once``, are in :mod:`genericserver.seam`): :class:`ThreadsRuntime` here (the
 default, for production and real sockets; this module is the only one that touches
-``threading`` and ``time``) and the simulation runtime in :mod:`genericserver.testing.sim`,
+``threading`` and ``time``, and :mod:`genericserver.thread_placement` holds its speed tricks) and the simulation runtime in :mod:`genericserver.testing.sim`,
 which runs one thread at a time on a virtual clock so that shutdown interleavings can be
 chosen, replayed and stepped through in a debugger. ``use(rt)`` installs a runtime for a block
 of code; every primitive is bound to the runtime that created it.
@@ -35,13 +43,13 @@ from __future__ import annotations
 import contextlib
 import heapq
 import logging
-import os
 import threading
 import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from genericserver.seam import Event, Goroutine, Once, Runtime, RWLock, Timer
+from genericserver import thread_placement
+from genericserver.seam import BoundedSemaphore, Event, Goroutine, Once, Runtime, RWLock, Timer
 
 log = logging.getLogger("genericserver.runtime")
 
@@ -51,76 +59,65 @@ log = logging.getLogger("genericserver.runtime")
 # ---------------------------------------------------------------------------------------
 
 
-class _ThreadEvent(Event):
-    """A closed-once channel on real threads; ``select`` can wait on several together.
+class _ThreadEvent(threading.Event, Event):
+    """A closed-once channel on real threads: a ``threading.Event`` that ``select`` can also watch.
 
-    Each waiter parks on a lock of its own, which ``set`` releases: cheaper than
-    ``threading.Event`` (a condition and its lock per event) on the per-request hot paths.
+    ``set``, ``is_set`` and ``wait`` are the standard ones. A ``select`` over several events
+    parks on a fresh ``threading.Event`` of its own and registers it with each event it watches;
+    ``set`` sets those too, after its own flag, so a selector never misses the event that fired.
     """
 
-    __slots__ = ("name", "_set", "_guard", "_waiters")
-
     def __init__(self, name: str):
+        super().__init__()
         self.name = name
-        self._set = False
-        self._guard = threading.Lock()
-        self._waiters: list[Any] = []
+        self._selecting = threading.Lock()  # guards _selectors
+        self._selectors: list[threading.Event] = []
 
     def set(self) -> None:
-        with self._guard:
-            if self._set:
-                return
-            self._set = True
-            waiters, self._waiters = self._waiters, []
-        for w in waiters:
-            _wake(w)
+        super().set()
+        with self._selecting:
+            selectors, self._selectors = self._selectors, []
+        for woken in selectors:
+            woken.set()
 
-    def is_set(self) -> bool:
-        return self._set
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        if self._set:
+    def _watch(self, woken: threading.Event) -> bool:
+        """Register a selector's ``woken`` to be set with this event; False if this one is set already."""
+        with self._selecting:
+            if self.is_set():
+                return False
+            self._selectors.append(woken)
             return True
-        if timeout is not None and timeout <= 0:
-            return False
-        w = _parked()
-        if not self._watch(w):
-            return True
-        if not _park(w, timeout):
-            self._unwatch(w)
-        return self._set
 
-    def _watch(self, w: Any) -> bool:
-        """Register ``w`` to be woken; False (and ``w`` woken) if already set."""
-        with self._guard:
-            if not self._set:
-                self._waiters.append(w)
-                return True
-        _wake(w)
-        return False
+    def _unwatch(self, woken: threading.Event) -> None:
+        with self._selecting:
+            if woken in self._selectors:
+                self._selectors.remove(woken)
 
-    def _unwatch(self, w: Any) -> None:
-        if self._set:
-            return  # set() took every waiter off already
-        with self._guard:
-            try:
-                self._waiters.remove(w)
-            except ValueError:
-                pass
+    def __repr__(self) -> str:
+        return Event.__repr__(self)
 
 
-def _parked() -> Any:
-    """A lock that is held: acquiring it again parks the thread until ``_wake`` releases it."""
-    w = threading.Lock()
-    w.acquire()
-    return w
-
-
-def _wake(w: Any) -> None:
-    try:
-        w.release()
-    except RuntimeError:
-        pass  # already woken by another event of the same select
+def _select(events: Sequence[_ThreadEvent], timeout: Optional[float]) -> Optional[Event]:
+    """Go's ``select`` over closed-once channels: the first of ``events`` that is set, or None."""
+    for ev in events:
+        if ev.is_set():
+            return ev
+    if timeout is not None and timeout <= 0:
+        return None
+    woken = threading.Event()
+    watched = []
+    for ev in events:
+        if not ev._watch(woken):
+            break  # set meanwhile: no need to wait
+        watched.append(ev)
+    else:
+        woken.wait(timeout)
+    for ev in watched:
+        ev._unwatch(woken)
+    for ev in events:
+        if ev.is_set():
+            return ev
+    return None
 
 
 # An idle pooled thread or the timer thread waits this long for work before it exits: long
@@ -128,136 +125,41 @@ def _wake(w: Any) -> None:
 IDLE_LINGER = 0.05
 
 
-def _cpu_placement() -> tuple[Callable[[], int], Callable[[int, int], None]] | None:
-    """``(current_cpu, pin)`` where the OS lets threads be placed, else None.
-
-    ``current_cpu()`` is the CPU the calling thread runs on; ``pin(tid, cpu)`` keeps thread
-    ``tid`` (a native id, 0 for the caller) on that CPU. Linux only (``sched_getcpu`` is not in
-    the standard library, so it comes from libc); with a single usable CPU there is nothing to
-    gain.
-    """
-    try:
-        if not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2:
-            return None
-        import ctypes
-
-        current_cpu = ctypes.CDLL(None).sched_getcpu
-        current_cpu.restype = ctypes.c_int
-        current_cpu.argtypes = []
-    except (OSError, AttributeError, ImportError):  # not allowed here, no libc symbol, no ctypes
-        return None
-    if current_cpu() < 0:
-        return None
-
-    def pin(tid: int, cpu: int) -> None:
-        os.sched_setaffinity(tid, (cpu,))
-
-    return current_cpu, pin
-
-
-_PLACEMENT = _cpu_placement()
-"""This machine's thread placement (``None`` where threads cannot be placed)."""
-
-_local = threading.local()  # ``pooled`` is True on the pool's threads
-
-
-def _park(w: Any, timeout: Optional[float]) -> bool:
-    """Block on the held lock ``w`` until it is released (or ``timeout`` seconds); True if it was.
-
-    A pool thread is on its CPU already. Any other thread (a program's main thread, a werkzeug
-    connection thread) is held on the CPU it is on while it waits, and gets its own CPU set back
-    when it wakes: the goroutine it waits for was started on that CPU, and wakes it there rather
-    than on another core. (Linux would otherwise often wake it on an idle core, which costs tens
-    of microseconds here, twice per request through the timeout filter.)
-    """
-    mask = None
-    if _PLACEMENT is not None and not getattr(_local, "pooled", False):
-        try:
-            mask = os.sched_getaffinity(0)
-            os.sched_setaffinity(0, (_PLACEMENT[0](),))
-        except OSError:
-            mask = None
-    try:
-        return w.acquire(True, -1 if timeout is None else timeout)
-    finally:
-        if mask is not None:
-            try:
-                os.sched_setaffinity(0, mask)
-            except OSError:  # the set changed meanwhile (a cgroup): keep what we have
-                pass
-
-
-def _no_wakeup_preemption() -> None:
-    """Mark the calling thread so that, when woken, it waits for its waker to block (Linux only).
-
-    Go's scheduler puts a goroutine it readies in ``runnext`` and lets the running one go on
-    until it blocks. Linux by default lets the woken thread preempt the waker at once; that
-    thread then finds the GIL taken and sleeps again, so every hand-off costs two extra context
-    switches. ``SCHED_BATCH`` threads never preempt on wake-up; an unprivileged process may
-    choose it. Where it is refused or missing, nothing changes.
-    """
-    batch = getattr(os, "SCHED_BATCH", None)
-    if batch is None:
-        return
-    try:
-        os.sched_setscheduler(0, batch, os.sched_param(0))
-    except OSError:
-        pass
-
-
 class _Slot:
     """One pooled thread's mailbox: ``ready`` is released when ``task`` was set."""
 
     __slots__ = ("ready", "task", "tid", "cpu")
 
-    def __init__(self, cpu: int) -> None:
+    def __init__(self) -> None:
         self.ready = threading.Lock()
         self.ready.acquire()
         self.task: Optional[tuple[Callable[[], None], str]] = None
         self.tid = threading.get_native_id()
-        self.cpu = cpu  # the CPU this thread is pinned to, -1 for none
+        self.cpu = -1  # the CPU the placer pinned this thread to, -1 for none
 
 
 class _ThreadPool:
     """Reuses goroutine threads: starting a thread costs far more than handing one a task.
 
-    A goroutine starts on its spawner's CPU. Go's scheduler does the same (a new goroutine goes
-    into the spawning P's ``runnext`` slot), so spawn-then-wait, as the timeout filter does for
-    every request, never crosses cores. Here that matters more than in Go: every switch between
-    Python threads is a hand-over of the GIL, and waking a thread on another core costs tens of
-    microseconds on a virtual machine against a few on the same core. Only one thread runs
-    Python code at a time anyway, so little parallelism is given up. A long-lived goroutine
-    stays on the CPU it started on; its thread moves when it is reused for another one. The
-    waiting side is :func:`_park`; with ``batch`` the threads also run ``SCHED_BATCH``
-    (:func:`_no_wakeup_preemption`). As always on Linux, a thread or process that a goroutine
-    starts with ``threading`` or ``subprocess`` inherits both (server code here starts none).
+    An idle thread waits on its slot's lock for the next goroutine, ``IDLE_LINGER`` at most.
+    ``placer`` (see :mod:`genericserver.thread_placement`) may pin a thread to its spawner's CPU
+    and change its scheduling policy; that changes speed only, never behaviour.
     """
 
-    def __init__(
-        self,
-        placement: Optional[tuple[Callable[[], int], Callable[[int, int], None]]] = None,
-        *,
-        batch: bool = False,
-    ) -> None:
+    def __init__(self, placer: thread_placement.NoPlacement = thread_placement.NO_PLACEMENT) -> None:
         self._lock = threading.Lock()
         self._idle: list[_Slot] = []
-        self._placement = placement
-        self._batch = batch
-
-    def _cpu(self) -> int:
-        return self._placement[0]() if self._placement is not None else -1
+        self._placer = placer
 
     def run(self, body: Callable[[], None], name: str) -> None:
-        cpu = self._cpu()
         with self._lock:
             slot = self._idle.pop() if self._idle else None
         if slot is not None:
-            if cpu >= 0 and cpu != slot.cpu:
-                self._pin(slot.tid, cpu)
-                slot.cpu = cpu
+            self._placer.move_to_spawner(slot)
             slot.task = (body, name)
-            slot.ready.release()  # placed first: the thread wakes where it will run
+            slot.ready.release()
             return
+        cpu = self._placer.spawner_cpu()
         threading.Thread(target=self._work, args=((body, name), cpu), name=name, daemon=True).start()
 
     def release_idle(self) -> None:
@@ -268,20 +170,10 @@ class _ThreadPool:
             slot.task = None
             slot.ready.release()
 
-    def _pin(self, tid: int, cpu: int) -> None:
-        try:
-            self._placement[1](tid, cpu)  # type: ignore[index]
-        except OSError:  # the CPU left our set (a cgroup changed): stop placing threads
-            self._placement = None
-
     def _work(self, task: tuple[Callable[[], None], str], cpu: int) -> None:
         me = threading.current_thread()
-        _local.pooled = True
-        if cpu >= 0:
-            self._pin(0, cpu)
-        if self._batch:
-            _no_wakeup_preemption()
-        slot = _Slot(cpu)
+        slot = _Slot()
+        self._placer.start_worker(slot, cpu)
         while True:
             body, me.name = task
             body()
@@ -389,16 +281,24 @@ class _TimerThread:
                 due.fire()
 
 
+class _ThreadBoundedSemaphore(threading.BoundedSemaphore):
+    """``threading.BoundedSemaphore``, plus ``taken()``: how many permits are out (Go's ``len(c)``)."""
+
+    def taken(self) -> int:
+        # a plain read without the semaphore's lock, as Go's len(c) on a channel is a plain read
+        return self._initial_value - self._value  # type: ignore[attr-defined]
+
+
 class ThreadsRuntime(Runtime):
     """The production runtime: each goroutine runs on a daemon thread, time is ``time.monotonic``.
 
     Goroutines run on daemon threads because Go does not wait for goroutines when ``main``
     returns. The threads come from a pool (:class:`_ThreadPool`): a thread
     whose goroutine returned waits ``IDLE_LINGER`` for the next one before it ends (it is named
-    ``go:<goroutine name>`` while it runs one, ``go:idle`` between). A goroutine starts on the
-    CPU of the thread that started it and does not preempt it, as with Go's scheduler, and a
-    thread of the program's own that waits on an event is held on its CPU meanwhile (see
-    :func:`_park`). All timers share one thread.
+    ``go:<goroutine name>`` while it runs one, ``go:idle`` between). All timers share one thread.
+    Events are ``threading.Event`` objects, semaphores ``threading.BoundedSemaphore`` ones, locks and
+    conditions the ``threading`` ones. With ``placement`` (the default) goroutine threads are
+    placed as :mod:`genericserver.thread_placement` says: speed only, no change in behaviour.
     ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
     the process).
@@ -406,12 +306,12 @@ class ThreadsRuntime(Runtime):
 
     name = "threads"
 
-    def __init__(self) -> None:
+    def __init__(self, *, placement: bool = True) -> None:
         # the running goroutines, in start order; dict updates are atomic under the GIL, so the
         # per-request path takes no lock for this bookkeeping
         self._live: dict[Goroutine, None] = {}
         self.panics: list[tuple[str, BaseException]] = []
-        self._pool = _ThreadPool(_PLACEMENT, batch=True)
+        self._pool = _ThreadPool(thread_placement.default_placer() if placement else thread_placement.NO_PLACEMENT)
         self._timers = _TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
@@ -450,32 +350,16 @@ class ThreadsRuntime(Runtime):
         return _ThreadEvent(name)
 
     def select(self, *events: Event, timeout: Optional[float] = None) -> Optional[Event]:
-        # (events here are all _ThreadEvents: their flag is read directly, on a per-request path)
-        for ev in events:
-            if ev._set:  # type: ignore[attr-defined]
-                return ev
-        if timeout is not None and timeout <= 0:
-            return None
-        w = _parked()
-        try:
-            for ev in events:
-                if not ev._watch(w):  # type: ignore[attr-defined]
-                    break  # set meanwhile: no need to wait
-            else:
-                _park(w, timeout)
-        finally:
-            for ev in events:
-                ev._unwatch(w)  # type: ignore[attr-defined]
-        for ev in events:
-            if ev._set:  # type: ignore[attr-defined]
-                return ev
-        return None
+        return _select(events, timeout)  # type: ignore[arg-type]
 
     def lock(self) -> Any:
         return threading.Lock()
 
     def condition(self, lk: Any = None) -> Any:
         return threading.Condition(lk if lk is not None else threading.Lock())
+
+    def bounded_semaphore(self, value: int, name: str = "semaphore") -> BoundedSemaphore:
+        return _ThreadBoundedSemaphore(value)
 
     def now(self) -> float:
         return time.monotonic()
@@ -544,6 +428,10 @@ def condition(lk: Any = None) -> Any:
 
 def once() -> Once:
     return _current.once()
+
+
+def bounded_semaphore(value: int, name: str = "semaphore") -> BoundedSemaphore:
+    return _current.bounded_semaphore(value, name)
 
 
 def now() -> float:

@@ -33,6 +33,24 @@ class Event:
         return f"<{type(self).__name__} {self.name!r} {state}>"
 
 
+class BoundedSemaphore:
+    """``threading.BoundedSemaphore``'s interface: Go's buffered channel used as a semaphore.
+
+    ``acquire(blocking=False)`` is Go's ``select { case c <- true: ... default: }``, ``release()``
+    is ``<-c`` (releasing more than was acquired raises ``ValueError``), and ``taken()`` is
+    ``len(c)``: how many permits are out.
+    """
+
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
+        raise NotImplementedError
+
+    def release(self, n: int = 1) -> None:
+        raise NotImplementedError
+
+    def taken(self) -> int:
+        raise NotImplementedError
+
+
 class Goroutine:
     """A handle on a started goroutine: its name and an event set when it returns."""
 
@@ -62,7 +80,7 @@ class Runtime:
     """What server code may use instead of ``threading`` and ``time``.
 
     Subclasses supply the primitives (``go``, ``event``, ``select``, ``lock``, ``condition``,
-    ``now``, ``sleep``); the composite ones (``after``, ``after_func``, ``rwlock``, ``once``)
+    ``bounded_semaphore``, ``now``, ``sleep``); the composite ones (``after``, ``after_func``, ``rwlock``, ``once``)
     are built here from those, so both runtimes share one implementation of them.
     """
 
@@ -87,6 +105,10 @@ class Runtime:
         raise NotImplementedError
 
     def condition(self, lk: Any = None) -> Any:
+        raise NotImplementedError
+
+    def bounded_semaphore(self, value: int, name: str = "semaphore") -> BoundedSemaphore:
+        """A semaphore with ``value`` permits that refuses to be released beyond them."""
         raise NotImplementedError
 
     def now(self) -> float:

@@ -6,6 +6,7 @@ threads runtime, each with its own werkzeug test ``Client`` over the same app.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import pytest
@@ -225,6 +226,35 @@ def test_a_streaming_response_holds_its_slot_until_closed():
     again = Client(app).get("/", environ_overrides=env)
     assert again.status_code == 200
     again.close()
+
+
+def test_the_slot_is_a_threading_bounded_semaphore_permit_held_until_the_response_is_closed(monkeypatch):
+    made = []
+    real = rt.bounded_semaphore
+
+    def recording(value, name="semaphore"):
+        made.append((name, real(value, name)))
+        return made[-1][1]
+
+    monkeypatch.setattr(rt, "bounded_semaphore", recording)
+
+    def streaming(environ, start_response):
+        start_response("200 OK", [])
+        return iter([b"a", b"b"])
+
+    app = with_max_in_flight_limit(streaming, 2, 1, None)
+    ((_, read_only), (_, mutating)) = made
+    assert [n for n, _ in made] == ["max-in-flight-non-mutating", "max-in-flight-mutating"]
+    assert isinstance(read_only, threading.BoundedSemaphore) and isinstance(mutating, threading.BoundedSemaphore)
+    env = {request.REQUEST_INFO_KEY: RequestInfo(verb="list")}
+    first = Client(app).get("/", environ_overrides=env, buffered=False)
+    assert (read_only.taken(), mutating.taken()) == (1, 0)
+    assert first.get_data() == b"ab"
+    assert read_only.taken() == 1  # every byte sent, but the response is not closed yet
+    first.close()
+    assert read_only.taken() == 0
+    with pytest.raises(ValueError):
+        read_only.release()  # the filter released exactly what it took
 
 
 def test_watermark_records_the_peak_and_resets_when_published():

@@ -1,12 +1,16 @@
-"""The threads runtime's pool and placement: a goroutine starts on its spawner's CPU, waiters stay on theirs."""
+"""The threads runtime: standard primitives, its pool, and the placement of goroutine threads on CPUs."""
 
 from __future__ import annotations
 
 import os
 import threading
 
+import pytest
+
 from genericserver import runtime as rt
-from genericserver.runtime import _cpu_placement as cpu_placement, _ThreadPool as ThreadPool
+from genericserver import thread_placement
+from genericserver.runtime import _ThreadPool as ThreadPool
+from genericserver.thread_placement import SpawnerCPU, detect as cpu_placement
 
 WAIT = 10.0
 
@@ -52,9 +56,48 @@ def wait_idle(pool: ThreadPool) -> None:
     raise AssertionError("the worker never went idle")
 
 
+def test_an_event_is_a_threading_event_and_a_semaphore_a_bounded_semaphore():
+    ev = rt.THREADS.event("x")
+    assert isinstance(ev, threading.Event) and isinstance(ev, rt.Event)
+    assert ev.name == "x" and not ev.wait(0) and repr(ev) == "<_ThreadEvent 'x' open>"
+    ev.set()
+    assert threading.Event.wait(ev, 0) and repr(ev) == "<_ThreadEvent 'x' set>"
+    sem = rt.THREADS.bounded_semaphore(2)
+    assert isinstance(sem, threading.BoundedSemaphore)
+    assert sem.acquire(blocking=False) and sem.acquire(blocking=False) and sem.taken() == 2
+    assert not sem.acquire(blocking=False)  # Go's select default: full
+    sem.release()
+    assert sem.taken() == 1
+    sem.release()
+    with pytest.raises(ValueError):
+        sem.release()  # more than was taken
+
+
+def test_select_wakes_on_whichever_event_another_thread_sets_and_unregisters_itself():
+    a, b, c = (rt.THREADS.event(n) for n in "abc")
+    started = rt.THREADS.event("selecting")
+    got = []
+
+    def selector():
+        started.set()
+        got.append(rt.THREADS.select(a, b, c))
+
+    g = rt.go(selector, name="selector")
+    started.wait(WAIT)
+    for _ in range(100000):  # once it registered with all three (it is parked then)
+        if all(ev._selectors for ev in (a, b, c)):
+            break
+        os.sched_yield()
+    b.set()
+    assert g.join(WAIT) and got == [b]
+    assert a._selectors == [] and c._selectors == []  # nothing left behind on the others
+    assert rt.THREADS.select(a, c, timeout=0.001) is None and a._selectors == c._selectors == []
+    assert rt.THREADS.select(a, b, timeout=0) is b  # already set: no wait at all
+
+
 def test_a_new_thread_pins_itself_and_a_reused_one_is_moved_before_it_wakes():
     placement = FakePlacement(cpu=1)
-    pool = ThreadPool((placement.current, placement.pin))
+    pool = ThreadPool(SpawnerCPU((placement.current, placement.pin), batch=False))
     run_and_wait(pool)
     assert placement.pins == [("self", 1)]  # a new thread: it places itself first thing
     wait_idle(pool)
@@ -69,17 +112,18 @@ def test_a_new_thread_pins_itself_and_a_reused_one_is_moved_before_it_wakes():
 def test_placement_that_the_os_refuses_is_given_up_and_goroutines_still_run():
     placement = FakePlacement(cpu=1)
     placement.fail = True
-    pool = ThreadPool((placement.current, placement.pin))
+    placer = SpawnerCPU((placement.current, placement.pin), batch=False)
+    pool = ThreadPool(placer)
     ran = []
     run_and_wait(pool, lambda: ran.append(1))
     wait_idle(pool)
     run_and_wait(pool, lambda: ran.append(2))
     assert ran == [1, 2]
-    assert pool._placement is None
+    assert placer.placement is None
 
 
 def test_without_placement_nothing_is_pinned():
-    pool = ThreadPool(None)
+    pool = ThreadPool()
     seen = []
     run_and_wait(pool, lambda: seen.append(os.sched_getaffinity(0)))
     assert seen == [os.sched_getaffinity(0)]
@@ -108,37 +152,6 @@ def test_on_this_machine_a_goroutine_runs_on_its_spawners_cpu():
     assert [(cpu, affinity, on) for cpu, affinity, on in results] == [(c, {c}, c) for c in sorted(allowed)[:2]]
 
 
-def test_a_plain_thread_is_held_on_its_cpu_while_it_waits_and_gets_its_cpu_set_back():
-    allowed = os.sched_getaffinity(0)
-    woken = rt.event("woken")
-    seen = {}
-
-    def waiter():
-        seen["before"] = os.sched_getaffinity(0)
-        seen["woken"] = woken.wait(WAIT)
-        seen["after"] = os.sched_getaffinity(0)
-
-    t = threading.Thread(target=waiter)
-    t.start()
-
-    def look_then_wake():
-        # read the waiter's CPU set once it is parked (it registers, then is held), then wake it
-        for _ in range(100000):
-            seen["while waiting"] = os.sched_getaffinity(t.native_id)
-            if woken._waiters and (rt._PLACEMENT is None or len(seen["while waiting"]) == 1):
-                break
-            os.sched_yield()
-        woken.set()
-
-    assert rt.go(look_then_wake, name="look-then-wake").join(WAIT)
-    t.join(WAIT)
-    assert seen["woken"] and seen["before"] == seen["after"] == allowed
-    if rt._PLACEMENT is None:
-        assert seen["while waiting"] == allowed  # nothing to place on one CPU
-    else:
-        assert len(seen["while waiting"]) == 1 and seen["while waiting"] < allowed
-
-
 def test_a_goroutine_waits_without_changing_its_cpu_set():
     seen = []
 
@@ -165,8 +178,8 @@ def test_a_refused_scheduling_policy_changes_nothing(monkeypatch):
     def refuse(*args):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(rt.os, "sched_setscheduler", refuse)
-    pool = ThreadPool(None, batch=True)
+    monkeypatch.setattr(thread_placement.os, "sched_setscheduler", refuse)
+    pool = ThreadPool(SpawnerCPU(None, batch=True))
     ran = []
     run_and_wait(pool, lambda: ran.append(os.sched_getscheduler(0)))
     assert ran == [os.SCHED_OTHER]
@@ -176,13 +189,13 @@ def test_no_placement_where_the_os_will_not_tell_the_cpu_set(monkeypatch):
     def refuse(pid):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(rt.os, "sched_getaffinity", refuse)
+    monkeypatch.setattr(thread_placement.os, "sched_getaffinity", refuse)
     assert cpu_placement() is None
 
 
 def test_release_idle_ends_idle_threads_at_once_instead_of_after_the_linger(monkeypatch):
     monkeypatch.setattr(rt, "IDLE_LINGER", 60.0)  # without release_idle they would stay a minute
-    pool = ThreadPool(None)
+    pool = ThreadPool()
     threads = []
     run_and_wait(pool, lambda: threads.append(threading.current_thread()))
     wait_idle(pool)
@@ -199,3 +212,12 @@ def test_release_idle_ends_idle_threads_at_once_instead_of_after_the_linger(monk
         t.join(WAIT)
         assert not t.is_alive(), t.name
     assert pool._idle == []
+
+
+def test_without_placement_the_runtime_leaves_threads_where_the_os_puts_them():
+    unplaced = rt.ThreadsRuntime(placement=False)
+    seen = []
+    g = unplaced.go(lambda: seen.append((os.sched_getaffinity(0), os.sched_getscheduler(0))), name="unplaced")
+    assert g.join(WAIT)
+    assert seen == [(os.sched_getaffinity(0), os.SCHED_OTHER)]
+    unplaced.release_idle()

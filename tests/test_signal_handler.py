@@ -192,7 +192,7 @@ OFF_MAIN_CHILD = textwrap.dedent(
     def send_once_main_is_parked():
         done = ctx.done()
         for _ in range(1_000_000):  # until the main thread is parked on the event (white-box)
-            if done._waiters:
+            if done._cond._waiters:  # a threading.Event: its condition lists the waiters
                 break
             os.sched_yield()
         # the OS may hand a process's signal to any thread; here it goes to another one

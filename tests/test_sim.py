@@ -298,6 +298,41 @@ def test_deadlock_on_a_condition_and_an_event():
     }
 
 
+def test_a_bounded_semaphore_blocks_acquirers_until_a_release_and_refuses_one_too_many():
+    def scenario() -> list:
+        sem = rt.bounded_semaphore(1, "slots")
+        seen = [sem.acquire(blocking=False), sem.acquire(blocking=False), sem.taken()]
+        rt.go(lambda: seen.append(("acquired", sem.acquire(), rt.now())), name="later")
+        rt.sleep(3)
+        sem.release()  # wakes the blocked acquirer, at virtual time 3
+        rt.sleep(1)
+        seen.append(sem.taken())
+        sem.release()
+        try:
+            sem.release()
+        except ValueError as err:
+            seen.append(str(err))
+        return seen
+
+    result, _ = run(scenario)
+    assert result == [True, False, 1, ("acquired", True, 3.0), 1, "Semaphore released too many times"]
+
+
+def test_a_deadlock_on_a_bounded_semaphore_names_it():
+    def scenario() -> None:
+        sem = rt.bounded_semaphore(1, "slots")
+        sem.acquire()
+        rt.go(sem.acquire, name="stuck")
+        sem.acquire()
+
+    with pytest.raises(Deadlock) as err:
+        Simulation().run(scenario)
+    assert err.value.blocked == {
+        "main": "waiting on condition 'slots-1' for a notify",
+        "stuck": "waiting on condition 'slots-1' for a notify",
+    }
+
+
 def test_run_returns_when_the_rest_is_blocked_forever_and_lists_leftovers():
     def scenario() -> str:
         rt.go(rt.event("never").wait, name="stuck")

@@ -8,7 +8,10 @@ never queued: it gets 429, ``Retry-After: 1``, unless its user is in ``system:ma
 super-user and the loopback client must always get an answer). Long-running requests are not
 counted.
 
-A request holds its slot until its response iterable is closed. The process-wide
+Each class's slots are a bounded semaphore from the runtime (``threading.BoundedSemaphore``
+under the threads runtime), standing in for Go's buffered channel: a request takes a slot with
+a non-blocking ``acquire`` and holds it until its response iterable is closed; the occupancy
+recorded for the watermark is ``taken()``, Go's ``len(c)``. The process-wide
 :data:`watermark` remembers the highest occupancy of each class; the optional maintenance loop
 (:func:`start_max_in_flight_watermark_maintenance`) publishes and resets it every second. Go
 feeds both into metrics; there are no metrics here, so :attr:`RequestWatermark.published` keeps
@@ -95,28 +98,6 @@ def start_max_in_flight_watermark_maintenance(stop: rt.Event) -> rt.Goroutine:
     return _start_watermark_maintenance(watermark, stop)
 
 
-class _Slots:
-    """Go's buffered channel used as a semaphore: a non-blocking take, a release, the length."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self._lock = rt.lock()
-        self._used = 0
-
-    def try_take(self) -> Optional[int]:
-        """The occupancy after taking a slot, or ``None`` when all are taken (never blocks)."""
-        with self._lock:
-            if self._used >= self.capacity:
-                return None
-            self._used += 1
-            return self._used
-
-    def release(self) -> int:
-        with self._lock:
-            self._used -= 1
-            return self._used
-
-
 def with_max_in_flight_limit(
     app: Callable,
     non_mutating_limit: int,
@@ -126,8 +107,9 @@ def with_max_in_flight_limit(
     """Limit concurrent requests per class; 0 means no limit for that class."""
     if non_mutating_limit == 0 and mutating_limit == 0:
         return app
-    non_mutating = _Slots(non_mutating_limit) if non_mutating_limit else None
-    mutating = _Slots(mutating_limit) if mutating_limit else None
+    # Go's buffered channels of that many slots: a bounded semaphore each
+    non_mutating = rt.bounded_semaphore(non_mutating_limit, "max-in-flight-non-mutating") if non_mutating_limit else None
+    mutating = rt.bounded_semaphore(mutating_limit, "max-in-flight-mutating") if mutating_limit else None
     log.debug("max in flight: nonMutating=%d mutating=%d (0 = unlimited)", non_mutating_limit, mutating_limit)
 
     def max_in_flight_filter(environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -143,18 +125,19 @@ def with_max_in_flight_limit(
             return app(environ, start_response)
         record = watermark.record_mutating if is_mutating else watermark.record_read_only
 
-        occupancy = slots.try_take()
-        if occupancy is None:
+        # take a slot if one is free, never wait for one (Go: select with a default case)
+        if not slots.acquire(blocking=False):
             user = request.user_from(environ)
             if user is not None and SYSTEM_PRIVILEGED_GROUP in user.groups:
                 return app(environ, start_response)
             return too_many_requests(start_response, RETRY_AFTER)
 
-        # occupancy is sampled both when a request starts and when it ends
-        record(occupancy)
+        # the occupancy is sampled both when a request starts and when it ends (Go's len(c))
+        record(slots.taken())
 
         def release() -> None:
-            record(slots.release())
+            slots.release()
+            record(slots.taken())
 
         return wsgi.call_app(app, environ, start_response, release)
 

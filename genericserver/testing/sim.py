@@ -66,6 +66,7 @@ from genericserver.testing.sim_primitives import (  # noqa: E402
     _NOBODY,
     _Killed,
     _ready,
+    _SimBoundedSemaphore,
     _SimCondition,
     _SimEvent,
     _SimLock,
@@ -125,7 +126,7 @@ class Simulation(Runtime):
         self._idents: set[int] = set()
         self._names: dict[str, int] = {}
         self._next_gid = 1
-        self._counters = {"lock": 0, "cond": 0}
+        self._counters = {"lock": 0, "cond": 0, "semaphore": 0}
         self._trace: list[tuple[int, float, str, str]] = []
         self._choices: list[int] = []
         self._step = 0
@@ -444,6 +445,10 @@ class Simulation(Runtime):
             raise TypeError(f"condition on {lk!r}, which is not a lock of this simulation")
         self._counters["cond"] += 1
         return _SimCondition(self, lk, f"cond-{self._counters['cond']}")
+
+    def bounded_semaphore(self, value: int, name: str = "semaphore") -> _SimBoundedSemaphore:
+        self._counters["semaphore"] += 1
+        return _SimBoundedSemaphore(self, value, f"{name}-{self._counters['semaphore']}")
 
     def now(self) -> float:
         return self._now

@@ -11,7 +11,7 @@ import threading
 from _thread import allocate_lock, get_ident
 from typing import Any, Callable, Optional, Protocol
 
-from genericserver.runtime import Event, Goroutine
+from genericserver.runtime import BoundedSemaphore, Event, Goroutine
 
 _INF = math.inf
 # What a goroutine is waiting for (_G.kind).
@@ -285,3 +285,47 @@ class _SimCondition:
 
     def __repr__(self) -> str:
         return f"<sim condition {self.name!r} waiters={[w.name for w in self._waiters]}>"
+
+
+class _SimBoundedSemaphore(BoundedSemaphore):
+    """``threading.BoundedSemaphore`` under the simulation, on its lock and condition.
+
+    A goroutine blocked in ``acquire`` shows in a deadlock report as waiting on the condition
+    named after the semaphore; a non-blocking ``acquire`` is still a decision point (taking the
+    lock), so a schedule can interleave other goroutines around it.
+    """
+
+    def __init__(self, sim: Scheduler, value: int, name: str):
+        if value < 0:
+            raise ValueError("semaphore initial value must be >= 0")
+        self.name = name
+        self._cond = _SimCondition(sim, _SimLock(sim, name), name)
+        self._initial = self._value = value
+
+    def acquire(self, blocking: bool = True, timeout: Optional[float] = None) -> bool:
+        with self._cond:
+            if not blocking:
+                if self._value == 0:
+                    return False
+            elif not self._cond.wait_for(lambda: self._value > 0, timeout):
+                return False
+            self._value -= 1
+            return True
+
+    def release(self, n: int = 1) -> None:
+        with self._cond:
+            if self._value + n > self._initial:
+                raise ValueError("Semaphore released too many times")
+            self._value += n
+            self._cond.notify(n)
+
+    def taken(self) -> int:
+        return self._initial - self._value
+
+    __enter__ = acquire
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"<sim semaphore {self.name!r} {self.taken()}/{self._initial} taken>"
