@@ -1,183 +1,412 @@
-"""Port of Go's net/http package: one HTTP/1.x exchange (readRequest, the body, response, chunkWriter).
+"""Port of Go's net/http package: reading one HTTP/1.x request (request.go ``readRequest``, transfer.go).
 
-:mod:`genericserver.httpserver` owns listeners, connections and shutdown; this module reads one
-request off a connection and writes the WSGI app's response, deciding as Go does whether the
-connection may carry another request:
+:mod:`genericserver.httpserver` (server.go) reads each request with :func:`read_request`, checks
+it as Go's ``conn.readRequest`` does, and hands the app :func:`environ` with the request body as
+``wsgi.input`` (:class:`Body`); :mod:`genericserver.httpresponse` writes the answer. Go's rules,
+function by function:
 
-* the header section (request line to blank line) may hold ``max_header_bytes`` + 4096 bytes (Go
-  adds 4096 for bufio's slop); beyond: :class:`TooLarge` (Go's 431). A bad request line or
-  header, a missing or repeated ``Host`` (HTTP/1.1), a bad ``Content-Length``: 400 with Go's
-  text. A transfer coding other than ``chunked``: 501. Major version not 1: 505.
-* the body (``wsgi.input``) is read straight off the connection, by ``Content-Length`` or
-  chunked; ``Expect: 100-continue`` is answered at the first read.
-* the response: ``HTTP/1.1`` to HTTP/1.1 requests, a ``Date`` header, and - like Go's
-  ``chunkWriter.writeHeader`` - ``Connection: close`` when the request asked for it, when it was
-  HTTP/1.0 without keep-alive, when the app said ``Connection: close``, when keep-alives are off
-  (shutdown has begun) or when 256 KiB or more of the request body went unread (less is read and
-  dropped). A response with no ``Content-Length`` is chunked on HTTP/1.1 (or ends with the
-  connection on HTTP/1.0).
+* ``readRequest``: the request line is ``METHOD SP TARGET SP VERSION`` (:func:`parse_request_line`;
+  an HTTP/0.9 ``GET /`` has no version and is refused at once); the method is a token; the version
+  is ``HTTP/d.d`` (:func:`parse_http_version`); the target passes ``url.ParseRequestURI``
+  (:mod:`genericserver.neturl`); the header is read line by line by :mod:`genericserver.textproto`
+  (obsolete folding joined, control bytes in values refused, at most ``max_headers`` lines);
+  a second ``Host`` is refused; ``Pragma: no-cache`` adds ``Cache-Control: no-cache``.
+* ``readTransfer``: ``Transfer-Encoding`` is honoured on HTTP/1.1 only, once, and only as
+  ``chunked`` (else 501); ``Content-Length`` must be plain digits, repeated only with the same
+  value, and is dropped when the body is chunked (``fixLength``); a request with neither has no
+  body; ``Trailer`` names are checked (``fixTrailer``).
+* the body (:class:`Body`, Go's ``body``): read by length or by :mod:`genericserver.chunked`; the
+  trailer after the last chunk must end within bufio's buffer and is read with the header's
+  rules (``readTrailer``); after the handler, up to 256 KiB of unread body is dropped so the
+  connection can be reused (``Close`` with ``doEarlyClose``).
 
-Differences from Go: a WSGI response is not held in Go's 2 KiB buffer, since PEP 3333 wants each
-chunk sent as the app yields it; a list or tuple gets a ``Content-Length`` (Go gives one to any
-short response its handler has finished), anything else is chunked. No Content-Type sniffing. The
-header limit counts header bytes only, where Go counts what its reader fetched ahead too.
+Errors carry Go's texts; :mod:`genericserver.httpserver` turns them into Go's canned answers
+(``400 Bad Request``, ``431``, ``501``, ``505``).
+
+Deliberate differences from Go 1.27, each checked by the parity corpus (tests/parity/):
+
+======================================  ================================================================
+what                                    why
+======================================  ================================================================
+header names holding ``_`` are not in   the WSGI environ spells ``-`` as ``_``: ``X_Foo`` would pass for
+the environ                             ``X-Foo`` past a proxy that filtered the latter (werkzeug and
+                                        gunicorn drop them too); the request is still served
+repeated headers reach the app joined   a WSGI environ holds one string per header (PEP 3333); Go hands
+by ``,``                                the handler the list
+trailers are read and checked but not   WSGI has no place for them; the framing rules are Go's
+shown to the app
+a body error escaping the app is        a Go handler cannot leak a read error; werkzeug and other WSGI
+answered 400 (nothing sent yet) or the  servers treat it as the client's fault too; the connection is
+connection dropped                      closed either way, as Go closes it after a failed body
+the response's reason phrase is Go's    Go's handlers cannot set one; a WSGI status string can, and
+``StatusText``                          could smuggle bytes into the status line
+no ``Content-Type`` sniffing            the app's headers are sent as given (Go's ``DetectContentType``
+                                        only fills a missing type)
+a body iterable's chunks are sent as    PEP 3333 asks for each yielded chunk to be sent at once; Go
+they come                               holds up to 2 KiB in a buffer
+======================================  ================================================================
+
+Go 1.27 against the Go that built Kubernetes v1.36.0 (1.26): 1.27 adds ``MaxHeaderValueCount``
+(500 header lines, and 500 ``Trailer`` names, then 431); 1.26 only had the 1 MiB byte limit.
 """
 
 from __future__ import annotations
 
-import re
 import sys
-from email.utils import formatdate
 from typing import Any, Callable, Optional
-from urllib.parse import unquote_to_bytes, urlsplit
 
-from genericserver import runtime as rt
+from genericserver import bufio, chunked, httpguts, neturl, textproto
 
 CONN_ID_KEY = "genericserver.httpserver.conn_id"  # environ: the server-side connection id
 MAX_POST_HANDLER_READ_BYTES = 256 << 10  # unread body Go still drops to keep a connection
+DEFAULT_MAX_HEADER_VALUE_COUNT = 500  # Go 1.27's DefaultMaxHeaderValueCount
 READ_SIZE = 64 << 10
-ERROR_HEADERS = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
-_VERSION = re.compile(r"HTTP/(\d)\.(\d)\Z")
-_END_OF_HEADER = re.compile(rb"\r?\n\r?\n")
 
 
 class TooLarge(Exception):
-    """The header section is over the limit (Go's errTooLarge)."""
+    """Go's ``errTooLarge``: 431 Request Header Fields Too Large."""
 
 
-class BadRequest(Exception):
-    """A request Go answers with a canned response and a close; ``args[0]`` is that response."""
-
-    def __init__(self, code: int = 400, text: str = "Bad Request", why: str = "", body: Optional[str] = None):
-        line = f"{code} {text}" + (f": {why}" if why else "")
-        super().__init__("HTTP/1.1 " + line + ERROR_HEADERS + (line if body is None else body))
+class UnsupportedTE(Exception):
+    """Go's ``unsupportedTEError``: 501 Not Implemented, "Unsupported transfer encoding"."""
 
 
-class UnexpectedEOF(ConnectionError):
-    def __init__(self) -> None:
-        super().__init__("unexpected EOF")
+class BadRequest(ValueError):
+    """A request Go refuses with ``400 Bad Request`` (its reason is only logged, not sent)."""
 
 
-class Reader:
-    """A connection's read buffer; ``deadline`` (runtime time, or None) bounds each wait for bytes."""
+class StatusError(Exception):
+    """Go's ``statusError``: a canned answer that names its reason (``400 Bad Request: <text>``)."""
 
-    __slots__ = ("sock", "buf", "deadline", "_timeout")
-
-    def __init__(self, sock: Any):
-        self.sock, self.buf, self.deadline, self._timeout = sock, bytearray(), None, None
-
-    def set_timeout(self, t: Optional[float]) -> None:
-        if t != self._timeout:
-            self.sock.settimeout(t)
-            self._timeout = t
-
-    def fill(self) -> bool:
-        """Receive more bytes; False at end of stream. A passed deadline raises TimeoutError."""
-        if self.deadline is None:
-            self.set_timeout(None)
-        else:
-            left = self.deadline - rt.now()
-            if left <= 0:
-                raise TimeoutError("i/o timeout")
-            self.set_timeout(left)
-        data = self.sock.recv(READ_SIZE)
-        self.buf += data
-        return bool(data)
-
-    def read_head(self, limit: int, skip_crlf: bool = False) -> Optional[bytes]:
-        """The request line and header through the blank line; None at a clean end of stream."""
-        start = 0
-        while True:
-            if skip_crlf and self.buf:  # stray CR/LF before a request line
-                del self.buf[: len(self.buf) - len(self.buf.lstrip(b"\r\n"))]
-                skip_crlf = not self.buf
-            m = _END_OF_HEADER.search(self.buf, start)
-            if m is not None:
-                if m.end() > limit:
-                    raise TooLarge()
-                head = bytes(self.buf[: m.end()])
-                del self.buf[: m.end()]
-                return head
-            if len(self.buf) >= limit:
-                raise TooLarge()
-            start = max(0, len(self.buf) - 3)
-            if not self.fill():
-                if self.buf:
-                    raise UnexpectedEOF()
-                return None
-
-    def readline(self, limit: int = 4096) -> bytes:
-        start = 0
-        while (i := self.buf.find(b"\n", start)) < 0:
-            if len(self.buf) > limit:
-                raise ValueError("http: line too long")
-            start = len(self.buf)
-            if not self.fill():
-                raise UnexpectedEOF()
-        line = bytes(self.buf[: i + 1])
-        del self.buf[: i + 1]
-        return line
+    def __init__(self, code: int, text: str):
+        super().__init__(text)
+        self.code, self.text = code, text
 
 
-class Input:
-    """``wsgi.input``: the request body, by Content-Length (``length >= 0``) or chunked (-1)."""
+class BodyError(OSError):
+    """Reading the request body failed; the message is Go's (``unexpected EOF``, a chunked error)."""
 
-    def __init__(self, conn: Any, length: int, expect_continue: bool = False):
-        self._c, self.left, self.chunked = conn, max(length, 0), length < 0
-        self.done, self.failed, self.expect = length == 0, False, expect_continue
 
-    def _some(self, n: int, line: bool = False) -> bytes:
-        if self.done:
-            return b""
-        r = self._c.reader
+def parse_request_line(line: str) -> Optional[tuple[str, str, str]]:
+    """Go's ``parseRequestLine``: split at the first two spaces; None without two."""
+    method, sp1, rest = line.partition(" ")
+    uri, sp2, proto = rest.partition(" ")
+    if not sp1 or not sp2:
+        return None
+    return method, uri, proto
+
+
+def parse_http_version(vers: str) -> Optional[tuple[int, int]]:
+    """Go's ``ParseHTTPVersion``: ``HTTP/1.1`` and ``HTTP/1.0``, or exactly ``HTTP/d.d``."""
+    if vers == "HTTP/1.1":
+        return 1, 1
+    if vers == "HTTP/1.0":
+        return 1, 0
+    if not vers.startswith("HTTP/") or len(vers) != len("HTTP/X.Y") or vers[6] != ".":
+        return None
+    if not (vers[5].isascii() and vers[5].isdigit() and vers[7].isascii() and vers[7].isdigit()):
+        return None
+    return int(vers[5]), int(vers[7])
+
+
+def valid_method(method: str) -> bool:
+    return httpguts.valid_header_field_name(method)
+
+
+def _go_quote(s: str) -> str:
+    return textproto.go_quote(s.encode("latin-1"))
+
+
+class Request:
+    """What :func:`read_request` parsed (the fields of Go's ``Request`` the server uses)."""
+
+    __slots__ = ("method", "request_uri", "url", "proto", "proto_major", "proto_minor", "header", "host",
+                 "close", "content_length", "chunked", "trailer", "body")
+
+    def proto_at_least(self, major: int, minor: int) -> bool:
+        return (self.proto_major, self.proto_minor) >= (major, minor)
+
+    def get(self, key: str) -> str:
+        """``Header.get``: the first value of a canonical key, or ""."""
+        values = self.header.get(key)
+        return values[0] if values else ""
+
+    def wants_http10_keep_alive(self) -> bool:
+        return (self.proto_major, self.proto_minor) == (1, 0) and has_token(self.get("Connection"), "keep-alive")
+
+    def wants_close(self) -> bool:
+        return self.close or has_token(self.get("Connection"), "close")
+
+    def expects_continue(self) -> bool:
+        return has_token(self.get("Expect"), "100-continue")
+
+
+def has_token(v: str, token: str) -> bool:
+    """Go's ``hasToken``: ``token`` (lower case) appears in ``v`` between space, comma or tab."""
+    if not token or len(token) > len(v):
+        return False
+    lv = v.lower()
+    start = lv.find(token)
+    while start >= 0:
+        end = start + len(token)
+        if (start == 0 or v[start - 1] in " ,\t") and (end == len(v) or v[end] in " ,\t"):
+            return True
+        start = lv.find(token, start + 1)
+    return False
+
+
+def read_request(b: bufio.Reader, max_headers: int = DEFAULT_MAX_HEADER_VALUE_COUNT) -> Request:
+    """Go's ``readRequestLimit``. Raises EOFError when the stream ends before a request line,
+    :class:`textproto.UnexpectedEOF` when it ends inside one, :class:`BadRequest`,
+    :class:`TooLarge`, :class:`UnsupportedTE`, or a source's ``OSError``."""
+    tp = textproto.Reader(b)
+    line = tp.read_line()  # EOFError: a clean end of the connection
+    try:
+        parts = parse_request_line(line)
+        if parts is None:
+            raise BadRequest(f"malformed HTTP request {_go_quote(line)}")
+        req = Request()
+        req.method, req.request_uri, req.proto = parts
+        if not valid_method(req.method):
+            raise BadRequest(f"invalid method {_go_quote(req.method)}")
+        version = parse_http_version(req.proto)
+        if version is None:
+            raise BadRequest(f"malformed HTTP version {_go_quote(req.proto)}")
+        req.proto_major, req.proto_minor = version
+        # CONNECT's target is an authority (host:port), not a URL: parse it as one
+        raw = req.request_uri
+        just_authority = req.method == "CONNECT" and not raw.startswith("/")
         try:
-            if self.expect:  # the client waits for this before it sends the body
-                self.expect = False
-                self._c.send(b"HTTP/1.1 100 Continue\r\n\r\n")
-            if self.chunked and self.left == 0:
-                size = int(r.readline().split(b";", 1)[0].strip(), 16)
-                if size <= 0:
-                    while size == 0 and r.readline().strip():  # trailers
-                        pass
-                    if size < 0:
-                        raise ValueError("negative chunk size")
-                    self.done = True
-                    return b""
-                self.left = size
-            if not r.buf and not r.fill():
-                raise UnexpectedEOF()
-            k = min(n, self.left, len(r.buf))
-            if line and (i := r.buf.find(b"\n", 0, k)) >= 0:
-                k = i + 1
-            data = bytes(r.buf[:k])
-            del r.buf[:k]
-            self.left -= k
-            if self.left == 0:
-                if not self.chunked:
-                    self.done = True
-                elif r.readline().strip():
-                    raise ValueError("missing chunk terminator")
-            return data
-        except (OSError, ValueError):
-            self.failed = self.done = self._c.broken = True
-            raise
+            req.url = neturl.parse_request_uri("http://" + raw if just_authority else raw)
+        except neturl.URLError as err:
+            raise BadRequest(str(err)) from None
+        if just_authority:
+            req.url.scheme = ""
+        try:
+            req.header = tp.read_mime_header(max_headers)
+        except textproto.MessageTooLarge:
+            raise TooLarge() from None
+        except textproto.ProtocolError as err:
+            raise BadRequest(str(err)) from None
+        if len(req.header.get("Host", ())) > 1:
+            raise BadRequest("too many Host headers")
+        req.host = req.url.host or req.get("Host")
+        if req.header.get("Pragma") == ["no-cache"] and "Cache-Control" not in req.header:
+            req.header["Cache-Control"] = ["no-cache"]  # fixPragmaCacheControl
+        req.close = should_close(req.proto_major, req.proto_minor, req.header)
+        read_transfer(req, b, max_headers)
+        if req.method == "PRI" and not req.header and req.url.path == "*" and req.proto == "HTTP/2.0":
+            req.content_length, req.close = -1, True  # an h2c preface: the handler may hijack it
+        return req
+    except EOFError:
+        raise textproto.UnexpectedEOF("unexpected EOF") from None
 
+
+def should_close(major: int, minor: int, header: dict[str, list[str]]) -> bool:
+    """Go's ``shouldClose`` for a request: HTTP/1.0 closes unless it asked for keep-alive."""
+    if major < 1:
+        return True
+    conv = header.get("Connection", [])
+    has_close = httpguts.header_values_contain_token(conv, "close")
+    if (major, minor) == (1, 0):
+        return has_close or not httpguts.header_values_contain_token(conv, "keep-alive")
+    return has_close
+
+
+def parse_transfer_encoding(req: Request) -> None:
+    """Go's ``parseTransferEncoding``: sets ``req.chunked``; only one ``chunked`` on HTTP/1.1."""
+    req.chunked = False
+    raw = req.header.pop("Transfer-Encoding", None)
+    if raw is None or not req.proto_at_least(1, 1):  # HTTP/1.0 had no chunking: ignore it
+        return
+    if len(raw) != 1:
+        raise UnsupportedTE(f"too many transfer encodings: {raw!r}")
+    if raw[0].lower() != "chunked" or not raw[0].isascii():
+        raise UnsupportedTE(f"unsupported transfer encoding: {_go_quote(raw[0])}")
+    req.chunked = True
+
+
+def parse_content_length(cl_headers: list[str]) -> int:
+    """Go's ``parseContentLength``: plain decimal digits, below 2**63; -1 without one."""
+    if not cl_headers:
+        return -1
+    cl = textproto.trim_string(cl_headers[0])
+    if cl == "":
+        raise BadRequest(f"invalid empty Content-Length {_go_quote(cl)}")
+    if not (cl.isascii() and cl.isdigit()) or int(cl) >= 1 << 63:
+        raise BadRequest(f"bad Content-Length {_go_quote(cl)}")
+    return int(cl)
+
+
+def fix_length(req: Request) -> int:
+    """Go's ``fixLength`` for a request: the body's length, -1 for chunked, 0 for none."""
+    content_lens = req.header.get("Content-Length", [])
+    if len(content_lens) > 1:  # repeated: only with one value (request smuggling)
+        first = textproto.trim_string(content_lens[0])
+        if any(textproto.trim_string(v) != first for v in content_lens[1:]):
+            raise BadRequest(f"http: message cannot contain multiple Content-Length headers; got {content_lens!r}")
+        req.header["Content-Length"] = content_lens = [first]
+    n = parse_content_length(content_lens) if content_lens else 0
+    if req.chunked:
+        req.header.pop("Content-Length", None)  # Transfer-Encoding overrides Content-Length
+        return -1
+    if content_lens:
+        return n
+    req.header.pop("Content-Length", None)
+    return 0
+
+
+def fix_trailer(req: Request, max_headers: int) -> Optional[dict[str, None]]:
+    """Go's ``fixTrailer``: the trailer names a chunked request announced, or None."""
+    vv = req.header.get("Trailer")
+    if vv is None or not req.chunked:
+        return None  # a Trailer header without chunking stays a plain header
+    del req.header["Trailer"]
+    for v in vv:
+        max_headers -= v.count(",") + 1
+        if max_headers < 0:
+            raise TooLarge()
+    trailer: dict[str, None] = {}
+    for v in vv:
+        for key in v.split(","):  # foreachHeaderElement
+            key = textproto.canonical_mime_header_key(textproto.trim_string(key))
+            if not key:
+                continue
+            if key in ("Transfer-Encoding", "Trailer", "Content-Length"):
+                raise BadRequest(f"bad trailer key {_go_quote(key)}")
+            trailer[key] = None
+    return trailer or None
+
+
+def read_transfer(req: Request, b: bufio.Reader, max_trailer_headers: int) -> None:
+    """Go's ``readTransfer`` for a request: its framing, and the body reader."""
+    parse_transfer_encoding(req)
+    req.content_length = fix_length(req)
+    req.trailer = fix_trailer(req, max_trailer_headers)
+    if req.chunked:
+        req.body = Body(b, chunked.ChunkedReader(b), -1, max_trailer_headers)
+    else:
+        req.body = Body(b, None, req.content_length, max_trailer_headers)
+
+
+def see_upcoming_double_crlf(r: bufio.Reader) -> bool:
+    """Whether ``\\r\\n\\r\\n`` ends the trailer within bufio's buffer (Go reads no further)."""
+    peek_size = 4
+    while True:
+        buf, err = r.peek(peek_size)
+        if buf.endswith(b"\r\n\r\n"):
+            return True
+        if err is not None:
+            return False
+        peek_size += 1
+
+
+class Body:
+    """Go's ``body``, and the request's ``wsgi.input``: ``read``, ``readline``, iteration.
+
+    ``length`` >= 0 reads that many bytes; -1 reads ``src``, the chunked reader, then the trailer.
+    ``on_first_read`` runs before the first read (``Expect: 100-continue``); ``on_hit_eof`` when
+    the body is consumed (the server's background read starts then).
+    """
+
+    def __init__(self, r: bufio.Reader, src: Optional[chunked.ChunkedReader], length: int, max_trailer_headers: int):
+        self._r, self._src, self._left = r, src, length
+        self._max_trailer_headers = max_trailer_headers
+        self.saw_eof = length == 0
+        self.closed = self.early_close = False
+        self.err: Optional[BaseException] = None
+        self.on_first_read: Optional[Callable[[], None]] = None
+        self.on_hit_eof: Optional[Callable[[], None]] = None
+
+    @property
+    def chunked(self) -> bool:
+        return self._src is not None
+
+    def unread_data_size(self) -> int:
+        """Bytes still to come of a body of known length; -1 for chunked."""
+        return -1 if self._src is not None else self._left
+
+    def body_remains(self) -> bool:
+        return not self.saw_eof
+
+    def register_on_hit_eof(self, fn: Optional[Callable[[], None]]) -> None:
+        self.on_hit_eof = fn
+
+    def _read_locked(self, n: int) -> bytes:
+        """Go's ``readLocked``: up to ``n`` bytes; b"" once the body is complete."""
+        if self.saw_eof:
+            return b""
+        if self.err is not None:
+            raise self.err
+        first, self.on_first_read = self.on_first_read, None
+        if first is not None:
+            first()
+        try:
+            if self._src is not None:
+                data = self._src.read(n)
+                if not data:
+                    self.saw_eof = True
+                    self._read_trailer()
+            else:
+                data = self._r.read(min(n, self._left))
+                if not data:
+                    raise BodyError("unexpected EOF")
+                self._left -= len(data)
+                self.saw_eof = self._left == 0
+        except BodyError as err:
+            self.err, self.saw_eof = err, False
+            raise
+        except (chunked.ChunkedError, EOFError, OSError) as err:  # framing, cut off, timeout, reset
+            self.err, self.saw_eof = BodyError(str(err) or type(err).__name__), False
+            raise self.err from None
+        if self.saw_eof and self.on_hit_eof is not None:
+            self.on_hit_eof()
+        return data
+
+    def _read_trailer(self) -> None:
+        """Go's ``readTrailer``: a bare CRLF, or header lines ending within bufio's buffer."""
+        buf, _ = self._r.peek(2)
+        if buf == b"\r\n":
+            self._r.discard(2)
+            return
+        if len(buf) < 2:
+            raise BodyError("http: unexpected EOF reading trailer")
+        if not see_upcoming_double_crlf(self._r):
+            raise BodyError("http: suspiciously long trailer after chunked body")
+        try:
+            textproto.Reader(self._r).read_mime_header(self._max_trailer_headers)
+        except textproto.UnexpectedEOF:
+            raise BodyError("http: unexpected EOF reading trailer") from None
+        except (textproto.ProtocolError, textproto.MessageTooLarge) as err:
+            raise BodyError(str(err)) from None
+
+    # -- wsgi.input ------------------------------------------------------------------------
     def read(self, size: Optional[int] = -1) -> bytes:
+        if self.closed:
+            raise BodyError("http: invalid Read on closed Body")
         if size is None or size < 0:
-            return b"".join(iter(lambda: self._some(READ_SIZE), b""))
+            return b"".join(iter(lambda: self._read_locked(READ_SIZE), b""))
         out = bytearray()
-        while len(out) < size and (b := self._some(size - len(out))):
-            out += b
+        while len(out) < size and (chunk := self._read_locked(size - len(out))):
+            out += chunk
         return bytes(out)
 
     def readline(self, size: Optional[int] = -1) -> bytes:
         out = bytearray()
         while (size is None or size < 0 or len(out) < size) and not out.endswith(b"\n"):
-            b = self._some(READ_SIZE if size is None or size < 0 else size - len(out), line=True)
-            if not b:
+            want = READ_SIZE if size is None or size < 0 else size - len(out)
+            if self._src is None and not self.saw_eof:
+                # a known length: take through the newline if it is buffered, never past the body
+                if not self._r.buffered():
+                    self._r.peek(1)
+                newline = self._r.buf.find(b"\n", 0, min(want, self._left))
+                want = newline + 1 if newline >= 0 else min(want, self._r.buffered()) or 1
+            else:
+                want = 1  # chunked: a byte at a time, no read-ahead past the line
+            chunk = self._read_locked(want)
+            if not chunk:
                 break
-            out += b
+            out += chunk
         return bytes(out)
 
     def readlines(self, hint: int = -1) -> list[bytes]:
@@ -186,253 +415,53 @@ class Input:
     def __iter__(self):
         return iter(self.readline, b"")
 
-    def discard(self) -> bool:
-        """Drop what is left if it is small (Go's rule); False means the connection must close."""
-        if self.done:
-            return not self.failed
-        if self.expect or (not self.chunked and self.left >= MAX_POST_HANDLER_READ_BYTES):
-            return False
+    def close(self) -> None:
+        """Go's ``Close`` after the handler (``doEarlyClose``): drop a small unread rest so the
+        connection can carry another request; a bigger one, or a failed body, is abandoned
+        (``early_close``) and the connection must close."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.saw_eof:
+            return
+        if self._src is None and self._left > MAX_POST_HANDLER_READ_BYTES:
+            self.early_close = True
+            return
         dropped = 0
         try:
-            while dropped <= MAX_POST_HANDLER_READ_BYTES and (b := self._some(READ_SIZE)):
-                dropped += len(b)
+            while dropped <= MAX_POST_HANDLER_READ_BYTES:
+                chunk = self._read_locked(READ_SIZE)
+                if not chunk:
+                    return
+                dropped += len(chunk)
         except (OSError, ValueError):
-            return False
-        return self.done
-
-
-class Request:
-    """What ``read_request`` parsed; ``body`` is the ``wsgi.input``."""
-
-    __slots__ = ("method", "uri", "proto", "is11", "headers", "body", "wants_close", "wants10ka")
-
-
-def read_request(conn: Any, max_header_bytes: int, after_post: bool = False) -> Optional[Request]:
-    """Go's ``readRequest``: None at a clean end of stream; raises TooLarge, BadRequest, OSError."""
-    head = conn.reader.read_head(max_header_bytes + 4096, skip_crlf=after_post)
-    if head is None:
-        return None
-    lines = head.decode("latin-1").split("\n")
-    method, _, rest = lines[0].rstrip("\r").partition(" ")
-    uri, sep, proto = rest.partition(" ")
-    version = (1, 1) if proto == "HTTP/1.1" else (1, 0) if proto == "HTTP/1.0" else None
-    if version is None and (m := _VERSION.match(proto)):
-        version = (int(m.group(1)), int(m.group(2)))
-    if not sep or not uri or not _TOKEN.match(method) or version is None:
-        raise BadRequest()
-    if version[0] != 1:
-        raise BadRequest(505, "HTTP Version Not Supported", "unsupported protocol version")
-    req = Request()
-    req.method, req.uri, req.proto, req.is11 = method, uri, proto, version >= (1, 1)
-    req.headers, fields = [], {}
-    for line in lines[1:]:
-        line = line.rstrip("\r")
-        if not line:
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not _TOKEN.match(name):
-            raise BadRequest()  # this includes obsolete line folding
-        value = value.strip(" \t")
-        req.headers.append((name, value))
-        fields.setdefault(name.lower(), []).append(value)
-    hosts = fields.get("host", [])
-    if req.is11 and not hosts and method != "CONNECT":
-        raise BadRequest(why="missing required Host header")
-    if len(hosts) > 1:
-        raise BadRequest(why="too many Host headers")
-    tokens = {t.strip().lower() for v in fields.get("connection", []) for t in v.split(",")}
-    req.wants10ka = not req.is11 and "keep-alive" in tokens
-    req.wants_close = "close" in tokens or (not req.is11 and not req.wants10ka)
-    te = fields.get("transfer-encoding") if req.is11 else None  # HTTP/1.0 has no chunking
-    if te is not None:
-        if len(te) != 1 or te[0].lower() != "chunked":
-            raise BadRequest(501, "Not Implemented", body="Unsupported transfer encoding")
-        length = -1
-    else:
-        cls = {v.strip() for v in fields.get("content-length", [])}
-        if len(cls) > 1 or (cls and not _digits(next(iter(cls)))):
-            raise BadRequest()
-        length = int(cls.pop()) if cls else 0
-    expect = fields.get("expect", [""])[0].lower()
-    req.body = Input(conn, length, expect_continue=expect == "100-continue" and req.is11 and length != 0)
-    return req
-
-
-def _digits(s: str) -> bool:
-    return s.isascii() and s.isdigit()
+            pass
+        self.early_close = True
 
 
 def environ(conn: Any, req: Request) -> dict:
-    """The WSGI environ of ``req`` (PEP 3333; header names with ``_`` dropped, as werkzeug does)."""
-    path, _, query = req.uri.partition("?")
+    """The WSGI environ of ``req`` (PEP 3333). What Go's handler reads as ``r.Host``,
+    ``r.URL.Path`` and ``r.URL.RawQuery`` is ``HTTP_HOST``, ``PATH_INFO`` and ``QUERY_STRING``;
+    header names holding ``_`` are left out (see the module docstring)."""
     env = {
-        "REQUEST_METHOD": req.method, "SCRIPT_NAME": "", "QUERY_STRING": query,
-        "REQUEST_URI": req.uri, "RAW_URI": req.uri, "SERVER_PROTOCOL": req.proto,
-        "REMOTE_ADDR": conn.remote[0], "REMOTE_PORT": conn.remote[1],
+        "REQUEST_METHOD": req.method, "SCRIPT_NAME": "", "PATH_INFO": req.url.path,
+        "QUERY_STRING": req.url.raw_query, "REQUEST_URI": req.request_uri, "RAW_URI": req.request_uri,
+        "SERVER_PROTOCOL": req.proto, "REMOTE_ADDR": conn.remote[0], "REMOTE_PORT": conn.remote[1],
         "SERVER_NAME": conn.local[0], "SERVER_PORT": str(conn.local[1]),
         "wsgi.version": (1, 0), "wsgi.url_scheme": "https" if conn.tls else "http",
         "wsgi.input": req.body, "wsgi.errors": sys.stderr, "wsgi.input_terminated": True,
         "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
         CONN_ID_KEY: conn.id,
     }
-    for name, value in req.headers:
-        if "_" in name:
-            continue  # it would pass for a dash: a way to smuggle a header past a proxy
-        key = name.upper().replace("-", "_")
-        if key == "CONTENT_LENGTH" and req.body.chunked:
+    if req.host:
+        env["HTTP_HOST"] = req.host
+    for name, values in req.header.items():
+        if "_" in name or name == "Host":
             continue
+        key = name.upper().replace("-", "_")
         if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
             key = "HTTP_" + key
-            if key in env:
-                value = env[key] + "," + value
-        env[key] = value
-    if "://" in path:  # absolute form: the URL's host wins (RFC 7230 section 5.4)
-        url = urlsplit(req.uri)
-        path, env["QUERY_STRING"], env["HTTP_HOST"] = url.path, url.query, url.netloc
-    env["PATH_INFO"] = unquote_to_bytes(path).decode("latin-1")
+        env[key] = ",".join(values)
+    if req.chunked:
+        env["HTTP_TRANSFER_ENCODING"] = "chunked"  # what WSGI libraries look for
     return env
-
-
-_date_cache: list = [0, ""]
-
-
-def _http_date() -> str:
-    now = int(rt.wall())
-    if _date_cache[0] != now:
-        _date_cache[:] = [now, formatdate(now, usegmt=True)]
-    return _date_cache[1]
-
-
-class Response:
-    """The app's response to ``req`` on ``conn`` (Go's response and chunkWriter, for WSGI)."""
-
-    def __init__(self, conn: Any, req: Request, keep_alives: Callable[[], bool], logf: Callable[..., None]):
-        self.c, self.req, self.keep_alives, self.logf = conn, req, keep_alives, logf
-        self.status: Optional[str] = None
-        self.headers: list = []
-        self.wrote_header = self.chunking = self.limit_hit = self.close_after = False
-        self.content_length, self.written, self.body_ok = -1, 0, True
-
-    def start_response(self, status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], None]:
-        if exc_info:
-            try:
-                if self.wrote_header:
-                    raise exc_info[1].with_traceback(exc_info[2])
-            finally:
-                exc_info = None
-        elif self.status is not None:
-            raise AssertionError("Headers already set")
-        self.status, self.headers = status, headers
-        return self.write
-
-    def write(self, data: bytes) -> None:
-        self.emit(data, None, False)
-
-    def send_body(self, body: Any) -> None:
-        """Send the app's iterable; headers go with the first chunk, or an empty one (Go's Flush)."""
-        known = sum(map(len, body)) if isinstance(body, (list, tuple)) else None
-        for chunk in body:
-            if chunk:
-                self.emit(chunk, known, False)
-            elif not self.wrote_header and known is None and self.status is not None:
-                # an empty chunk before any body flushes the header, as Go's Flush does: a
-                # watch with nothing to report yet still answers its client at once
-                self.emit(b"", None, False)
-        self.emit(b"", self.written if known is None else known, True)
-
-    def internal_error(self) -> None:
-        """A 500 in place of a response the app failed to start (werkzeug's habit, not Go's)."""
-        body = b"Internal Server Error\n"
-        self.status, self.headers = "500 Internal Server Error", [
-            ("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body))), ("Connection", "close")]
-        self.emit(body, None, True)
-
-    def emit(self, data: bytes, known: Optional[int], final: bool) -> None:
-        if self.c.broken:
-            raise ConnectionAbortedError("http: connection already failed")
-        parts = []
-        if not self.wrote_header:
-            if self.status is None:
-                raise AssertionError("write() before start_response")
-            parts.append(self._header(known))
-        if data and self.body_ok:
-            if 0 <= self.content_length < self.written + len(data):
-                data = data[: self.content_length - self.written]  # Go refuses the extra bytes
-                self.close_after = True
-            self.written += len(data)
-            if self.chunking:
-                parts += [b"%x\r\n" % len(data), data, b"\r\n"]
-            elif data:
-                parts.append(data)
-        if final and self.chunking:
-            parts.append(b"0\r\n\r\n")
-        if parts:
-            self.c.send(b"".join(parts))
-
-    def _header(self, known: Optional[int]) -> bytes:
-        """Finalize and encode the header, deciding keep-alive as Go's writeHeader does."""
-        self.wrote_header = True
-        req, keep_alives = self.req, self.keep_alives()
-        code = int(str(self.status).split(" ", 1)[0])
-        is_head = req.method == "HEAD"
-        allowed = not (100 <= code < 200 or code in (204, 304))
-        self.body_ok = allowed and not is_head
-        out, connection, cl, te, has_date = [], None, None, None, False
-        for k, v in self.headers:
-            lk = k.lower()
-            if lk == "connection":
-                connection = v
-            elif lk == "content-length":
-                cl = v.strip()
-            elif lk == "transfer-encoding":
-                te = v.strip().lower()
-            else:
-                has_date = has_date or lk == "date"
-                out.append(f"{k}: {v}\r\n")
-        if cl is not None and not _digits(cl):
-            self.logf("http: invalid Content-Length of %r", cl)
-        elif cl is not None:
-            self.content_length = int(cl)
-        elif known is not None and not te and allowed and (not is_head or known > 0):
-            self.content_length = known  # the whole body is at hand: say how long it is
-        if te is not None and te != "identity" and self.content_length >= 0:
-            self.logf("http: WriteHeader called with both Transfer-Encoding of %r and a Content-Length of %d", te, self.content_length)
-            self.content_length = -1
-        if not allowed:
-            self.content_length, te = -1, None
-        has_cl = self.content_length >= 0
-        close = False
-        if req.wants10ka and (is_head or has_cl or not allowed):
-            connection = "keep-alive" if connection is None else connection
-        elif not req.is11 or req.wants_close:
-            close = True
-        if connection == "close" or not keep_alives:
-            close = True
-        if not close and not req.body.discard():
-            close = True
-            if not req.body.done and not req.body.expect:  # too much left unread
-                self.limit_hit, connection = True, "close"
-        if is_head or not allowed or code == 204 or has_cl:
-            te = None
-        elif req.is11 and te != "identity":
-            self.chunking, te = True, "chunked"
-        else:
-            close, te = True, te if req.is11 else None
-        if not has_date:
-            out.append(f"Date: {_http_date()}\r\n")
-        if has_cl:
-            out.append(f"Content-Length: {self.content_length}\r\n")
-        if close and (not keep_alives or connection is None or "close" not in connection.lower()):
-            connection = "close" if req.is11 else None
-        if connection is not None:
-            out.append(f"Connection: {connection}\r\n")
-        if te is not None:
-            out.append(f"Transfer-Encoding: {te}\r\n")
-        self.close_after = close
-        return (("HTTP/1.1 " if req.is11 else "HTTP/1.0 ") + str(self.status) + "\r\n" + "".join(out) + "\r\n").encode("latin-1")
-
-    def should_reuse(self) -> bool:
-        """Go's shouldReuseConnection, asked once the response is complete."""
-        if self.close_after or self.c.broken or not self.req.body.done or self.req.body.failed:
-            return False
-        return not (self.body_ok and self.content_length >= 0 and self.written != self.content_length)

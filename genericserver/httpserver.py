@@ -49,11 +49,13 @@ import ssl
 import traceback
 from typing import Any, Callable, Optional
 
+from genericserver import bufio, httpguts, http1, httpresponse, textproto
 from genericserver import context as gocontext
-from genericserver import http1
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.connreader import BackgroundReads, ConnReader
 from genericserver.http1 import CONN_ID_KEY
+from genericserver.httpresponse import STATUS_TEXT
 from genericserver.wsgi import close_iterable
 
 __all__ = ["ACTIVE", "CLOSED", "CONN_ID_KEY", "ERR_ABORT_HANDLER", "IDLE", "NEW", "ON_PANIC_500", "ON_PANIC_ABORT",
@@ -110,13 +112,29 @@ def _hostport(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def listen(host: str = "127.0.0.1", port: int = 0, *, backlog: int = 128) -> socket.socket:
+def max_listener_backlog() -> int:
+    """Go's ``maxListenerBacklog`` (net/sock_linux.go): the kernel's ``somaxconn``, not 128.
+
+    With Python's default of 128, a burst of connects overflows the accept queue and the client
+    waits out SYN retransmits (about a second each); Go asks for what the kernel allows.
+    """
+    try:
+        with open("/proc/sys/net/core/somaxconn") as f:
+            n = int(f.readline().split()[0])
+    except (OSError, ValueError, IndexError):
+        return socket.SOMAXCONN
+    if n <= 0:
+        return socket.SOMAXCONN
+    return min(n, (1 << 32) - 1) if n > (1 << 16) - 1 else n
+
+
+def listen(host: str = "127.0.0.1", port: int = 0, *, backlog: Optional[int] = None) -> socket.socket:
     """``net.Listen("tcp", host:port)``; port 0 picks a free port. Raises :class:`BindError`."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Go does on Unix
         sock.bind((host, port))
-        sock.listen(backlog)
+        sock.listen(max_listener_backlog() if backlog is None else backlog)
     except OSError as err:
         sock.close()
         raise BindError(err, _hostport(host, port)) from err
@@ -136,7 +154,9 @@ class Conn:
     """One accepted connection as ``conn_state_hook`` sees it: ``id``, ``remote_addr``, ``state``, ``sock``."""
 
     def __init__(self, cid: int, sock: socket.socket, addr: Any):
-        self.id, self.sock, self.reader = cid, sock, http1.Reader(sock)
+        self.id, self.sock = cid, sock
+        self.r = ConnReader(sock)  # Go's c.r, under the buffered reader Go's c.bufr
+        self.bufr = bufio.Reader(self.r.read)
         self.remote = (addr[0], addr[1]) if isinstance(addr, tuple) else (str(addr), 0)
         self.remote_addr = _hostport(*self.remote)
         try:
@@ -168,13 +188,14 @@ class Server:
                  idle_timeout: Optional[float] = 90.0, max_header_bytes: int = 1 << 20,
                  ssl_context: Optional[ssl.SSLContext] = None, error_log: Any = None,
                  conn_state_hook: Optional[Callable[[Conn, str], Any]] = None,
-                 on_panic: str = ON_PANIC_ABORT):
+                 on_panic: str = ON_PANIC_ABORT, max_header_value_count: int = http1.DEFAULT_MAX_HEADER_VALUE_COUNT):
         if on_panic not in (ON_PANIC_ABORT, ON_PANIC_500):
             raise ValueError(f"on_panic must be {ON_PANIC_ABORT!r} or {ON_PANIC_500!r}")
         self.app, self.ssl_context, self.on_panic = app, ssl_context, on_panic
         self.read_header_timeout = read_header_timeout or None  # 0 or None: no timeout
         self.idle_timeout = idle_timeout or None
         self.max_header_bytes = max_header_bytes if max_header_bytes > 0 else 1 << 20
+        self.max_header_value_count = max_header_value_count if max_header_value_count > 0 else http1.DEFAULT_MAX_HEADER_VALUE_COUNT
         self.error_log, self.conn_state_hook = error_log, conn_state_hook
         self._mu = rt.lock()
         self._shutting_down = rt.event("http-server-shutting-down")
@@ -185,6 +206,7 @@ class Server:
         self._changed: Optional[rt.Event] = None  # set at the next state change, for shutdown
         self._on_shutdown: list[Callable[[], Any]] = []
         self._ids = itertools.count(1)
+        self._background_reads = BackgroundReads()
 
     def logf(self, fmt: str, *args: Any) -> None:
         """Go's ``srv.logf``: to ``error_log`` (a Logger or a callable) or this module's logger."""
@@ -272,6 +294,7 @@ class Server:
 
     def _stop_listening(self, first_pass: Callable[[], Any]) -> None:
         self._shutting_down.set()
+        self._background_reads.stop_when_idle()
         with self._mu:
             listeners, hooks = list(self._listeners.items()), list(self._on_shutdown)
             for ln, _ in listeners:
@@ -327,15 +350,17 @@ class Server:
         with self._mu:
             kill_all()  # and those accepted while the listeners were shutting
 
-    # -- one connection -------------------------------------------------------------------
+    # -- one connection: Go's conn.serve ---------------------------------------------------
     def _serve_conn(self, c: Conn) -> None:
         try:
             if self.ssl_context is None or self._handshake(c):
-                while self._serve_one(c):
+                c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
+                while self._serve_one(c) and self._wait_for_next_request(c):
                     pass
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):
             pass  # the client went away, timed out or broke the protocol mid-stream
         finally:
+            self._background_reads.abort(c.sock)
             c.cancel()
             with self._mu:
                 c.released = True
@@ -344,7 +369,7 @@ class Server:
 
     def _handshake(self, c: Conn) -> bool:
         try:
-            c.reader.set_timeout(self.read_header_timeout)
+            c.r.set_timeout(self.read_header_timeout)
             if c.sock.recv(5, socket.MSG_PEEK) in _HTTP_PREFIXES:
                 c.sock.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n")
                 self._close_write_and_wait(c)  # the request is still unread: avoid a reset
@@ -352,7 +377,7 @@ class Server:
             with self._mu:  # close() must see the socket that now owns the descriptor
                 if c.closing:
                     return False
-                c.sock = c.reader.sock = self.ssl_context.wrap_socket(  # type: ignore[union-attr]
+                c.sock = c.r.sock = self.ssl_context.wrap_socket(  # type: ignore[union-attr]
                     c.sock, server_side=True, do_handshake_on_connect=False)
             c.sock.do_handshake()  # type: ignore[attr-defined]
         except OSError as err:
@@ -361,54 +386,115 @@ class Server:
         c.tls = True
         return True
 
-    def _serve_one(self, c: Conn) -> bool:
-        """Read and answer one request; True if the connection is idle and may carry another."""
-        r = c.reader
-        r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
-        try:
-            req = http1.read_request(c, self.max_header_bytes, after_post=c.last_method == "POST")
-        except http1.TooLarge:
-            self._set_state(c, ACTIVE)
-            msg = "431 Request Header Fields Too Large"
-            c.send(("HTTP/1.1 " + msg + http1.ERROR_HEADERS + msg).encode())
-            self._close_write_and_wait(c)
-            return False
-        except http1.BadRequest as bad:
-            self._set_state(c, ACTIVE)
-            c.send(bad.args[0].encode("latin-1"))
-            return False
-        except (OSError, ValueError):  # timeout, reset, or cut off mid-header: no reply
-            if r.buf:
-                self._set_state(c, ACTIVE)
-            return False
-        if req is None:
-            return False
-        r.deadline = None
-        r.set_timeout(None)  # no deadline while the app runs and writes (Go's ReadTimeout is 0)
-        c.last_method = req.method
-        self._set_state(c, ACTIVE)
-        resp = http1.Response(c, req, self._do_keep_alives, self.logf)
-        self._run_app(c, req, resp)
-        if not resp.should_reuse():
-            # Go closes the body first: a small unread rest is dropped, so the client is not
-            # reset while still sending it; after a big one, give it time to read our answer
-            if not req.body.discard():
-                self._close_write_and_wait(c)
-            return False
+    def _wait_for_next_request(self, c: Conn) -> bool:
+        """Between requests: idle until 4 bytes arrive (Go's ``Peek(4)``), within the idle
+        timeout; then the next request's header timeout starts."""
         self._set_state(c, IDLE)
         if not self._do_keep_alives():
             return False  # shutting down: the response already said Connection: close
-        # wait for the next request's first bytes; its header timeout starts when they arrive
-        r.deadline = rt.now() + self.idle_timeout if self.idle_timeout else None
-        return bool(r.buf) or r.fill()
+        c.r.deadline = rt.now() + self.idle_timeout if self.idle_timeout else None
+        if c.bufr.peek(4)[1] is not None:
+            return False
+        c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
+        return True
 
-    def _run_app(self, c: Conn, req: http1.Request, resp: http1.Response) -> None:
+    def _read_request(self, c: Conn) -> tuple[Optional[http1.Request], Optional[BaseException]]:
+        """Go's ``conn.readRequest``: the request, or the error it failed with."""
+        c.r.set_read_limit(self._initial_read_limit_size())
+        if c.last_method == "POST":  # old clients send a CRLF after a POST body
+            peek, _ = c.bufr.peek(4)
+            c.bufr.discard(len(peek) - len(peek.lstrip(b"\r\n")))
+        try:
+            req = http1.read_request(c.bufr, self.max_header_value_count)
+        except BaseException as err:
+            if c.r.hit_read_limit():
+                err = http1.TooLarge()
+            return None, err
+        if req.proto_major != 1 and not (req.proto == "HTTP/2.0" and req.method == "PRI" and req.request_uri == "*"):
+            return None, http1.StatusError(505, "unsupported protocol version")
+        c.last_method = req.method
+        c.r.set_infinite_read_limit()
+        hosts = req.header.get("Host")
+        h2_upgrade = req.method == "PRI" and req.proto == "HTTP/2.0"
+        if req.proto_at_least(1, 1) and not hosts and not h2_upgrade and req.method != "CONNECT":
+            return None, http1.StatusError(400, "missing required Host header")
+        if hosts is not None and len(hosts) == 1 and not httpguts.valid_host_header(hosts[0]):
+            return None, http1.StatusError(400, "malformed Host header")
+        for name, values in req.header.items():
+            if not httpguts.valid_header_field_name(name):
+                return None, http1.StatusError(400, "invalid header name")
+            if not all(map(httpguts.valid_header_field_value, values)):
+                return None, http1.StatusError(400, "invalid header value")
+        c.r.deadline = None  # no deadline while the app runs and writes (Go's ReadTimeout is 0)
+        c.r.set_timeout(None)
+        return req, None
+
+    def _initial_read_limit_size(self) -> int:
+        return self.max_header_bytes + 4096  # bufio's slop, as in Go
+
+    def _refuse(self, c: Conn, err: BaseException) -> None:
+        """Go's answers to a request it could not read, each followed by closing the connection."""
+        if isinstance(err, http1.TooLarge):
+            c.send(_canned("431 Request Header Fields Too Large"))
+            self._close_write_and_wait(c)
+        elif isinstance(err, http1.UnsupportedTE):
+            c.send(_canned("501 Not Implemented", "Unsupported transfer encoding"))
+        elif isinstance(err, http1.StatusError):
+            text = f"{err.code} {STATUS_TEXT[err.code]}: {err.text}"
+            c.send(_canned(text))
+        elif isinstance(err, textproto.UnexpectedEOF) or not isinstance(err, (EOFError, OSError)):
+            c.send(_canned("400 Bad Request"))  # (a clean end, a timeout or a reset gets no answer)
+
+    def _serve_one(self, c: Conn) -> bool:
+        """Read and answer one request; True if the connection may carry another."""
+        req, err = self._read_request(c)
+        if c.r.remain != self._initial_read_limit_size():
+            self._set_state(c, ACTIVE)  # bytes were read off the wire (or a request was read)
+        if self._shutting_down.is_set():
+            return False  # Go drops a request read once shutdown began: the client retries
+        if req is None:
+            try:
+                self._refuse(c, err)  # type: ignore[arg-type]
+            except OSError:
+                pass
+            return False
+        resp = httpresponse.Response(c, req, self._do_keep_alives, self.logf)
+        if req.expects_continue():
+            if req.proto_at_least(1, 1) and req.content_length != 0:
+                resp.expect_continue = resp.can_write_continue = True
+                req.body.on_first_read = resp.write_continue
+        elif req.get("Expect"):
+            resp.start_response("417 Expectation Failed", [("Connection", "close")])
+            resp.finish()
+            return False
+        # watch for the client going away once the body is read (Go's background read)
+        def start_background_read() -> None:
+            self._background_reads.start(c.sock, c.cancel)
+
+        if req.body.body_remains():
+            req.body.register_on_hit_eof(start_background_read)
+        else:
+            start_background_read()
+        self._run_app(c, req, resp)
+        # Go's finishRequest: stop watching, drop a small unread body
+        self._background_reads.abort(c.sock)
+        req.body.register_on_hit_eof(None)
+        resp.can_write_continue = False
+        req.body.close()
+        if not resp.should_reuse_connection():
+            if resp.request_body_limit_hit or req.body.early_close:
+                self._close_write_and_wait(c)
+            return False
+        return True
+
+    def _run_app(self, c: Conn, req: http1.Request, resp: httpresponse.Response) -> None:
         env = http1.environ(c, req)
         ctx, cancel = gocontext.with_cancel(c.ctx)
         reqctx.with_context(env, ctx)
+        app = _global_options if req.request_uri == "*" and req.method == "OPTIONS" else self.app
         body = None
         try:
-            body = self.app(env, resp.start_response)
+            body = app(env, resp.start_response)
             resp.send_body(body)
         except Exception as err:
             self._recover(c, resp, err)
@@ -419,11 +505,22 @@ class Server:
                 self._recover(c, resp, err)
             cancel()
 
-    def _recover(self, c: Conn, resp: http1.Response, err: Exception) -> None:
+    def _recover(self, c: Conn, resp: httpresponse.Response, err: Exception) -> None:
         """Go's deferred recover in conn.serve: log the panic and drop the connection."""
-        resp.close_after = True
+        resp.close_after_reply = True
         if c.broken:
             return  # the connection failed under the app: nothing to report
+        if isinstance(err, http1.BodyError):
+            # the client sent a broken or cut-off body, and the app let the read error through:
+            # the client's fault, not a panic (see http1's table of differences)
+            self.logf("http: request body from %s: %s", c.remote_addr, err)
+            if not resp.wrote_header:
+                try:
+                    c.send(_canned("400 Bad Request", str(err)))
+                except OSError:
+                    pass
+            c.broken = True
+            return
         if err is not ERR_ABORT_HANDLER:
             self.logf("http: panic serving %s: %s\n%s", c.remote_addr, str(err) or repr(err), traceback.format_exc())
         if self.on_panic == ON_PANIC_500 and not resp.wrote_header:
@@ -438,8 +535,29 @@ class Server:
         # so that the client reads our answer before any reset: FIN, then drain until it hangs up
         try:
             socket.socket.shutdown(c.sock, socket.SHUT_WR)
-            c.reader.deadline = rt.now() + RST_AVOIDANCE_DELAY
-            while c.reader.fill():
-                c.reader.buf.clear()
+            c.r.deadline = rt.now() + RST_AVOIDANCE_DELAY
+            c.bufr.buf.clear()
+            while c.r.read(READ_SIZE):
+                pass
         except OSError:
             pass
+
+
+ERROR_HEADERS = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+READ_SIZE = 64 << 10
+
+
+def _canned(status: str, body: Optional[str] = None) -> bytes:
+    """One of Go's canned answers: ``HTTP/1.1 <status>``, plain text, ``Connection: close``."""
+    return ("HTTP/1.1 " + status + ERROR_HEADERS + (status if body is None else body)).encode("latin-1", "replace")
+
+
+def _global_options(environ: dict, start_response: Callable) -> list[bytes]:
+    """Go's ``globalOptionsHandler`` for ``OPTIONS *``: 200, no body; up to 4 KiB of body dropped."""
+    body = environ["wsgi.input"]
+    if environ.get("CONTENT_LENGTH") not in (None, "0") or environ.get("HTTP_TRANSFER_ENCODING"):
+        if len(body.read(4097)) > 4096:  # MaxBytesReader's limit: the connection will not be reused
+            start_response("200 OK", [("Content-Length", "0"), ("Connection", "close")])
+            return []
+    start_response("200 OK", [("Content-Length", "0")])
+    return []

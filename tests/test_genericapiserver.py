@@ -502,12 +502,14 @@ def test_pre_shutdown_hook_error_is_returned_without_waiting_for_the_drain():
 # -- the default mode's 503 --------------------------------------------------------------------
 
 
-def test_default_mode_503_for_a_request_dispatched_after_wait():
+def test_default_mode_a_request_whose_header_completes_after_shutdown_began_is_dropped():
     """Go's TODO (map §7.5, §7.11): in the default mode the 503 of WithWaitGroup is mostly unseen,
-    because the listener is closed first. Over HTTP/1.1 it is reached by a connection accepted
-    before the shutdown whose first request header is not complete yet: net/http (and our server)
-    does not close such a "new" connection for 5 s, and waits for it. Its request then reaches the
-    chain after the wait group's Wait has been called, and gets the 503."""
+    because the listener is closed first. A connection accepted before the shutdown whose first
+    request header is not complete yet is kept for up to 5 s (net/http counts it as "new", not
+    idle), and the server waits for it; but when its header does complete, net/http's
+    ``conn.serve`` sees the server shutting down and closes the connection without an answer
+    (checked against Go 1.27: an empty read). The request never reaches the chain; Go's client
+    retries it on a new connection, which is refused."""
     accepted = rt.event("accepted")
 
     def server_factory(app, **kw):
@@ -518,7 +520,8 @@ def test_default_mode_503_for_a_request_dispatched_after_wait():
     c = real_server_config(server_factory=server_factory)
     port = port_of(c)
     s = c.complete().new("test")
-    s.handler.non_go_restful_mux.handle("/echo", echo)
+    reached = []
+    s.handler.non_go_restful_mux.handle("/echo", lambda env, sr: reached.append(env["PATH_INFO"]) or echo(env, sr))
     signals = s.lifecycle_signals
     ctx, stop = gocontext.with_cancel_cause(gocontext.background())
     run = Running(s.prepare_run(), ctx)
@@ -527,24 +530,13 @@ def test_default_mode_503_for_a_request_dispatched_after_wait():
         sock.sendall(b"GET /echo?message=after-wait HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         assert accepted.wait(WAIT)
         stop(RuntimeError("shutting down"))
-        # the drain is over: Wait was called and returned
         wait_signaled(signals.in_flight_requests_drained)
         wait_signaled(signals.http_server_stopped_listening)
         assert not run.returned.is_set()  # the server's shutdown waits for this connection
         sock.sendall(b"User-Agent: Go-http-client/1.1\r\n\r\n")
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        lines = head.decode().split("\r\n")
-        assert lines[0] == "HTTP/1.1 503 Service Unavailable"
-        assert "Retry-After: 1" in lines and "Content-Type: application/json" in lines
-        assert "Connection: close" in lines
-        assert body == (
-            b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
-            b'"message":"apiserver is shutting down","reason":"ServiceUnavailable","code":503}\n\n'
-        )
+        assert sock.recv(65536) == b""  # closed, no answer
         assert run.wait() is None
+        assert reached == []
     finally:
         sock.close()
         stop(RuntimeError("test is done"))

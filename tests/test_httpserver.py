@@ -404,8 +404,8 @@ def test_on_panic_500_answers_and_keeps_serving(serve):
         (b"GARBAGE\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
         (b"GET / HTTP/1.1\r\n\r\n", b"HTTP/1.1 400 Bad Request: missing required Host header" + ERR_HEADERS
          + b"400 Bad Request: missing required Host header"),
-        (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"HTTP/1.1 400 Bad Request: too many Host headers" + ERR_HEADERS
-         + b"400 Bad Request: too many Host headers"),
+        # readRequest's own errors are not shown to the client, only the server's checks are
+        (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
         (b"GET / HTTP/1.1\r\nHost: a\r\nno colon\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
         (b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"),
         (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", b"HTTP/1.1 501 Not Implemented" + ERR_HEADERS
@@ -610,7 +610,7 @@ def test_close_wakes_a_blocked_reader_and_idle_connections(serve):
     h.wait_counts(new=1, active=1)
     h.srv.close()
     assert woke.wait(WAIT)
-    assert isinstance(errors[0], ConnectionError) and str(errors[0]) == "unexpected EOF"
+    assert isinstance(errors[0], http1.BodyError) and str(errors[0]) == "unexpected EOF"
     assert recv_all(reader) == b"" and recv_all(idle) == b""
     h.wait_counts(new=0, active=0, closed=2)
     assert h.logs == []

@@ -15,7 +15,8 @@ server the same shapes made of runtime primitives only (``rt.lock``, ``rt.event`
   ones and raises ``ctx.err()`` when the context ends first. One goroutine per connection reads
   requests, calls the WSGI app, iterates its body and always closes it. Keep-alive unless the
   response says ``Connection: close``; once shutdown began every response carries
-  ``Connection: close`` and its connection closes after it, as Go's server does.
+  ``Connection: close`` and its connection closes after it, as Go's server does; a request
+  read once shutdown began is dropped unanswered (Go's ``conn.serve``), so its client retries.
 * :class:`MemoryClient` is Go's ``http.Client`` with its transport's connection pool: a request
   reuses an idle keep-alive connection when there is one (one the server closed meanwhile is
   dropped from the pool, as Go's background read notices); when the server closes it after the
@@ -403,6 +404,8 @@ class MemoryServer:
                 if req is None:
                     return
                 self._state_changed()
+                if self._shutting_down.is_set():
+                    return  # Go's conn.serve drops a request read once shutdown began
                 if not self._handle(c, req):
                     return
                 with c.lk:

@@ -1,0 +1,289 @@
+"""Port of Go's net/http package: writing a response (server.go ``response`` and ``chunkWriter``, header.go, status.go).
+
+A WSGI app's ``start_response(status, headers)`` and body become the bytes Go's server would
+send for the same handler, decided where Go decides them (``chunkWriter.writeHeader``):
+
+* the status line is ``HTTP/1.1 <code> <Go's StatusText>`` (``HTTP/1.0`` to a 1.0 request);
+  the app's reason phrase is not sent, so it cannot carry bytes into the status line;
+* header lines go out sorted by their canonical name (``Header.writeSubset``): a name that is
+  not a token is dropped, CR and LF in a value become spaces and the value is trimmed, so an
+  app that copies request input into a header cannot split the response;
+* ``Content-Length`` is the app's if it is a valid number (else it is dropped and logged), or
+  the body's own length when the whole body is at hand (a list or tuple, as Go knows it when a
+  handler returns having written less than its buffer); otherwise HTTP/1.1 is chunked and
+  HTTP/1.0 ends with the connection; 1xx, 204 and 304 have no body and no framing headers
+  (304 no ``Content-Type`` either); a HEAD answer's body is counted, never sent;
+* ``Connection: close`` when the request asked for it or was HTTP/1.0 without keep-alive, when
+  the app said so, when keep-alives are off (the server is shutting down), when a 100-continue
+  body was never read, or when 256 KiB or more of the request body is left unread (a smaller
+  rest is read and dropped first); a ``Date`` header when the app gave none;
+* body writes past the ``Content-Length`` are refused (Go's ``ErrContentLength``) and the
+  connection is closed after the answer.
+
+``should_reuse_connection`` is asked once the response is complete (Go's
+``shouldReuseConnection``).
+"""
+
+from __future__ import annotations
+
+from email.utils import formatdate
+from typing import Any, Callable, Optional
+
+from genericserver import httpguts
+from genericserver import runtime as rt
+from genericserver.http1 import MAX_POST_HANDLER_READ_BYTES, Request, has_token
+from genericserver.textproto import canonical_mime_header_key, go_quote, trim_string
+
+STATUS_TEXT = {
+    100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
+    200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
+    205: "Reset Content", 206: "Partial Content", 207: "Multi-Status", 208: "Already Reported", 226: "IM Used",
+    300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+    305: "Use Proxy", 307: "Temporary Redirect", 308: "Permanent Redirect",
+    400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required",
+    408: "Request Timeout", 409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed",
+    413: "Request Entity Too Large", 414: "Request URI Too Long", 415: "Unsupported Media Type",
+    416: "Requested Range Not Satisfiable", 417: "Expectation Failed", 418: "I'm a teapot",
+    421: "Misdirected Request", 422: "Unprocessable Entity", 423: "Locked", 424: "Failed Dependency",
+    425: "Too Early", 426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
+    431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
+    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+    504: "Gateway Timeout", 505: "HTTP Version Not Supported", 506: "Variant Also Negotiates",
+    507: "Insufficient Storage", 508: "Loop Detected", 510: "Not Extended", 511: "Network Authentication Required",
+}
+_NEWLINE_TO_SPACE = str.maketrans("\r\n", "  ")
+
+
+def status_line(is11: bool, code: int) -> str:
+    """Go's ``writeStatusLine``."""
+    text = STATUS_TEXT.get(code)
+    reason = f"{code} {text}" if text else f"{code:03d} status code {code}"
+    return ("HTTP/1.1 " if is11 else "HTTP/1.0 ") + reason + "\r\n"
+
+
+def body_allowed_for_status(status: int) -> bool:
+    return not (100 <= status <= 199 or status in (204, 304))
+
+
+def suppressed_headers(status: int) -> tuple[str, ...]:
+    if status == 304:
+        return ("Content-Type", "Content-Length", "Transfer-Encoding")
+    if not body_allowed_for_status(status):
+        return ("Content-Length", "Transfer-Encoding")
+    return ()
+
+
+def write_subset(header: dict[str, list[str]], exclude: set[str]) -> str:
+    """Go's ``Header.writeSubset``: sorted, invalid names dropped, CR/LF in values as spaces."""
+    out = []
+    for key in sorted(header):
+        if key in exclude or not httpguts.valid_header_field_name(key):
+            continue
+        for v in header[key]:
+            out.append(f"{key}: {trim_string(v.translate(_NEWLINE_TO_SPACE))}\r\n")
+    return "".join(out)
+
+
+_date_cache: list = [0, ""]
+
+
+def http_date() -> str:
+    now = int(rt.wall())
+    if _date_cache[0] != now:
+        _date_cache[:] = [now, formatdate(now, usegmt=True)]
+    return _date_cache[1]
+
+
+class Response:
+    """The app's response to ``req`` on ``conn`` (Go's ``response`` and ``chunkWriter``, for WSGI)."""
+
+    def __init__(self, conn: Any, req: Request, keep_alives: Callable[[], bool], logf: Callable[..., None]):
+        self.c, self.req, self.keep_alives, self.logf = conn, req, keep_alives, logf
+        self.status: Optional[int] = None
+        self.header: dict[str, list[str]] = {}
+        self.wrote_header = self.chunking = self.close_after_reply = self.request_body_limit_hit = False
+        self.content_length, self.written = -1, 0
+        self.wants10_keep_alive, self.wants_close = req.wants_http10_keep_alive(), req.wants_close()
+        self.expect_continue = self.can_write_continue = False
+
+    # -- the WSGI side ----------------------------------------------------------------------
+    def start_response(self, status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], None]:
+        if exc_info:
+            try:
+                if self.wrote_header:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        elif self.status is not None:
+            raise AssertionError("Headers already set")
+        code = str(status)[:3]
+        if not (code.isascii() and code.isdigit()) or not 100 <= int(code) <= 999 or str(status)[3:4] not in ("", " "):
+            raise ValueError(f"invalid WriteHeader code {status!r}")  # Go panics too
+        self.status, self.header = int(code), {}
+        for name, value in headers:
+            self.header.setdefault(canonical_mime_header_key(name), []).append(value)
+        cl = self._get("Content-Length")
+        if cl:
+            if cl.isascii() and cl.isdigit():
+                self.content_length = int(cl)
+            else:
+                self.logf("http: invalid Content-Length of %s", _quote(cl))
+                del self.header["Content-Length"]
+        return self.write
+
+    def write(self, data: bytes) -> None:
+        self.emit(data, None)
+
+    def send_body(self, body: Any) -> None:
+        """Send the app's iterable; the header goes with the first chunk, or with an empty one
+        (Go's ``Flush``: a watch with nothing to report yet still answers its client at once)."""
+        whole = isinstance(body, (list, tuple))
+        for chunk in body:
+            if chunk:
+                self.emit(chunk, b"".join(body) if whole and not self.wrote_header else None)
+            elif not self.wrote_header and not whole and self.status is not None:
+                self.emit(b"", None)
+        self.finish(b"" if whole and not self.wrote_header else None)
+
+    def write_continue(self) -> None:
+        """Before the first body read: tell an ``Expect: 100-continue`` client to send it."""
+        if self.can_write_continue:
+            self.can_write_continue = False
+            self.c.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def _get(self, key: str) -> str:
+        values = self.header.get(key)
+        return values[0] if values else ""
+
+    # -- Go's write path --------------------------------------------------------------------
+    def emit(self, data: bytes, whole: Optional[bytes]) -> None:
+        """Go's ``response.write``: ``whole`` is the complete body when the app has finished."""
+        if self.c.broken:
+            raise ConnectionAbortedError("http: connection already failed")
+        if self.status is None:
+            raise AssertionError("write() before start_response")
+        self.can_write_continue = False
+        parts = []
+        if not self.wrote_header:
+            parts.append(self._write_header(whole))
+        if data and body_allowed_for_status(self.status):
+            self.written += len(data)
+            if self.content_length != -1 and self.written > self.content_length:
+                self.close_after_reply = True  # Go's ErrContentLength: the write is refused
+            elif self.req.method != "HEAD":
+                parts += [b"%x\r\n" % len(data), data, b"\r\n"] if self.chunking else [data]
+        if parts:
+            self.c.send(b"".join(parts))
+
+    def finish(self, whole: Optional[bytes] = None) -> None:
+        """Go's ``finishRequest`` and ``chunkWriter.close``: the header if not yet, the last chunk."""
+        if self.status is None:
+            raise AssertionError("the app returned without calling start_response")
+        parts = [] if self.wrote_header else [self._write_header(whole)]
+        if self.chunking:
+            parts.append(b"0\r\n\r\n")
+        if parts:
+            self.c.send(b"".join(parts))
+
+    def internal_error(self) -> None:
+        """A 500 in place of a response the app failed to start (werkzeug's habit, not Go's)."""
+        self.status, self.header = 500, {"Content-Type": ["text/plain; charset=utf-8"], "Connection": ["close"]}
+        self.content_length = -1
+        self.emit(b"Internal Server Error\n", b"Internal Server Error\n")
+        self.finish()
+
+    def _write_header(self, p: Optional[bytes]) -> bytes:
+        """Go's ``chunkWriter.writeHeader``; ``p`` is the whole body when the app is done."""
+        self.wrote_header = True
+        req, header, code = self.req, self.header, self.status
+        keep_alives = self.keep_alives()
+        is_head = req.method == "HEAD"
+        exclude: set[str] = set()
+        extra: dict[str, str] = {}
+        te = self._get("Transfer-Encoding")
+        if p is not None and not te and body_allowed_for_status(code) and "Content-Length" not in header and (not is_head or p):
+            self.content_length = len(p)  # the app is done: say how long its body is
+            extra["Content-Length"] = str(len(p))
+        if self.wants10_keep_alive and keep_alives and self._get("Content-Length") and self._get("Connection") == "keep-alive":
+            self.close_after_reply = False
+        has_cl = self.content_length != -1
+        if self.wants10_keep_alive and (is_head or has_cl or not body_allowed_for_status(code)):
+            if "Connection" not in header:
+                extra["Connection"] = "keep-alive"
+        elif not req.proto_at_least(1, 1) or self.wants_close:
+            self.close_after_reply = True
+        if self._get("Connection") == "close" or not keep_alives:
+            self.close_after_reply = True
+        if self.expect_continue and req.body.body_remains():
+            self.close_after_reply = True  # the client may still be waiting to send it
+        if req.method == "CONNECT":
+            self.close_after_reply = True
+        if req.content_length != 0 and not self.close_after_reply:
+            self._discard_small_unread_body(exclude, extra)
+        exclude.update(k for k in suppressed_headers(code) if k in header)
+        if "Date" not in header:
+            extra["Date"] = http_date()
+        if has_cl and te and te != "identity":
+            self.logf("http: WriteHeader called with both Transfer-Encoding of %s and a Content-Length of %d",
+                      _quote(te), self.content_length)
+            exclude.add("Content-Length")
+            has_cl = False
+        if is_head or not body_allowed_for_status(code) or code == 204 or has_cl:
+            exclude.add("Transfer-Encoding")
+        elif req.proto_at_least(1, 1):
+            if te == "identity":
+                self.chunking, self.close_after_reply = False, True
+                exclude.add("Transfer-Encoding")
+            else:
+                self.chunking = True
+                extra["Transfer-Encoding"] = "chunked"
+                if te == "chunked":
+                    exclude.add("Transfer-Encoding")
+        else:
+            self.close_after_reply = True
+            exclude.add("Transfer-Encoding")
+        if self.chunking:
+            exclude.add("Content-Length")
+        if self.close_after_reply and (not keep_alives or not has_token(self._get("Connection"), "close")) and code != 101:
+            exclude.add("Connection")
+            if req.proto_at_least(1, 1):
+                extra["Connection"] = "close"
+            else:
+                extra.pop("Connection", None)
+        lines = [status_line(req.proto_at_least(1, 1), code), write_subset(header, exclude)]
+        for key in ("Date", "Content-Length", "Connection", "Transfer-Encoding"):  # Go's extraHeader order
+            if key in extra:
+                lines.append(f"{key}: {extra[key]}\r\n")
+        lines.append("\r\n")
+        return "".join(lines).encode("latin-1", "replace")
+
+    def _discard_small_unread_body(self, exclude: set[str], extra: dict[str, str]) -> None:
+        """Drop a request body the app left unread if it is small; if it is big, close after."""
+        body = self.req.body
+        if body.closed:
+            if not body.saw_eof:
+                self.close_after_reply = True
+        elif body.unread_data_size() >= MAX_POST_HANDLER_READ_BYTES:
+            self.request_body_limit_hit = True  # Go's requestTooLarge
+            self.close_after_reply = True
+            exclude.add("Connection")
+            extra["Connection"] = "close"
+        else:
+            body.close()
+            if body.early_close:
+                self.close_after_reply = True
+
+    def should_reuse_connection(self) -> bool:
+        """Go's ``shouldReuseConnection``, asked once the response is complete."""
+        if self.close_after_reply or self.c.broken:
+            return False
+        if (self.req.method != "HEAD" and self.content_length != -1 and body_allowed_for_status(self.status or 200)
+                and self.content_length != self.written):
+            return False
+        return not self.req.body.early_close
+
+
+
+def _quote(s: str) -> str:
+    return go_quote(s.encode("latin-1", "replace"))
