@@ -93,8 +93,8 @@ class EndpointsController(Controller):
         self.store.apply({"kind": ENDPOINT_SLICE, "metadata": {"name": name, "namespace": namespace,
                                                                "labels": {"kubernetes.io/service-name": name}},
                           "endpoints": endpoints})
-        for line in describe_changes(old, endpoints):
-            self.store.events.record("endpoints", f"{name}: {line}")
+        for line, (pod, conditions) in zip(describe_changes(old, endpoints), changed_pods(old, endpoints)):
+            self.store.events.record("endpoints", f"{name}: {line}", pod=pod, ready=bool(conditions and conditions["ready"]))
 
 
 def _by_pod(eps: list[dict]) -> dict[str, dict]:
@@ -120,3 +120,9 @@ def describe_changes(old: list[dict], new: list[dict]) -> list[str]:
             lines.append(f"{pod} now {conds}")
     return lines
 
+
+
+def changed_pods(old: list[dict], new: list[dict]) -> list[tuple[str, Optional[dict]]]:
+    """The pods :func:`describe_changes` has a line for, in its order: (pod, new conditions or None)."""
+    before, after = _by_pod(old), _by_pod(new)
+    return [(pod, after.get(pod)) for pod in sorted(set(before) | set(after)) if before.get(pod) != after.get(pod)]

@@ -3,7 +3,8 @@
 What it follows (kuberuntime_container.go, pod_workers.go and status/status_manager.go):
 
 * it watches the store; a pod of its node is started (sandbox, emptyDir volume, cgroup,
-  containers in order) and, with a readiness probe, probed every period;
+  containers in order; ``start_delay`` stands for the time that takes) and, with a readiness
+  probe, probed every period;
 * a pod whose ``deletionTimestamp`` is set (or that vanished: a force delete) is killed with the
   effective grace period: the pod's ``deletionGracePeriodSeconds``, else its own, and never
   below 1 (``calculate_effective_grace_period``). Each container is stopped in its own goroutine:
@@ -86,12 +87,14 @@ class Kubelet:
     """``run()`` starts the sync loop; ``stop()`` ends it (pods keep running: see ``kill_all``)."""
 
     def __init__(self, store: Store, factory: Optional[ContainerFactory] = None, *, node_name: str = "node-1",
-                 clock: Optional[ClusterClock] = None, housekeeping_period: float = HOUSEKEEPING_PERIOD):
+                 clock: Optional[ClusterClock] = None, housekeeping_period: float = HOUSEKEEPING_PERIOD,
+                 start_delay: float = 0.0):
         self.store, self.node_name = store, node_name
         self.clock = clock if clock is not None else store.clock
         self.events = store.events
         self.factory = factory if factory is not None else self._fake_factory
         self.housekeeping_period = housekeeping_period
+        self.start_delay = start_delay  # cluster seconds to create the sandbox and start the containers
         self.pods: dict[str, PodWorker] = {}  # by uid
         self.pod_events: list[tuple[str, str, str, str]] = []  # (pod, type, reason, message)
         self._lock = rt.lock()
@@ -182,6 +185,9 @@ class Kubelet:
     # -- starting ---------------------------------------------------------------------------
     def _start_pod(self, w: PodWorker) -> None:
         try:
+            # the sandbox, the image and the processes take a while; a pod deleted meanwhile
+            # still starts (the kill waits for it), as a real pod worker finishes its sync first
+            self.clock.select(w.stop_ctx.done(), timeout=self.start_delay)
             w.sandbox.mount_volume()
             w.sandbox.cgroup = True
             for spec in w.pod["spec"]["containers"]:
@@ -257,10 +263,10 @@ class Kubelet:
         if grace < MINIMUM_GRACE_PERIOD_SECONDS:
             grace = MINIMUM_GRACE_PERIOD_SECONDS
         self.record(w.name, "Normal", "Killing", f"Stopping container {c.name}")
-        self.events.record("kubelet", f"{w.name}/{c.name}: StopContainer with {grace}s grace: SIGTERM", pod=w.name)
+        self.events.record("kubelet", f"{w.name}/{c.name}: StopContainer with {grace}s grace: SIGTERM", pod=w.name, what="SIGTERM")
         c.signal(SIGTERM)
         if self.clock.select(c.exited, w.stop_ctx.done(), timeout=grace) is None:
-            self.events.record("kubelet", f"{w.name}/{c.name}: grace period over: SIGKILL", pod=w.name)
+            self.events.record("kubelet", f"{w.name}/{c.name}: grace period over: SIGKILL", pod=w.name, what="SIGKILL")
             c.signal(SIGKILL)
 
     def execute_pre_stop_hook(self, w: PodWorker, c: Container, hook: handlers.Handler, grace: int) -> int:
@@ -268,7 +274,7 @@ class Kubelet:
         start = self.clock.now()
         done = rt.event(f"{w.name}-{c.name}-prestop-done")
         ctx, cancel = gocontext.with_cancel(w.stop_ctx)
-        self.events.record("kubelet", f"{w.name}/{c.name}: Running preStop hook ({handlers.describe(hook)})", pod=w.name)
+        self.events.record("kubelet", f"{w.name}/{c.name}: Running preStop hook ({handlers.describe(hook)})", pod=w.name, what="preStop-start")
 
         def run() -> None:
             try:
@@ -290,9 +296,9 @@ class Kubelet:
         self._go(w, run, name=f"kubelet-prestop-{w.name}-{c.name}")
         self._go(w, cancel_when_gone, name=f"kubelet-prestop-watch-{w.name}-{c.name}")
         if self.clock.select(done, w.stop_ctx.done(), timeout=grace) is not done:
-            self.events.record("kubelet", f"{w.name}/{c.name}: PreStop hook not completed in grace period ({grace}s)", pod=w.name)
+            self.events.record("kubelet", f"{w.name}/{c.name}: PreStop hook not completed in grace period ({grace}s)", pod=w.name, what="preStop-end")
         else:
-            self.events.record("kubelet", f"{w.name}/{c.name}: PreStop hook completed", pod=w.name)
+            self.events.record("kubelet", f"{w.name}/{c.name}: PreStop hook completed", pod=w.name, what="preStop-end")
         return int(self.clock.now() - start)
 
     # -- after the containers: the checks before the final delete ---------------------------

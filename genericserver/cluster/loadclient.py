@@ -11,6 +11,12 @@ With ``keep_alive`` each worker keeps its connection, as an HTTP/1.1 client does
 pinned to one pod however the routing table changes (conntrack). A request on a reused
 connection that the server closed before answering is retried once on a new one, as Go's
 transport does for idempotent requests.
+
+Each :class:`Sample` has two times: ``at``, when the request was sent, and ``done``, when its
+outcome happened (the answer was read, the connection was refused or dropped). Timelines order
+outcomes by ``done``: a refusal belongs after the listener closed, not at the moment the
+client started to connect. A non-200 answer keeps the start of its body in ``detail`` (an
+Envoy 503 and the apiserver's own 503 differ there).
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ class Sample:
     outcome: str
     pod: str  # where the connection went ("" if it never connected)
     reused: bool
+    done: float = 0.0  # runtime time the outcome happened (answer read, refusal, reset)
+    detail: str = ""  # the start of a non-200 body
 
 
 class _ServiceConnection(http.client.HTTPConnection):
@@ -100,14 +108,15 @@ class LoadClient:
     def _one(self, conn: Optional[_ServiceConnection]) -> tuple[Optional[_ServiceConnection], Sample]:
         at = rt.now()
         reused = conn is not None and conn.sock is not None
-        status, err, conn, pod = self._request(conn)
+        status, err, conn, pod, body = self._request(conn)
         if reused and err is not None and isinstance(err, _DROPPED):
             # closed by the server before it answered: try once more on a new connection
             reused = False
-            status, err, conn, pod = self._request(None)
-        return conn, Sample(at, classify(status, err), pod, reused)
+            status, err, conn, pod, body = self._request(None)
+        detail = "" if status == 200 else body[:80].decode("utf-8", "replace")
+        return conn, Sample(at, classify(status, err), pod, reused, rt.now(), detail)
 
-    def _request(self, conn: Optional[_ServiceConnection]) -> tuple[Optional[int], Optional[BaseException], Optional[_ServiceConnection], str]:
+    def _request(self, conn: Optional[_ServiceConnection]) -> tuple[Optional[int], Optional[BaseException], Optional[_ServiceConnection], str, bytes]:
         if conn is None or conn.sock is None:
             conn = _ServiceConnection(self.dial, self.timeout)
         pod = conn.pod
@@ -116,13 +125,13 @@ class LoadClient:
                                                     "Connection": "keep-alive" if self.keep_alive else "close"})
             pod = conn.pod
             resp = conn.getresponse()
-            resp.read()
+            body = resp.read()
             if resp.will_close or not self.keep_alive:
                 conn.close()
                 conn = None
-            return resp.status, None, conn, pod
+            return resp.status, None, conn, pod, body
         except (OSError, http.client.HTTPException) as err:
             pod = conn.pod or getattr(err, "pod", "") or pod
             conn.close()
-            return None, err, None, pod
+            return None, err, None, pod, b""
 

@@ -1,15 +1,20 @@
-"""A service of N replicas of our server behind kube-proxy, under steady load, and one deletion (no Go twin).
+"""A service of N replicas of our server behind kube-proxy, under steady load, and one deletion or a rollout (no Go twin).
 
 :func:`run_scenario` builds the world on 127.0.0.1 - the store, a kubelet, the endpoints
-controller, kube-proxy, a service ``web`` with N pods, a load client - then deletes one pod with
-``kubectl delete`` (or rolls every pod: a new one first, the old one deleted once the new one is
-routed to), waits until the deleted pods are gone and out of the routing table, and reports one
-timeline of everything that happened plus the client's outcomes.
+controller, kube-proxy, a service ``web`` with N pods, a load client - then either deletes one
+pod with ``kubectl delete``, or (``roll``) rolls the pods as a Deployment does: the pods belong
+to a :class:`~genericserver.cluster.deployment.DeploymentController` and a new revision of their
+template replaces them within ``max_surge``/``max_unavailable`` (new pods first, an old one
+deleted whenever enough pods are available). It waits until the deleted pods are gone and out
+of the routing table, and reports one timeline of everything that happened plus the client's
+outcomes, each failure with its cause (:mod:`.losses`).
 
 What is configurable is what decides whether requests are lost: the endpoints controller's and
 kube-proxy's lags, the preStop hook (none; ``sleep N``; Contour-style: an Envoy in front of the
-server drained by the shutdown-manager), the server's ``ShutdownDelayDuration`` and retry-after
-mode, the grace period. All durations are cluster seconds, run at ``scale`` runtime seconds each.
+server drained by the shutdown-manager), the server's ``ShutdownDelayDuration``, retry-after
+mode and request timeout, the grace period, the readiness probe. All durations are cluster
+seconds, run at ``scale`` runtime seconds each. :mod:`.manifest` fills the same config from a
+Deployment manifest.
 """
 
 from __future__ import annotations
@@ -17,21 +22,23 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional, Union
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import Container, FakeContainer, Sandbox, ServerContainer, ServerOptions
-from genericserver.cluster.endpoints import EndpointsController, new_service, pod_is_ready
+from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, DeploymentController
+from genericserver.cluster.endpoints import EndpointsController, new_service
 from genericserver.cluster.envoy import EnvoyContainer
 from genericserver.cluster.handlers import ExecAction, HTTPGetAction, SleepAction
 from genericserver.cluster.kubectl import DeleteFlags, delete_pod
 from genericserver.cluster.kubelet import Kubelet
-from genericserver.cluster.loadclient import OUTCOMES, LoadClient
+from genericserver.cluster.loadclient import OUTCOMES, LoadClient, Sample
+from genericserver.cluster.losses import CAUSES, Outcome, cause_of, tally
 from genericserver.cluster.proxy import KubeProxy
 from genericserver.cluster.shutdownmanager import ShutdownManagerContainer, ShutdownOptions, shutdown_hook
-from genericserver.cluster.store import POD, Store, new_pod
-from genericserver.events import EventStream
+from genericserver.cluster.store import Store, new_pod
+from genericserver.events import Event, EventStream
 
 PRE_STOPS = ("none", "sleep", "contour")
 SERVICE = "web"
@@ -47,10 +54,16 @@ class ScenarioConfig:
     pre_stop_sleep: int = 5
     shutdown_delay: float = 0.0
     retry_after: bool = False
+    request_timeout: float = 60.0  # the server's --request-timeout: the longest a drain can take
     grace_period: int = 30
     roll: bool = False
+    # the Deployment's spec.strategy.rollingUpdate, for roll (an int or "25%")
+    max_surge: Union[int, str] = DEFAULT_MAX_SURGE
+    max_unavailable: Union[int, str] = DEFAULT_MAX_UNAVAILABLE
     delete_flags: DeleteFlags = field(default_factory=DeleteFlags)
-    probe_period: int = 1
+    probe_period: int = 1  # the readiness probe's periodSeconds (0: no probe)
+    probe_path: str = "/readyz"
+    pod_start: float = 1.0  # from a pod's creation to its server listening (sandbox, image, process)
     # Contour's `envoy shutdown` flags, for pre_stop == "contour" (the seed's defaults but check-delay)
     drain_delay: float = 0.0
     check_delay: float = 0.0
@@ -63,6 +76,7 @@ class ScenarioConfig:
     keep_alive: bool = False
     warmup: float = 1.0
     tail: float = 1.0
+    source: str = ""  # where the pod settings came from (a manifest's path), for the heading
 
     def __post_init__(self) -> None:
         if self.pre_stop not in PRE_STOPS:
@@ -71,31 +85,53 @@ class ScenarioConfig:
 
 @dataclass
 class Row:
-    at: float  # cluster seconds since the (first) delete
+    at: float  # cluster seconds since the delete (or the start of the rollout)
     component: str
     text: str
 
 
 @dataclass
 class ScenarioResult:
+    """The timeline ``rows``, every request's :class:`Sample`, and the events (for pictures).
+
+    ``t0`` is the runtime time of the delete (or of the rollout's start); :meth:`rel` turns a
+    runtime time into cluster seconds after it."""
+
     config: ScenarioConfig
     rows: list[Row]
-    counts: Counter
+    samples: list[Sample]
+    events: list[Event]
+    t0: float
     duration: float
+    outcome: Outcome = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.outcome = tally(self.samples)
+
+    def rel(self, at: float) -> float:
+        return (at - self.t0) / self.config.scale
+
+    @property
+    def counts(self) -> Counter:
+        """Outcomes as the client classes them: ok, 429, 503, refused, reset, other."""
+        c = Counter(s.outcome for s in self.samples)
+        return Counter({k: c.get(k, 0) for k in OUTCOMES})
 
     @property
     def total(self) -> int:
-        return sum(self.counts.values())
+        return self.outcome.sent
 
     @property
     def lost(self) -> int:
-        return self.total - self.counts["ok"]
+        return self.outcome.lost
 
 
-def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: EventStream) -> dict:
+def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: EventStream,
+                 labels: Optional[dict] = None) -> dict:
     server = {"name": "app", "image": "genericserver", "portName": "http",
-              "options": ServerOptions(shutdown_delay=cfg.shutdown_delay, retry_after=cfg.retry_after)}
-    probe = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
+              "options": ServerOptions(shutdown_delay=cfg.shutdown_delay, retry_after=cfg.retry_after,
+                                       request_timeout=cfg.request_timeout)}
+    probe = {"httpGet": {"path": cfg.probe_path, "port": "http"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
     containers = [server]
     if cfg.pre_stop == "sleep":
         server["lifecycle"] = {"preStop": SleepAction(cfg.pre_stop_sleep)}
@@ -109,7 +145,7 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
                       {"name": "shutdown-manager", "image": "shutdown-manager",
                        "lifecycle": {"preStop": ExecAction(shutdown_hook(opts, clock, events), ["contour", "envoy", "shutdown"])}}]
         probe = {"httpGet": {"path": "/ready", "port": "admin"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
-    pod = new_pod(name, labels={"app": SERVICE}, containers=containers, termination_grace_period_seconds=cfg.grace_period)
+    pod = new_pod(name, labels=labels or {"app": SERVICE}, containers=containers, termination_grace_period_seconds=cfg.grace_period)
     if cfg.probe_period > 0:
         pod["spec"]["readinessProbe"] = probe
     return pod
@@ -138,31 +174,32 @@ class World:
         self.events = EventStream()
         self.store = Store(self.clock, self.events)
         self.store.create(new_service(SERVICE, {"app": SERVICE}))
-        self.kubelet = Kubelet(self.store, container_factory(self.clock, self.events), clock=self.clock)
+        self.kubelet = Kubelet(self.store, container_factory(self.clock, self.events), clock=self.clock,
+                               start_delay=cfg.pod_start)
         self.endpoints = EndpointsController(self.store, lag=cfg.endpoints_lag)
         self.proxy = KubeProxy(self.store, SERVICE, lag=cfg.proxy_lag)
         self.load = LoadClient(self.proxy.dial, workers=cfg.workers, interval=cfg.interval, keep_alive=cfg.keep_alive)
+        self.deployment: Optional[DeploymentController] = None
+        if cfg.roll:
+            self.deployment = DeploymentController(
+                self.store, SERVICE, cfg.replicas,
+                lambda name, labels: pod_template(cfg, name, self.clock, self.events, labels),
+                max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
         for part in (self.kubelet, self.endpoints, self.proxy):
             part.run()
 
-    def add_pods(self, names: list[str], timeout: float) -> None:
-        """Create the pods and wait until kube-proxy routes to every one of them."""
-        for name in names:
-            self.store.create(pod_template(self.cfg, name, self.clock, self.events))
+    def start_pods(self, timeout: float) -> list[str]:
+        """Create the replicas (bare pods, or the Deployment's first revision) and wait until
+        kube-proxy routes to every one of them; their names."""
+        names = [f"{SERVICE}-{i}" for i in range(self.cfg.replicas)]
+        if self.deployment is not None:
+            self.deployment.run()
+        else:
+            for name in names:
+                self.store.create(pod_template(self.cfg, name, self.clock, self.events))
         if not self.proxy.wait_for(lambda table: set(names) <= {e.pod for e in table if e.ready}, timeout):
             raise TimeoutError(f"pods {names} never all became ready endpoints")
-
-    def add_pod_and_wait_ready(self, name: str, timeout: float) -> None:
-        """A Deployment's step: the new pod counts once it is Ready, whatever the proxies know."""
-        watch = self.store.watch(POD)
-        try:
-            self.store.create(pod_template(self.cfg, name, self.clock, self.events))
-            deadline = rt.now() + timeout
-            while not pod_is_ready(self.store.get(POD, name)):
-                if watch.next(max(0.0, deadline - rt.now())) is None and rt.now() >= deadline:
-                    raise TimeoutError(f"pod {name} never became Ready")
-        finally:
-            watch.stop()
+        return names
 
     def wait_gone(self, name: str, timeout: float) -> None:
         w = self.kubelet.worker(name)
@@ -173,6 +210,8 @@ class World:
 
     def close(self) -> None:
         self.load.stop()
+        if self.deployment is not None:
+            self.deployment.stop()
         for part in (self.proxy, self.endpoints, self.kubelet):
             part.stop()
         self.kubelet.kill_all()
@@ -185,19 +224,21 @@ def run_scenario(cfg: ScenarioConfig) -> ScenarioResult:
     world = World(cfg)
     try:
         start_timeout = 30.0 + 10 * cfg.scale
-        names = [f"{SERVICE}-{i}" for i in range(cfg.replicas)]
-        world.add_pods(names, start_timeout)
+        names = world.start_pods(start_timeout)
         world.load.start()
         world.clock.sleep(cfg.warmup)
         t0 = rt.now()
-        if cfg.roll:
-            for i, old in enumerate(names):
-                world.add_pod_and_wait_ready(f"{SERVICE}-{i}-v2", start_timeout)
-                delete_pod(world.store, old, cfg.delete_flags)
+        gone_timeout = world.clock.to_runtime(cfg.grace_period + cfg.endpoints_lag + cfg.proxy_lag + 10) + 10
+        if world.deployment is not None:
+            world.deployment.roll()
+            # every old pod is deleted by the time the rollout completes
+            if not world.deployment.wait_complete(cfg.replicas * gone_timeout):
+                raise TimeoutError("the rollout did not complete")
+            deleted = world.deployment.deleted_pods()
         else:
             delete_pod(world.store, names[0], cfg.delete_flags)
-        gone_timeout = world.clock.to_runtime(cfg.grace_period + cfg.endpoints_lag + cfg.proxy_lag + 10) + 10
-        for old in names if cfg.roll else names[:1]:
+            deleted = names[:1]
+        for old in deleted:
             world.wait_gone(old, gone_timeout)
         world.clock.sleep(cfg.tail)
         world.load.stop()
@@ -207,23 +248,28 @@ def run_scenario(cfg: ScenarioConfig) -> ScenarioResult:
             world.close()
         finally:
             quiet.setLevel(level)
-    return ScenarioResult(cfg, timeline_rows(world, t0, end), world.load.counts(), (end - t0) / cfg.scale)
+    samples = list(world.load.samples)
+    events = world.events.events()
+    return ScenarioResult(cfg, timeline_rows(cfg, events, samples, t0, end), samples, events, t0, (end - t0) / cfg.scale)
 
 
-def timeline_rows(world: World, t0: float, end: float) -> list[Row]:
-    """The events from the delete to the end of the load, plus what the client saw, in cluster seconds."""
-    rel = lambda at: (at - t0) / world.cfg.scale  # noqa: E731
-    rows = [Row(rel(e.at), e.kind, e.name) for e in world.events.events()
+def timeline_rows(cfg: ScenarioConfig, events: list[Event], samples: list[Sample], t0: float, end: float) -> list[Row]:
+    """The events from the delete to the end of the load, plus what the client saw, in cluster
+    seconds; each failure is placed when it happened (its answer or refusal), by cause."""
+    rel = lambda at: (at - t0) / cfg.scale  # noqa: E731
+    rows = [Row(rel(e.at), e.kind, e.name) for e in events
             if t0 <= e.at <= end and e.get("signal") not in STARTUP_SIGNALS]
-    failures: dict[str, list] = {}
-    for s in world.load.samples:
-        if s.outcome != "ok" and s.at >= t0:
-            failures.setdefault(s.outcome, []).append(s)
-    for outcome in OUTCOMES:
-        got = failures.get(outcome)
+    failures: dict[str, list[Sample]] = {}
+    for s in sorted(samples, key=lambda s: s.done):
+        cause = cause_of(s)
+        if cause and s.done >= t0:
+            failures.setdefault(cause, []).append(s)
+    for cause in CAUSES:
+        got = failures.get(cause)
         if got:
             pods = ", ".join(sorted({s.pod for s in got if s.pod})) or "-"
-            rows.append(Row(rel(got[0].at), "client", f"first {outcome} ({len(got)} in all, pods: {pods})"))
-            rows.append(Row(rel(got[-1].at), "client", f"last {outcome}"))
+            label = CAUSES[cause][0]
+            rows.append(Row(rel(got[0].done), "client", f"first {label} ({len(got)} in all, pods: {pods})"))
+            rows.append(Row(rel(got[-1].done), "client", f"last {label}"))
     rows.sort(key=lambda r: r.at)
     return rows

@@ -1,10 +1,14 @@
 """The cluster scenario's timeline and results, printed with rich (no Go twin).
 
-One table of everything that happened from the ``kubectl delete`` on - kubectl, the store, the
-kubelet, the containers, the pod's lifecycle signals, the endpoints controller, kube-proxy,
-Envoy and the shutdown-manager - with what the client saw slotted in (its first and last failure
-of each kind), then the client's tally. Times are cluster seconds after the delete; a line that
-repeats (the shutdown-manager polling its ok file) is shown once with a count.
+One table of everything that happened from the ``kubectl delete`` (or the start of the
+rollout) on - kubectl, the Deployment and ReplicaSet controllers, the store, the kubelet, the
+containers, the pod's lifecycle signals, the endpoints controller, kube-proxy, Envoy and the
+shutdown-manager - with what the client saw slotted in (its first and last failure of each
+cause), then the client's tally: sent, lost and the loss in percent, and a line per cause of
+loss saying why. Rows are in the order things happened; a request's row is stamped when its
+outcome happened (answer read, connection refused or dropped), not when it was sent. Times
+are cluster seconds after the delete; a line that repeats (the shutdown-manager polling its
+ok file) is shown once with a count.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from rich.table import Table
 from rich.text import Text
 
 from genericserver.cluster.loadclient import OUTCOMES
+from genericserver.cluster.losses import CAUSES, format_loss
 from genericserver.cluster.scenario import Row, ScenarioResult
 
 STYLES = {
     "kubectl": "bold", "store": "cyan", "kubelet": "yellow", "container": "magenta", "pod": "green",
     "endpoints": "blue", "kube-proxy": "bright_blue", "client": "bold red", "envoy": "bright_magenta",
-    "shutdown-manager": "bright_cyan",
+    "shutdown-manager": "bright_cyan", "deployment": "bold cyan", "replicaset": "cyan",
 }
 LABELS = {"pod": "apiserver", "container": "runtime"}
 REPEATING = {"shutdown-manager"}  # its polling lines say the same thing every interval
@@ -44,7 +49,8 @@ def collapse(rows: list[Row]) -> list[tuple[Row, int, float]]:
 
 def timeline_table(result: ScenarioResult) -> Table:
     cfg = result.config
-    table = Table(title="What happened after kubectl delete", title_justify="left", show_lines=False, expand=False)
+    title = "What happened during the rollout" if cfg.roll else "What happened after kubectl delete"
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
     table.add_column("t (s)", justify="right", style="dim", no_wrap=True)
     table.add_column("who", no_wrap=True)
     table.add_column("what")
@@ -52,26 +58,41 @@ def timeline_table(result: ScenarioResult) -> Table:
         text = row.text if n == 1 else f"{row.text}  (x{n}, until +{last:.2f}s)"
         style = STYLES.get(row.component, "")
         table.add_row(f"+{row.at:.3f}", Text(LABELS.get(row.component, row.component), style=style), Text(text, style=style if row.component == "client" else ""))
-    table.caption = (f"cluster seconds after the delete; ran at {cfg.scale:g} real s per cluster s"
-                     if cfg.scale != 1 else "seconds after the delete")
+    since = "the rollout started" if cfg.roll else "the delete"
+    table.caption = (f"cluster seconds after {since}" + (f"; ran at {cfg.scale:g} real s per cluster s" if cfg.scale != 1 else "")
+                     + "; a client row is stamped when the answer or refusal happened, not when the request was sent")
     return table
 
 
 def results_table(result: ScenarioResult) -> Table:
     table = Table(title="What the client saw", title_justify="left")
-    for name in ("requests",) + OUTCOMES + ("lost",):
+    for name in ("sent",) + OUTCOMES + ("lost",):
         table.add_column(name, justify="right")
     c = result.counts
-    cells = [str(result.total)] + [str(c[o]) for o in OUTCOMES] + [str(result.lost)]
+    cells = [str(result.total)] + [str(c[o]) for o in OUTCOMES] + [format_loss(result.outcome)]
     table.add_row(*cells, style="bold red" if result.lost else "bold green")
     return table
+
+
+def why_lines(result: ScenarioResult) -> list[str]:
+    """One line per cause of loss: count and explanation (see :mod:`.losses`)."""
+    return [f"{n} {CAUSES[cause][1]}" for cause, n in result.outcome.by_cause.most_common()]
 
 
 def describe_config(result: ScenarioResult) -> str:
     cfg = result.config
     pre = {"none": "no preStop", "sleep": f"preStop sleep {cfg.pre_stop_sleep}",
            "contour": f"Contour drain (drain-delay {cfg.drain_delay:g}s, check-delay {cfg.check_delay:g}s)"}[cfg.pre_stop]
-    return (f"{cfg.replicas} replicas of the server behind kube-proxy; {'rolling all pods' if cfg.roll else 'deleting one pod'}; "
+    if cfg.roll:
+        from genericserver.cluster.deployment import resolve_fenceposts
+
+        surge, unavailable = resolve_fenceposts(cfg.max_surge, cfg.max_unavailable, cfg.replicas)
+        what = (f"rolling them as a Deployment does (maxSurge {cfg.max_surge} = {surge}, "
+                f"maxUnavailable {cfg.max_unavailable} = {min(unavailable, cfg.replicas)})")
+    else:
+        what = "deleting one pod"
+    return ((f"from {cfg.source}: " if cfg.source else "")
+            + f"{cfg.replicas} replicas of the server behind kube-proxy; {what}; "
             f"endpoints lag {cfg.endpoints_lag:g}s + kube-proxy lag {cfg.proxy_lag:g}s; {pre}; "
             f"ShutdownDelayDuration {cfg.shutdown_delay:g}s{' (retry-after mode)' if cfg.retry_after else ''}; "
             f"terminationGracePeriodSeconds {cfg.grace_period}; {cfg.workers} clients{' with keep-alive' if cfg.keep_alive else ''}")
@@ -83,8 +104,13 @@ def render(result: ScenarioResult, console: Optional[Console] = None) -> None:
     console.print(timeline_table(result))
     console.print(results_table(result))
     if result.lost:
-        console.print(f"[red]{result.lost} of {result.total} requests lost.[/red] New connections reached a pod "
-                      "that no longer accepted them before kube-proxy stopped routing there; try a "
-                      "--shutdown-delay longer than the two lags, or a preStop sleep.")
+        console.print(f"[red]{format_loss(result.outcome)} of the requests lost.[/red] Why:")
+        for line in why_lines(result):
+            console.print(f"  {line}")
+        cfg = result.config
+        if result.outcome.by_cause["closed-but-routed"]:
+            console.print(f"The endpoints controller and kube-proxy took {cfg.endpoints_lag + cfg.proxy_lag:g}s "
+                          "to stop routing to a deleted pod; the pod must keep accepting connections that long: "
+                          "a preStop sleep plus --shutdown-delay at least as long as the two lags.")
     else:
         console.print("[green]No request lost.[/green]")

@@ -1,0 +1,324 @@
+"""A Deployment's rolling update: new pods first, old ones only while enough pods stay available (no Go twin: models k8s.io/kubernetes pkg/controller/deployment).
+
+What it follows, from Kubernetes v1.36.0 (links in walkthrough.md section 6.5):
+
+* ``util/deployment_util.go`` ``ResolveFenceposts``: ``maxSurge`` and ``maxUnavailable`` are each
+  an absolute number or a percentage of the desired replicas. A percentage of the surge rounds
+  *up*, of the unavailability *down* (``intstr.GetScaledValueFromIntOrPercent``); when both come
+  to 0 the unavailability becomes 1, so a rollout can always move. The defaults are 25 % each:
+  with 3 replicas, surge 1 and unavailable 0 - one new pod at a time, and never fewer than 3
+  available.
+* ``rolling.go`` ``rolloutRolling``: each sync first tries to scale the new ReplicaSet up
+  (``NewRSNewReplicas``: up to ``replicas + surge`` pods, counted by the ReplicaSets'
+  ``spec.replicas``, so a terminating pod no longer counts); only when nothing was scaled up
+  does it scale old ReplicaSets down (``reconcileOldReplicaSets``): first old pods that are not
+  available (``cleanupUnhealthyReplicas``), then available ones as long as at least
+  ``replicas - unavailable`` pods stay available (``scaleDownOldReplicaSetsForRollingUpdate``).
+* availability as the controller counts it: a pod is available once it is Ready and not
+  terminating (``minReadySeconds`` is 0 here, so Ready is enough).
+* the ReplicaSet controller (``replica_set.go`` ``manageReplicas``) creates or deletes pods until
+  the non-terminating ones match ``spec.replicas``; it deletes pods that are not Ready first,
+  then the newest (``getPodsToDelete``'s ranking, simplified). Its pods
+  are deleted like ``kubectl delete`` without flags: with the pod's own grace period.
+
+What neither controller waits for: the endpoints controller and kube-proxy. A new pod counts as
+available the moment it is Ready, and an old pod is deleted then, while kube-proxy may still
+route to the old one for E + P seconds - the preStop hook and ``ShutdownDelayDuration`` have to
+cover that, exactly as for a single ``kubectl delete``.
+
+Simpler than the real thing: the two controllers are one loop here (the Deployment's step,
+then the ReplicaSets'), ReplicaSets are records of this controller rather than API objects, and
+the ReplicaSets' status is read straight from the pods instead of from the ReplicaSet
+controller's status updates (which lag a little in a cluster).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Union
+
+from genericserver import runtime as rt
+from genericserver.cluster.endpoints import pod_is_ready
+from genericserver.cluster.store import POD, DeleteOptions, Store, is_conflict, is_not_found, is_terminating
+from genericserver.sampleapi import StatusError
+
+IntOrPercent = Union[int, str]
+DEFAULT_MAX_SURGE = "25%"
+DEFAULT_MAX_UNAVAILABLE = "25%"
+TEMPLATE_HASH_LABEL = "pod-template-hash"
+
+
+class FencepostError(ValueError):
+    """A ``maxSurge``/``maxUnavailable`` value that is neither a count nor a percentage."""
+
+
+def parse_int_or_percent(value: IntOrPercent) -> IntOrPercent:
+    """Check ``3`` or ``"25%"`` as the API checks an IntOrString; a string must be a percentage
+    (``"3"`` is refused, as the API refuses it: a count is written as a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise FencepostError(f"invalid value {value!r}: must be an integer or a percentage such as 25%")
+    if isinstance(value, int):
+        if value < 0:
+            raise FencepostError(f"invalid value {value}: must be greater than or equal to 0")
+        return value
+    if not (value.endswith("%") and value[:-1].isdigit()):
+        raise FencepostError(f"invalid value {value!r}: must be an integer or a percentage such as 25%")
+    return value
+
+
+def scaled_value(value: IntOrPercent, total: int, round_up: bool) -> int:
+    """``intstr.GetScaledValueFromIntOrPercent``: a count as is; a percentage of ``total``,
+    rounded up or down."""
+    value = parse_int_or_percent(value)
+    if isinstance(value, int):
+        return value
+    percent = int(value[:-1])
+    if round_up:
+        return -(-percent * total // 100)
+    return percent * total // 100
+
+
+def resolve_fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent, desired: int) -> tuple[int, int]:
+    """``ResolveFenceposts``: (surge, unavailable) for ``desired`` replicas.
+
+    The surge rounds up and the unavailability down, so a small Deployment errs on the side of
+    an extra pod rather than a missing one. Both resolving to 0 (say 25 % of 3 pods unavailable
+    with ``maxSurge: 0``) would deadlock the rollout, so unavailable becomes 1 then."""
+    surge = scaled_value(max_surge, desired, True)
+    unavailable = scaled_value(max_unavailable, desired, False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
+def max_unavailable(max_surge: IntOrPercent, max_unavail: IntOrPercent, replicas: int) -> int:
+    """``MaxUnavailable``: the resolved value, never more than the replicas."""
+    if replicas == 0:
+        return 0
+    return min(resolve_fenceposts(max_surge, max_unavail, replicas)[1], replicas)
+
+
+def validate_strategy(max_surge: IntOrPercent, max_unavail: IntOrPercent) -> list[str]:
+    """The API's checks of ``spec.strategy.rollingUpdate`` (apps validation), as messages."""
+    errs = []
+    for name, value in (("maxSurge", max_surge), ("maxUnavailable", max_unavail)):
+        try:
+            parse_int_or_percent(value)
+        except FencepostError as err:
+            errs.append(f"spec.strategy.rollingUpdate.{name}: {err}")
+    if errs:
+        return errs
+    if isinstance(max_unavail, str) and int(max_unavail.rstrip("%")) > 100 and max_unavail.endswith("%"):
+        errs.append("spec.strategy.rollingUpdate.maxUnavailable: must not be greater than 100%")
+    if scaled_value(max_surge, 100, True) == 0 and scaled_value(max_unavail, 100, True) == 0:
+        errs.append("spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0")
+    return errs
+
+
+@dataclass
+class ReplicaSet:
+    """One revision of the pod template and how many pods of it are wanted."""
+
+    name: str
+    revision: int
+    replicas: int = 0  # spec.replicas
+    made: int = 0  # pods created so far (their names count up)
+    deleted: list[str] = field(default_factory=list)  # pods this ReplicaSet deleted
+
+
+@dataclass
+class Tally:
+    """What a ReplicaSet's pods look like right now (the status it would report)."""
+
+    active: list[dict] = field(default_factory=list)  # not terminating
+    available: int = 0  # active and Ready
+    terminating: int = 0
+
+
+PodTemplate = Callable[[str, dict], dict]  # (pod name, labels) -> pod object
+
+
+class DeploymentController:
+    """Deployment ``name`` with ``replicas`` pods made by ``template``; ``run()``, ``roll()``,
+    ``stop()``. ``roll()`` is ``kubectl rollout restart``: a new revision of the template."""
+
+    def __init__(self, store: Store, name: str, replicas: int, template: PodTemplate, *,
+                 max_surge: IntOrPercent = DEFAULT_MAX_SURGE, max_unavailable: IntOrPercent = DEFAULT_MAX_UNAVAILABLE,
+                 namespace: str = "default"):
+        self.store, self.name, self.replicas, self.template = store, name, replicas, template
+        self.namespace = namespace
+        self.max_surge, self.max_unavailable = parse_int_or_percent(max_surge), parse_int_or_percent(max_unavailable)
+        self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, replicas)
+        self.unavailable = min(self.unavailable, replicas)
+        self.replica_sets: list[ReplicaSet] = []
+        self._lock = rt.lock()
+        self._changed = rt.condition(self._lock)
+        self._watch = store.watch(POD)
+        self._loop: Optional[rt.Goroutine] = None
+
+    # -- the loop ---------------------------------------------------------------------------
+    def run(self) -> None:
+        """Create revision 1 with every replica and start reacting to pod changes."""
+        with self._lock:
+            self.replica_sets.append(ReplicaSet(self._rs_name(1), 1, self.replicas))
+        self._loop = rt.go(self._sync_loop, name="deployment-controller")
+        self.sync()
+
+    def stop(self) -> None:
+        self._watch.stop()
+        if self._loop is not None:
+            self._loop.join()
+
+    def roll(self) -> None:
+        """The pod template changed: a new ReplicaSet at 0 replicas, then the rolling update."""
+        with self._lock:
+            rev = self.replica_sets[-1].revision + 1
+            self.replica_sets.append(ReplicaSet(self._rs_name(rev), rev, 0))
+        self._record(f"pod template changed: new replica set {self._rs_name(rev)} "
+                     f"(maxSurge {self.max_surge} = {self.surge}, maxUnavailable {self.max_unavailable} = {self.unavailable} "
+                     f"of {self.replicas})", what="rollout-started")
+        self.sync()
+
+    def _sync_loop(self) -> None:
+        while True:
+            ev = self._watch.next()
+            if ev is None:
+                return
+            if ev[1]["metadata"].get("labels", {}).get("app") == self.name:
+                self.sync()
+
+    def _rs_name(self, revision: int) -> str:
+        return f"{self.name}-v{revision}"
+
+    def _record(self, text: str, **fields: object) -> None:
+        self.store.events.record("deployment", f"{self.name}: {text}", **fields)
+
+    # -- one sync: the Deployment's step, then the ReplicaSets' --------------------------------
+    def sync(self) -> None:
+        with self._lock:
+            tallies = self._tallies()
+            new, olds = self.replica_sets[-1], self.replica_sets[:-1]
+            if not self._reconcile_new(new, tallies):
+                self._reconcile_old(new, [rs for rs in olds if rs.replicas > 0], tallies)
+            for rs in self.replica_sets:
+                self._manage_replicas(rs, tallies[rs.name])
+            self._changed.notify_all()
+
+    def _tallies(self) -> dict[str, Tally]:
+        out = {rs.name: Tally() for rs in self.replica_sets}
+        for pod in self.store.list(POD, self.namespace):
+            t = out.get(pod["metadata"].get("labels", {}).get(TEMPLATE_HASH_LABEL, ""))
+            if t is None:
+                continue
+            if is_terminating(pod):
+                t.terminating += 1
+                continue
+            t.active.append(pod)
+            if pod_is_ready(pod):
+                t.available += 1
+        return out
+
+    def _scale(self, rs: ReplicaSet, to: int) -> None:
+        verb = "up" if to > rs.replicas else "down"
+        self._record(f"Scaled {verb} replica set {rs.name} from {rs.replicas} to {to}", what=f"scaled-{verb}", rs=rs.name)
+        rs.replicas = to
+
+    def _reconcile_new(self, new: ReplicaSet, tallies: dict[str, Tally]) -> bool:
+        """``reconcileNewReplicaSet`` with ``NewRSNewReplicas``: True if it scaled."""
+        if new.replicas == self.replicas:
+            return False
+        if new.replicas > self.replicas:
+            self._scale(new, self.replicas)
+            return True
+        current = sum(rs.replicas for rs in self.replica_sets)
+        most = self.replicas + self.surge
+        if current >= most:
+            return False
+        self._scale(new, new.replicas + min(most - current, self.replicas - new.replicas))
+        return True
+
+    def _reconcile_old(self, new: ReplicaSet, olds: list[ReplicaSet], tallies: dict[str, Tally]) -> None:
+        """``reconcileOldReplicaSets``: never below ``replicas - unavailable`` available pods."""
+        if not olds:
+            return
+        all_pods = sum(rs.replicas for rs in self.replica_sets)
+        min_available = self.replicas - self.unavailable
+        # new pods not available yet must not let old available ones go
+        new_unavailable = new.replicas - tallies[new.name].available
+        budget = all_pods - min_available - new_unavailable
+        if budget <= 0:
+            return
+        # old pods that are not available can go at once: that costs no availability
+        for rs in olds:
+            unhealthy = rs.replicas - tallies[rs.name].available
+            if budget <= 0:
+                break
+            if unhealthy > 0:
+                n = min(budget, unhealthy)
+                self._scale(rs, rs.replicas - n)
+                budget -= n
+        available = sum(t.available for t in tallies.values())
+        if available <= min_available:
+            return
+        to_go = available - min_available
+        for rs in olds:  # oldest first
+            if to_go <= 0:
+                break
+            if rs.replicas == 0:
+                continue
+            n = min(rs.replicas, to_go)
+            self._scale(rs, rs.replicas - n)
+            to_go -= n
+
+    def _manage_replicas(self, rs: ReplicaSet, tally: Tally) -> None:
+        """The ReplicaSet controller: create or delete pods until the active ones match."""
+        diff = len(tally.active) - rs.replicas
+        for _ in range(-diff):
+            name = f"{self.name}-{rs.made}" if rs.revision == 1 else f"{rs.name}-{rs.made}"
+            rs.made += 1
+            pod = self.template(name, {"app": self.name, TEMPLATE_HASH_LABEL: rs.name})
+            self.store.events.record("replicaset", f"{rs.name}: creating pod {name}", pod=name, what="create")
+            self.store.create(pod)
+        for pod in rank_for_deletion(tally.active)[:max(0, diff)]:
+            name = pod["metadata"]["name"]
+            self.store.events.record("replicaset", f"{rs.name}: deleting pod {name}", pod=name, what="delete")
+            rs.deleted.append(name)
+            try:
+                self.store.delete(POD, name, DeleteOptions(), self.namespace)
+            except StatusError as err:
+                if not (is_not_found(err) or is_conflict(err)):
+                    raise
+
+    # -- for callers that wait on the rollout --------------------------------------------------
+    def complete(self) -> bool:
+        """Every replica is of the newest revision and available; no old pod is left active."""
+        with self._lock:
+            return self._complete_locked()
+
+    def _complete_locked(self) -> bool:
+        tallies = self._tallies()
+        new = self.replica_sets[-1]
+        return (new.replicas == self.replicas and tallies[new.name].available == self.replicas
+                and all(rs.replicas == 0 and not tallies[rs.name].active for rs in self.replica_sets[:-1]))
+
+    def wait_complete(self, timeout: float) -> bool:
+        """Wait (runtime seconds) until :meth:`complete`; every sync wakes the waiter."""
+        deadline = rt.now() + timeout
+        with self._changed:
+            while not self._complete_locked():
+                left = deadline - rt.now()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
+
+    def deleted_pods(self) -> list[str]:
+        with self._lock:
+            return [name for rs in self.replica_sets for name in rs.deleted]
+
+
+def rank_for_deletion(pods: list[dict]) -> list[dict]:
+    """``getPodsToDelete``'s order for pods that are all scheduled and running: not Ready first,
+    then the newest (pods here become Ready in the order they were made, so the newest is also
+    the one Ready for the shortest time, which the real ranking looks at first)."""
+    return sorted(pods, key=lambda pod: (pod_is_ready(pod), -pod["metadata"].get("creationTimestamp", 0.0)))

@@ -1,0 +1,142 @@
+"""Tests for genericserver.cluster.deployment: the fenceposts, and rolling updates on virtual time.
+
+The rollouts run the Deployment and ReplicaSet controllers with the kubelet and fake containers
+on the simulation runtime: a pod takes 1 s to start and is Ready once started (no probe), an old
+pod takes 3 s to stop after SIGTERM. A watcher replays every pod change in order and checks the
+controller's promises after each one: never more than ``replicas + surge`` pods that are not
+terminating, never fewer than ``replicas - unavailable`` available.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from genericserver import runtime as rt
+from genericserver.cluster.deployment import (
+    DeploymentController,
+    FencepostError,
+    parse_int_or_percent,
+    rank_for_deletion,
+    resolve_fenceposts,
+    scaled_value,
+    validate_strategy,
+)
+from genericserver.cluster.endpoints import pod_is_ready
+from genericserver.cluster.kubelet import Kubelet
+from genericserver.cluster.store import DELETED, POD, Store, is_terminating, new_pod
+from genericserver.testing.sim import Simulation
+
+
+@pytest.mark.parametrize(
+    "surge, unavailable, desired, want",
+    [
+        ("25%", "25%", 3, (1, 0)),  # a default Deployment of 3: one extra pod at a time, none missing
+        ("25%", "25%", 4, (1, 1)),
+        ("25%", "25%", 10, (3, 2)),  # 2.5 rounds up for the surge, down for the unavailability
+        ("25%", "25%", 1, (1, 0)),
+        (0, "1%", 2, (0, 1)),  # both 0 after rounding: unavailable becomes 1
+        ("0%", "0%", 0, (0, 1)),
+        (1, 0, 3, (1, 0)),
+        (2, 5, 3, (2, 5)),  # absolute numbers are taken as they are (MaxUnavailable caps them)
+        ("100%", "0%", 3, (3, 0)),
+        ("39%", "39%", 10, (4, 3)),
+    ],
+)
+def test_resolve_fenceposts_rounds_surge_up_and_unavailability_down(surge, unavailable, desired, want):
+    assert resolve_fenceposts(surge, unavailable, desired) == want
+
+
+def test_percentages_scale_and_bad_values_are_refused():
+    assert scaled_value("50%", 3, True) == 2 and scaled_value("50%", 3, False) == 1
+    assert parse_int_or_percent(3) == 3 and parse_int_or_percent("30%") == "30%"
+    for bad in ("1", "oops", "-1%", -1, True, "25 %"):
+        with pytest.raises(FencepostError):
+            parse_int_or_percent(bad)
+
+
+def test_validate_strategy_says_what_the_api_would():
+    assert validate_strategy("25%", "25%") == []
+    assert validate_strategy(0, "0%") == ["spec.strategy.rollingUpdate.maxUnavailable: may not be 0 when `maxSurge` is 0"]
+    assert validate_strategy(1, "150%") == ["spec.strategy.rollingUpdate.maxUnavailable: must not be greater than 100%"]
+    assert validate_strategy("x", 1)[0].startswith("spec.strategy.rollingUpdate.maxSurge: invalid value 'x'")
+
+
+def test_the_replicaset_deletes_unready_pods_first_then_the_newest():
+    def pod(name: str, created: float, ready: bool) -> dict:
+        p = new_pod(name)
+        p["metadata"]["creationTimestamp"] = created
+        p["status"]["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+        return p
+
+    pods = [pod("old", 1, True), pod("new", 3, True), pod("unready", 0, False)]
+    assert [p["metadata"]["name"] for p in rank_for_deletion(pods)] == ["unready", "new", "old"]
+
+
+def roll(replicas: int, surge, unavailable) -> dict:
+    """Roll a Deployment on virtual time; the pod changes' history and the controller's figures."""
+
+    def main() -> dict:
+        store = Store()
+        kubelet = Kubelet(store, start_delay=1.0)
+        kubelet.run()
+
+        def template(name: str, labels: dict) -> dict:
+            return new_pod(name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 3.0}])
+
+        d = DeploymentController(store, "web", replicas, template, max_surge=surge, max_unavailable=unavailable)
+        watch = store.watch(POD)
+        history: list[tuple[float, int, int, int]] = []  # (time, active, available, of them new)
+        pods: dict[str, dict] = {}
+
+        def watcher() -> None:
+            while (ev := watch.next()) is not None:
+                typ, pod = ev
+                if typ == DELETED:
+                    pods.pop(pod["metadata"]["name"], None)
+                else:
+                    pods[pod["metadata"]["name"]] = pod
+                active = [p for p in pods.values() if not is_terminating(p)]
+                available = [p for p in active if pod_is_ready(p)]
+                new = [p for p in available if p["metadata"]["labels"]["pod-template-hash"] == "web-v2"]
+                history.append((rt.now(), len(active), len(available), len(new)))
+
+        g = rt.go(watcher, name="test-pod-watcher")
+        d.run()
+        assert d.wait_complete(100.0)
+        started = rt.now()
+        d.roll()
+        assert d.wait_complete(1000.0)
+        for name in d.deleted_pods():
+            assert kubelet.worker(name).terminated.wait(100.0)
+        took = rt.now() - started
+        d.stop()
+        kubelet.stop()
+        watch.stop()
+        g.join()
+        # from the moment the first revision was all up (the watcher may replay it late)
+        up = next(i for i, h in enumerate(history) if h[2] == replicas)
+        return {"history": history[up:], "took": took, "deleted": d.deleted_pods(),
+                "surge": d.surge, "unavailable": d.unavailable}
+
+    return Simulation().run(main)
+
+
+@pytest.mark.parametrize("replicas, surge, unavailable", [(3, "25%", "25%"), (3, 0, 1), (4, 2, 0), (10, "30%", "20%"), (2, "50%", "50%")])
+def test_a_rollout_keeps_within_surge_and_unavailability(replicas, surge, unavailable):
+    r = roll(replicas, surge, unavailable)
+    assert sorted(r["deleted"]) == sorted(f"web-{i}" for i in range(replicas))  # every old pod went
+    most = replicas + r["surge"]
+    least = replicas - r["unavailable"]
+    for at, active, available, _ in r["history"]:
+        assert active <= most, (at, active)
+        assert available >= least, (at, available)
+    assert r["history"][-1][1:] == (replicas, replicas, replicas)  # all new, all available
+
+
+def test_a_default_rollout_of_three_replaces_one_pod_at_a_time():
+    r = roll(3, "25%", "25%")
+    assert (r["surge"], r["unavailable"]) == (1, 0)
+    # 1 s to start each new pod, one after the other; the deletions overlap the next start
+    assert 3.0 <= r["took"] <= 3.0 + 3.0 + 0.5
+    news = [new for _, _, _, new in r["history"]]
+    assert news == sorted(news)  # new pods only come, never go
