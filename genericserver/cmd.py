@@ -163,8 +163,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     demo_cli.add_parser(sub)
     from genericserver.cluster import cli as cluster_cli
+    from genericserver.cluster import loadcmd
 
     cluster_cli.add_parser(sub)
+    loadcmd.add_parser(sub)
     args = parser.parse_args(argv)
     command = getattr(args, "command", None)
     if command is None:
@@ -176,5 +178,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return demo_cli.run(args)
     if command == "cluster":
         return cluster_cli.run(args)
+    if command == "load":
+        return loadcmd.run(args)
     parser.error(f"unknown command {command!r}")
     return 2

@@ -1,41 +1,64 @@
-"""``genericserver cluster``: run the pod-termination scenario or the what-if sweep (no Go twin).
+"""``genericserver cluster``: run the pod-termination scenario, a rollout, or the what-if sweep (no Go twin).
 
-The lead's ``genericserver/__main__.py`` wires it: ``add_parser(subparsers)`` registers the
-subcommand and its flags, ``run(args)`` runs it and returns the exit code (0, or 1 on a usage
-error such as kubectl's flag conflicts). Durations are cluster seconds; ``--time-scale`` runs them
-faster (real seconds per cluster second; 1 for one scenario, 0.2 for ``--sweep``).
+``genericserver/cmd.py`` wires it: ``add_parser(subparsers)`` registers the subcommand and its
+flags, ``run(args)`` runs it and returns the exit code (0; 1 on a usage error such as kubectl's
+flag conflicts; 2 for a bad flag value or manifest). Durations are cluster seconds;
+``--time-scale`` runs them faster (real seconds per cluster second; 1 for one scenario, 0.2 for
+``--sweep``). ``--manifest FILE`` takes the pod settings from a Deployment manifest
+(:mod:`.manifest`) instead of the pod flags; ``--svg FILE`` also draws the run (or the sweep) as
+a picture (:mod:`.pictures`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import Any, Optional
 
 from rich.console import Console
 
+from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, FencepostError, parse_int_or_percent
 from genericserver.cluster.kubectl import DeleteFlags, KubectlError, complete_delete_flags
+from genericserver.cluster.losses import format_loss
 from genericserver.cluster.scenario import PRE_STOPS, ScenarioConfig, run_scenario
-from genericserver.cluster.sweep import DEFAULT_SWEEP_SCALE, cases, render_sweep, run_sweep
+from genericserver.cluster.sweep import DEFAULT_SWEEP_SCALE, cases, manifest_cases, render_sweep, run_sweep, sweep_points
 from genericserver.cluster.timeline import render
 
-HELP = "run replicas of the server behind kube-proxy, delete one under load, and show the timeline"
+HELP = "run replicas of the server behind kube-proxy, delete one (or roll them) under load, and show the timeline"
+# the pod settings: their defaults, and the flags --manifest replaces
+POD_DEFAULTS = {"replicas": 3, "pre_stop": "none", "pre_stop_sleep": 5, "termination_grace_period": 30,
+                "shutdown_delay": 0.0, "retry_after": False, "probe_period": 1,
+                "max_surge": DEFAULT_MAX_SURGE, "max_unavailable": DEFAULT_MAX_UNAVAILABLE}
+
+
+def int_or_percent(value: str) -> Any:
+    """``3`` or ``25%``, as a Deployment's maxSurge/maxUnavailable."""
+    try:
+        return parse_int_or_percent(int(value) if value.isdigit() else value)
+    except FencepostError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser("cluster", help=HELP, description=HELP + ". Durations are cluster seconds.")
-    p.add_argument("--replicas", type=int, default=3, help="pods behind the service (default 3)")
-    p.add_argument("--roll", action="store_true", help="replace every pod (one new pod, then delete an old one) instead of deleting one")
+    p.add_argument("--replicas", type=int, default=None, help="pods behind the service (default 3)")
+    p.add_argument("--roll", action="store_true", help="replace every pod as a Deployment's rolling update does, instead of deleting one")
+    p.add_argument("--max-surge", type=int_or_percent, default=None, metavar="N|P%",
+                   help="with --roll: pods above the replicas during the rollout (default 25%%, rounded up)")
+    p.add_argument("--max-unavailable", type=int_or_percent, default=None, metavar="N|P%",
+                   help="with --roll: pods below the replicas that may be unavailable (default 25%%, rounded down)")
+    p.add_argument("--manifest", metavar="FILE", help="take the pod settings from this Deployment manifest (deploy/deployment.yaml)")
     g = p.add_argument_group("lags")
     g.add_argument("--endpoints-lag", type=float, default=1.0, metavar="S", help="endpoints controller's processing lag (default 1)")
     g.add_argument("--proxy-lag", type=float, default=1.0, metavar="S", help="kube-proxy's sync lag after the slice changed (default 1)")
-    g = p.add_argument_group("the pod")
-    g.add_argument("--pre-stop", choices=PRE_STOPS, default="none", help="preStop hook: none, sleep (see --pre-stop-sleep), or contour (Envoy + shutdown-manager)")
-    g.add_argument("--pre-stop-sleep", type=int, default=5, metavar="N", help="seconds of the sleep preStop (default 5)")
-    g.add_argument("--termination-grace-period", type=int, default=30, metavar="N", help="the pod's terminationGracePeriodSeconds (default 30)")
-    g.add_argument("--shutdown-delay", type=float, default=0.0, metavar="S", help="the server's ShutdownDelayDuration (default 0)")
-    g.add_argument("--retry-after", action="store_true", help="the server's ShutdownSendRetryAfter mode")
-    g.add_argument("--probe-period", type=int, default=1, metavar="N", help="readiness probe period (default 1; 0: no probe)")
+    g = p.add_argument_group("the pod (or --manifest)")
+    g.add_argument("--pre-stop", choices=PRE_STOPS, default=None, help="preStop hook: none, sleep (see --pre-stop-sleep), or contour (Envoy + shutdown-manager)")
+    g.add_argument("--pre-stop-sleep", type=int, default=None, metavar="N", help="seconds of the sleep preStop (default 5)")
+    g.add_argument("--termination-grace-period", type=int, default=None, metavar="N", help="the pod's terminationGracePeriodSeconds (default 30)")
+    g.add_argument("--shutdown-delay", type=float, default=None, metavar="S", help="the server's ShutdownDelayDuration (default 0)")
+    g.add_argument("--retry-after", action="store_const", const=True, default=None, help="the server's ShutdownSendRetryAfter mode")
+    g.add_argument("--probe-period", type=int, default=None, metavar="N", help="readiness probe period (default 1; 0: no probe)")
     g = p.add_argument_group("kubectl delete")
     g.add_argument("--grace-period", type=int, default=-1, metavar="N", help="kubectl's --grace-period (default -1: the pod's own)")
     g.add_argument("--now", action="store_true", help="kubectl's --now (grace 1)")
@@ -49,38 +72,76 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--workers", type=int, default=4, help="concurrent clients (default 4)")
     g.add_argument("--keep-alive", action="store_true", help="clients keep their connections (default: one per request)")
     g.add_argument("--time-scale", type=float, default=None, metavar="X", help="real seconds per cluster second (default 1; 0.2 with --sweep)")
-    g.add_argument("--sweep", action="store_true", help="print the what-if table instead (about a minute)")
+    g.add_argument("--sweep", action="store_true", help="print the what-if table instead (about a minute and a half)")
+    g.add_argument("--svg", metavar="FILE", help="also draw the run (or, with --sweep, loss against lag) into this SVG file")
     return p
+
+
+class UsageError(ValueError):
+    """A bad combination of flags: exit code 2."""
 
 
 def config_from_args(args: argparse.Namespace) -> ScenarioConfig:
     scale = args.time_scale if args.time_scale is not None else (DEFAULT_SWEEP_SCALE if args.sweep else 1.0)
-    return ScenarioConfig(
-        replicas=args.replicas, endpoints_lag=args.endpoints_lag, proxy_lag=args.proxy_lag, pre_stop=args.pre_stop,
-        pre_stop_sleep=args.pre_stop_sleep, shutdown_delay=args.shutdown_delay, retry_after=args.retry_after,
-        grace_period=args.termination_grace_period, roll=args.roll,
+    given = {k: getattr(args, k) for k in POD_DEFAULTS if getattr(args, k, None) is not None}
+    pod = {**POD_DEFAULTS, **given}
+    base = ScenarioConfig(
+        replicas=pod["replicas"], endpoints_lag=args.endpoints_lag, proxy_lag=args.proxy_lag, pre_stop=pod["pre_stop"],
+        pre_stop_sleep=pod["pre_stop_sleep"], shutdown_delay=pod["shutdown_delay"], retry_after=pod["retry_after"],
+        grace_period=pod["termination_grace_period"], roll=args.roll, max_surge=pod["max_surge"], max_unavailable=pod["max_unavailable"],
         delete_flags=DeleteFlags(grace_period=args.grace_period, now=args.now, force=args.force),
-        probe_period=args.probe_period, drain_delay=args.drain_delay, check_delay=args.check_delay,
+        probe_period=pod["probe_period"], drain_delay=args.drain_delay, check_delay=args.check_delay,
         check_interval=args.check_interval, min_open_connections=args.min_open_connections, scale=scale,
         workers=args.workers, keep_alive=args.keep_alive)
+    if getattr(args, "manifest", None):
+        from genericserver.cluster.manifest import config_from_manifest
+
+        if given:
+            flag = "--" + next(iter(given)).replace("_", "-")
+            raise UsageError(f"{flag} cannot be used with --manifest: the manifest sets the pod")
+        return config_from_manifest(args.manifest, base)
+    return base
 
 
 def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
     if console is None:
         console = Console() if sys.stdout.isatty() else Console(width=120)
+    from genericserver.cluster.manifest import ManifestError
+
     try:
         cfg = config_from_args(args)
         complete_delete_flags(cfg.delete_flags)  # kubectl's usage errors before anything starts
         if cfg.replicas < 1 or cfg.scale <= 0:
             raise ValueError("--replicas must be at least 1 and --time-scale positive")
+    except (UsageError, ManifestError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except (KubectlError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    if args.svg:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("error: --svg needs matplotlib: pip install 'genericserver[plot]'", file=sys.stderr)
+            return 1
     if args.sweep:
-        console.print(f"Sweep: {len(cases(cfg))} scenarios, "
-                      f"time scaled down to {cfg.scale:g} real s per cluster s")
-        results = run_sweep(cfg, lambda i, n, r: console.print(f"  [{i}/{n}] lost {r.lost} of {r.total}", style="dim"))
+        todo = manifest_cases(replace(cfg, roll=True)) if args.manifest else cases(cfg)
+        console.print(f"Sweep: {len(todo)} scenarios, time scaled down to {cfg.scale:g} real s per cluster s")
+        results = run_sweep(todo, lambda i, n, r: console.print(f"  [{i}/{n}] lost {format_loss(r.outcome)}", style="dim"))
         render_sweep(results, console)
+        if args.svg:
+            from genericserver.cluster.pictures import draw_sweep
+
+            draw_sweep(sweep_points(results), args.svg, "Requests lost against the lag, for each preStop / delay choice")
+            console.print(f"Picture: {args.svg}")
         return 0
-    render(run_scenario(cfg), console)
+    result = run_scenario(cfg)
+    render(result, console)
+    if args.svg:
+        from genericserver.cluster.pictures import draw_timeline
+
+        draw_timeline(result, args.svg)
+        console.print(f"Picture: {args.svg}")
     return 0
+

@@ -47,8 +47,8 @@ class Sample:
 class _ServiceConnection(http.client.HTTPConnection):
     """An HTTP connection whose TCP connection comes from the service's dialer."""
 
-    def __init__(self, dial: Dial, timeout: Optional[float]):
-        super().__init__("service.default.svc", 80, timeout=timeout)
+    def __init__(self, dial: Dial, timeout: Optional[float], host: str = "service.default.svc", port: int = 80):
+        super().__init__(host, port, timeout=timeout)  # only the Host header: dial() connects
         self._dial = dial
         self.pod = ""
 
@@ -71,8 +71,8 @@ class LoadClient:
     """``start()``; ``stop()`` waits for the workers; ``counts()`` and ``samples`` after."""
 
     def __init__(self, dial: Dial, *, workers: int = 4, interval: float = 0.005, keep_alive: bool = False,
-                 path: str = "/echo?message=load", timeout: float = 5.0):
-        self.dial, self.workers, self.interval = dial, workers, interval
+                 path: str = "/echo?message=load", timeout: float = 5.0, host: str = "service.default.svc", port: int = 80):
+        self.dial, self.workers, self.interval, self.host, self.port = dial, workers, interval, host, port
         self.keep_alive, self.path, self.timeout = keep_alive, path, timeout
         self.samples: list[Sample] = []
         self._lock = rt.lock()
@@ -118,7 +118,7 @@ class LoadClient:
 
     def _request(self, conn: Optional[_ServiceConnection]) -> tuple[Optional[int], Optional[BaseException], Optional[_ServiceConnection], str, bytes]:
         if conn is None or conn.sock is None:
-            conn = _ServiceConnection(self.dial, self.timeout)
+            conn = _ServiceConnection(self.dial, self.timeout, self.host, self.port)
         pod = conn.pod
         try:
             conn.request("GET", self.path, headers={"User-Agent": "load-client/1.0",

@@ -1,0 +1,88 @@
+"""``genericserver load``: steady GETs against a URL for a while, then what they got (no Go twin).
+
+The load-client Job of ``deploy/load-job.yaml`` runs it inside a kind cluster, against the web
+Service, while a rollout replaces the pods (walkthrough.md section 6.9). It is the simulated
+world's :class:`~genericserver.cluster.loadclient.LoadClient` pointed at a real address: each of
+``--workers`` clients sends ``GET`` on a new connection (so every request asks kube-proxy for a
+pod), ``--interval`` apart, for ``--duration``. Every ``--report-every`` it prints a progress
+line, and at the end one line::
+
+    sent 9876 ok 9876 failed 0 (refused 0, reset 0, 503 0, 429 0, other 0) in 60.0s
+
+Exit code 0 when nothing failed, 1 when a request failed, 2 for a bad flag. Plain HTTP only, as
+our pods serve it (walkthrough 6.9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import urllib.parse
+from typing import Any, Optional, TextIO
+
+from genericserver import runtime as rt
+from genericserver.cluster.loadclient import LoadClient
+from genericserver.options import duration_flag, int_flag
+
+HELP = "send steady GETs to a URL for a while and report how many failed (the load-client Job)"
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("load", help=HELP, description=HELP + ".")
+    p.add_argument("--url", required=True, help="http://host[:port]/path?query to GET")
+    p.add_argument("--duration", type=duration_flag("--duration"), default=60.0, metavar="duration",
+                   help="how long to send (a Go duration; default 1m0s)")
+    p.add_argument("--workers", type=int_flag("--workers"), default=4, metavar="int", help="concurrent clients (default 4)")
+    p.add_argument("--interval", type=duration_flag("--interval"), default=0.01, metavar="duration",
+                   help="pause between one client's requests (default 10ms)")
+    p.add_argument("--timeout", type=duration_flag("--timeout"), default=5.0, metavar="duration",
+                   help="connect and read timeout of one request (default 5s)")
+    p.add_argument("--report-every", type=duration_flag("--report-every"), default=10.0, metavar="duration",
+                   help="print a progress line this often (default 10s; 0: never)")
+    return p
+
+
+def summary(counts: dict, elapsed: float) -> str:
+    failed = sum(n for o, n in counts.items() if o != "ok")
+    parts = ", ".join(f"{o} {counts[o]}" for o in ("refused", "reset", "503", "429", "other"))
+    return f"sent {sum(counts.values())} ok {counts['ok']} failed {failed} ({parts}) in {elapsed:.1f}s"
+
+
+def target(url: str) -> tuple[str, int, str]:
+    """(host, port, path with query) of an http:// URL; ValueError naming what is wrong."""
+    u = urllib.parse.urlsplit(url)
+    if u.scheme != "http" or not u.hostname:
+        raise ValueError(f"--url {url!r}: want http://host[:port]/path (plain HTTP, as the pods serve)")
+    return u.hostname, u.port or 80, (u.path or "/") + (f"?{u.query}" if u.query else "")
+
+
+def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
+    out = out if out is not None else sys.stdout
+    try:
+        host, port, path = target(args.url)
+        if args.workers < 1 or args.duration <= 0:
+            raise ValueError("--workers must be at least 1 and --duration positive")
+    except ValueError as err:
+        print(f"genericserver load: error: {err}", file=sys.stderr)
+        return 2
+
+    def dial(timeout: Optional[float]) -> tuple[socket.socket, str]:
+        return socket.create_connection((host, port), timeout=timeout), ""
+
+    client = LoadClient(dial, workers=args.workers, interval=args.interval, path=path, timeout=args.timeout,
+                        host=host, port=port)
+    start = rt.now()
+    client.start()
+    try:
+        end = start + args.duration
+        while (left := end - rt.now()) > 0:
+            step = min(left, args.report_every) if args.report_every > 0 else left
+            rt.sleep(step)
+            if args.report_every > 0 and end - rt.now() > 0:
+                print(f"  {summary(client.counts(), rt.now() - start)}", file=out, flush=True)
+    finally:
+        client.stop()
+    counts = client.counts()
+    print(summary(counts, rt.now() - start), file=out, flush=True)
+    return 0 if counts["ok"] == sum(counts.values()) else 1
