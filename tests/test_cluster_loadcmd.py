@@ -1,0 +1,85 @@
+"""Tests for ``genericserver load`` (genericserver.cluster.loadcmd): the load-client Job's command, on loopback.
+
+A small WSGI app on our HTTP server stands in for the Service; the runs last a fraction of a
+second (``--duration 0.3s``) and the assertions are about outcomes, not counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+
+import pytest
+
+from genericserver import runtime as rt
+from genericserver.cluster import loadcmd
+from genericserver.httpserver import Server, ServerClosed, listen
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="genericserver")
+    loadcmd.add_parser(p.add_subparsers(dest="command"))
+    return p.parse_args(["load", *argv])
+
+
+@pytest.fixture
+def service():
+    seen: list[str] = []
+
+    def app(environ, start_response):
+        seen.append(environ["PATH_INFO"] + "?" + environ.get("QUERY_STRING", ""))
+        status = "503 Service Unavailable" if environ.get("QUERY_STRING") == "fail" else "200 OK"
+        start_response(status, [("Content-Length", "2")])
+        return [b"ok"]
+
+    server = Server(app)
+    ln = listen("127.0.0.1", 0)
+
+    def serve():
+        try:
+            server.serve(ln)
+        except ServerClosed:
+            pass
+
+    g = rt.go(serve, name="test-load-service")
+    yield ln.getsockname()[1], seen
+    server.close()
+    g.join()
+
+
+def test_steady_load_reports_what_it_sent_and_exits_0(service):
+    port, seen = service
+    out = io.StringIO()
+    code = loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/echo?message=load", "--duration", "300ms",
+                             "--workers", "2", "--report-every", "100ms"), out)
+    lines = out.getvalue().splitlines()
+    assert code == 0, lines
+    assert lines[-1].startswith("sent ") and " failed 0 (refused 0, reset 0, 503 0, 429 0, other 0) in " in lines[-1]
+    sent = int(lines[-1].split()[1])
+    assert sent == len(seen) > 0 and set(seen) == {"/echo?message=load"}
+    assert any(ln.startswith("  sent ") for ln in lines[:-1])  # progress lines came first
+
+
+def test_failures_are_counted_by_kind_and_exit_1(service):
+    port, _ = service
+    out = io.StringIO()
+    assert loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/?fail", "--duration", "100ms", "--workers", "1"), out) == 1
+    last = out.getvalue().splitlines()[-1]
+    sent = int(last.split()[1])
+    assert f"ok 0 failed {sent} (refused 0, reset 0, 503 {sent}," in last
+
+
+def test_bad_urls_and_flags_exit_2_with_one_line(capsys):
+    assert loadcmd.run(parse("--url", "https://web/")) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(SystemExit):
+        parse("--url", "http://web/", "--duration", "soon")
+
+
+def test_the_load_command_is_dispatched(monkeypatch):
+    from genericserver import cmd
+
+    called = []
+    monkeypatch.setattr(loadcmd, "run", lambda args: called.append(args.url) or 0)
+    assert cmd.main(["load", "--url", "http://web/"]) == 0
+    assert called == ["http://web/"]
