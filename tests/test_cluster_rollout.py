@@ -55,3 +55,24 @@ def test_max_unavailable_lets_the_old_pods_go_before_new_ones_are_ready():
     deployment = [e.name for e in r.events if e.kind == "deployment"]
     assert deployment[1] == "web: Scaled down replica set web-v1 from 3 to 2"  # surge 0: an old pod first
     assert r.lost == 0, r.outcome.as_dict()
+
+
+def test_the_cli_takes_the_fenceposts_and_refuses_bad_ones(capsys):
+    import pytest
+
+    from genericserver.cluster import cli
+    from genericserver.cmd import OneLineParser
+
+    def parse(*argv):
+        p = OneLineParser(prog="genericserver")
+        cli.add_parser(p.add_subparsers(dest="command", parser_class=OneLineParser))
+        return p.parse_args(["cluster", *argv])
+
+    cfg = cli.config_from_args(parse("--roll", "--max-surge", "0", "--max-unavailable", "50%"))
+    assert (cfg.roll, cfg.max_surge, cfg.max_unavailable) == (True, 0, "50%")
+    assert isinstance(cli.config_from_args(parse()).max_surge, str)  # "25%", the default
+    with pytest.raises(SystemExit) as exit:
+        parse("--roll", "--max-surge", "lots")
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --max-surge: invalid value 'lots'" in err, err
