@@ -115,7 +115,7 @@ def roll(replicas: int, surge, unavailable) -> dict:
         g.join()
         # from the moment the first revision was all up (the watcher may replay it late)
         up = next(i for i, h in enumerate(history) if h[2] == replicas)
-        return {"history": history[up:], "took": took, "deleted": d.deleted_pods(),
+        return {"history": history[up:], "took": took, "steps": [e.name for e in store.events.events("deployment")], "deleted": d.deleted_pods(),
                 "surge": d.surge, "unavailable": d.unavailable}
 
     return Simulation().run(main)
@@ -140,3 +140,10 @@ def test_a_default_rollout_of_three_replaces_one_pod_at_a_time():
     assert 3.0 <= r["took"] <= 3.0 + 3.0 + 0.5
     news = [new for _, _, _, new in r["history"]]
     assert news == sorted(news)  # new pods only come, never go
+
+
+def test_with_no_surge_an_old_pod_goes_first():
+    r = roll(3, 0, 1)
+    assert r["steps"][1:4] == ["web: Scaled down replica set web-v1 from 3 to 2",
+                               "web: Scaled up replica set web-v2 from 0 to 1",
+                               "web: Scaled down replica set web-v1 from 2 to 1"]
