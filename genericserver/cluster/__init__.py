@@ -11,11 +11,16 @@ replicas of our own server:
 * :mod:`.kubectl` - ``kubectl delete`` flag rules and ``kubectl get``'s STATUS column;
 * :mod:`.handlers`, :mod:`.containers`, :mod:`.kubelet` - preStop hooks, the container runtime,
   the kubelet's kill sequence and the checks before the final delete;
-* :mod:`.endpoints`, :mod:`.proxy`, :mod:`.loadclient` - endpoint slices, the routing table and
-  a client that sends steady traffic through it on real loopback sockets;
+* :mod:`.deployment` - a Deployment's rolling update (the deployment and ReplicaSet controllers);
+* :mod:`.endpoints`, :mod:`.proxy`, :mod:`.loadclient`, :mod:`.losses` - endpoint slices, the
+  routing table, a client that sends steady traffic through it on real loopback sockets, and
+  the cause of each request it lost;
 * :mod:`.envoy`, :mod:`.shutdownmanager`, :mod:`.backoff` - an Envoy stand-in and Contour's
   shutdown-manager;
-* :mod:`.scenario`, :mod:`.timeline`, :mod:`.sweep`, :mod:`.cli` - ``genericserver cluster``.
+* :mod:`.scenario`, :mod:`.timeline`, :mod:`.sweep`, :mod:`.pictures`, :mod:`.cli` -
+  ``genericserver cluster``;
+* :mod:`.manifest`, :mod:`.loadcmd` - ``deploy/``'s manifests read into the simulation and
+  checked, and ``genericserver load``, the load client of a real cluster.
 
 Durations: Kubernetes counts grace periods in whole seconds. Every component takes a ``scale``
 (runtime seconds per cluster second, see :class:`.clock.ClusterClock`) so a 30 s grace period can
