@@ -23,7 +23,6 @@ from __future__ import annotations
 import http.client
 import os
 import random
-import socket
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
@@ -34,7 +33,8 @@ from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import Container, Sandbox
 from genericserver.cluster.envoy import ENVOY_HTTP_LISTENER, ENVOY_HTTPS_LISTENER, PROMETHEUS_STAT
 from genericserver.events import EventStream
-from genericserver.httpserver import CLOSED, CONN_ID_KEY, ERR_ABORT_HANDLER, NEW, Conn, Server, ServerClosed, listen
+from genericserver import request as reqctx
+from genericserver.httpserver import ERR_ABORT_HANDLER, Server, ServerClosed, listen
 
 DEFAULT_SERVE_PORT = 8090
 SHUTDOWN_READY_FILE = "ok"
@@ -53,15 +53,8 @@ class ShutdownManager:
         self.display_name = display_name or ready_file  # the path the logs show
         self.clock = clock if clock is not None else ClusterClock()
         self.events = events if events is not None else EventStream()
-        self._conns: dict[int, Conn] = {}
         self._closed = rt.event(f"{name}-closed")
-        self.server = Server(self.app, conn_state_hook=self._track, idle_timeout=60.0)
-
-    def _track(self, c: Conn, state: str) -> None:
-        if state == NEW:
-            self._conns[c.id] = c
-        elif state == CLOSED:
-            self._conns.pop(c.id, None)
+        self.server = Server(self.app, idle_timeout=60.0)
 
     def serve(self, ln: Any) -> None:
         self.events.record("shutdown-manager", f"{self.name}: started envoy shutdown manager")
@@ -73,18 +66,6 @@ class ShutdownManager:
     def close(self) -> None:
         self._closed.set()
         self.server.close()
-
-    def _caller_gone(self, environ: dict) -> bool:
-        # Go sees the request's context end; here: the client's end of the socket is closed
-        c = self._conns.get(environ.get(CONN_ID_KEY, -1))
-        if c is None:
-            return True
-        try:
-            return c.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except BlockingIOError:
-            return False
-        except OSError:
-            return True
 
     def app(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         path = environ["PATH_INFO"]
@@ -108,9 +89,12 @@ class ShutdownManager:
                 start_response("200 OK", [("Content-Length", "2")])
                 return [b"OK"]
             self.events.record("shutdown-manager", f"{self.name}: file {self.display_name} does not exist; checking again in {self.check_interval:g}s", waiting=True)
-            if self.clock.select(self._closed, timeout=self.check_interval) is not None:
+            # the request's context ends when the caller goes away (the server's background read)
+            gone = reqctx.context_from(environ).done()
+            woke = self.clock.select(self._closed, gone, timeout=self.check_interval)
+            if woke is self._closed:
                 raise ERR_ABORT_HANDLER  # the process is going away: the connection just drops
-            if self._caller_gone(environ):
+            if woke is gone:
                 self.events.record("shutdown-manager", f"{self.name}: client request cancelled")
                 start_response("200 OK", [("Content-Length", "0")])  # Go writes nothing: an empty 200
                 return [b""]
