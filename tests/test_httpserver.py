@@ -788,3 +788,214 @@ def test_tls_handshake_is_bounded_by_the_read_header_timeout(serve, cert):
 def test_http1_limits_are_gos():
     assert http1.MAX_POST_HANDLER_READ_BYTES == 256 << 10
     assert hs.RST_AVOIDANCE_DELAY == 0.5 and hs.NEW_CONN_GRACE == 5.0
+
+
+# -- Go parity: the points of the HTTP parity issue, each on a real socket ------------------------
+# (the full byte-for-byte comparison with a real Go server is tests/test_parity.py)
+
+
+def waits_for_its_client_to_leave(environ, start_response):
+    """A handler with nothing to send until its request's context ends (a quiet watch, /slow)."""
+    start_response("200 OK", [("Content-Type", "application/json")])
+
+    def stream():
+        yield b""  # flushes the header, as a watch does
+        reqctx.context_from(environ).done().wait(60)
+        yield b"the context ended\n"
+
+    return stream()
+
+
+def test_a_client_that_goes_away_cancels_its_requests_context_at_once(serve):
+    h = serve(waits_for_its_client_to_leave)
+    socks = [h.connect() for _ in range(3)]
+    for s in socks:
+        s.sendall(b"GET /watch HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert s.recv(4096).startswith(b"HTTP/1.1 200 OK")  # the handler runs, with nothing to say
+    h.wait_counts(active=3)
+    for s in socks:
+        s.close()  # gone, without a word
+    h.wait_counts(active=0, closed=3)  # each handler returned: its context was cancelled
+
+
+def test_a_pipelined_request_behind_a_running_one_is_kept_for_it(serve):
+    # the background read looks at the next request's bytes without taking them (Go keeps the
+    # one byte it read); both requests are answered, in order, on one connection
+    h = serve(whoami)
+    s = h.connect()
+    s.sendall(b"GET /?a HTTP/1.1\r\nHost: x\r\n\r\nGET /?b HTTP/1.1\r\nHost: x\r\n\r\n")
+    f = _OneFile(s)
+    (r1, b1), (r2, b2) = read_response(f), read_response(f)
+    assert (r1.status, r2.status) == (200, 200) and b1 == b2
+    s.close()
+
+
+def test_response_splitting_is_impossible(serve):
+    def echo(environ, start_response):  # the sample API's /echo: the query into a header
+        message = environ["QUERY_STRING"].partition("=")[2].replace("%0d", "\r").replace("%0a", "\n").replace("%20", " ")
+        start_response("200 OK", [("echo", message), ("Content-Length", "0"), ("Bad Name", "x"), ("X\r\nInjected", "y")])
+        return []
+
+    h = serve(echo)
+    s = h.connect()
+    s.sendall(b"GET /echo?message=a%0d%0aSet-Cookie:%20evil=1%0d%0a%0d%0aHTTP/1.1%20200%20OK HTTP/1.1\r\nHost: x\r\n\r\n"
+              b"GET /echo?message=second HTTP/1.1\r\nHost: x\r\n\r\n")
+    f = _OneFile(s)
+    first, _ = read_response(f)
+    second, _ = read_response(f)
+    assert first.getheader("Echo") == "a  Set-Cookie: evil=1    HTTP/1.1 200 OK"  # CR and LF became spaces
+    assert first.getheader("Set-Cookie") is None and first.getheader("Bad Name") is None
+    assert [k for k, _ in first.getheaders() if "Injected" in k] == []  # an invalid name is dropped
+    assert second.getheader("Echo") == "second"  # the second answer is the server's own
+    s.close()
+
+
+@pytest.mark.parametrize("byte", [0x00, 0x01, 0x0B, 0x0C, 0x0D, 0x1F, 0x7F])
+def test_a_control_byte_in_a_request_header_value_is_a_400(serve, byte):
+    seen = []
+    h = serve(lambda env, sr: seen.append(env) or hello(env, sr))
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nAudit-ID: a" + bytes([byte]) + b"b\r\n\r\n")
+    assert recv_all(s) == b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"
+    assert seen == []
+
+
+@pytest.mark.parametrize(
+    "request_line_and_host,want",
+    [
+        (b"GET / HTTP/1.1\r\nHost: a b", b"400 Bad Request: malformed Host header"),
+        (b"GET / HTTP/1.1\r\nHost: a/b", b"400 Bad Request: malformed Host header"),
+        (b"GET / HTTP/1.1\r\nHost: \"x\"", b"400 Bad Request: malformed Host header"),
+        (b"GET foo HTTP/1.1\r\nHost: x", b"400 Bad Request"),
+        (b"GET /%zz HTTP/1.1\r\nHost: x", b"400 Bad Request"),
+        (b"GET http://[::1/ HTTP/1.1\r\nHost: x", b"400 Bad Request"),
+    ],
+    ids=["host-with-space", "host-with-slash", "host-with-quote", "relative-target", "bad-escape", "bad-ip-literal"],
+)
+def test_host_and_request_target_are_validated(serve, request_line_and_host, want):
+    h = serve(hello)
+    s = h.connect()
+    s.sendall(request_line_and_host + b"\r\n\r\n")
+    assert recv_all(s) == b"HTTP/1.1 " + want + ERR_HEADERS + want
+
+
+def read_body(environ, start_response):
+    try:
+        body = environ["wsgi.input"].read()
+    except http1.BodyError as err:
+        start_response("400 Bad Request", [("Content-Type", "text/plain")])
+        return [str(err).encode()]
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [body]
+
+
+@pytest.mark.parametrize(
+    "chunked_body,error",
+    [
+        (b"0x19\r\n" + b"x" * 25 + b"\r\n0\r\n\r\n", b"invalid byte in chunk length"),
+        (b"+19\r\n" + b"x" * 25 + b"\r\n0\r\n\r\n", b"invalid byte in chunk length"),
+        (b"1_9\r\n" + b"x" * 25 + b"\r\n0\r\n\r\n", b"invalid byte in chunk length"),
+        (b"-0\r\n\r\n", b"invalid byte in chunk length"),
+        (b"5\nhello\r\n0\r\n\r\n", b"chunked line ends with bare LF"),
+        (b"5\r\nhello\n0\r\n\r\n", b"malformed chunked encoding"),
+        (b"".join(b"1;" + b"e" * 1000 + b"\r\nx\r\n" for _ in range(20)) + b"0\r\n\r\n",
+         b"chunked encoding contains too much non-data"),
+        (b"5\r\nhello\r\n0\r\n" + b"X-Trailer: " + b"t" * 5000 + b"\r\n\r\n", b"http: suspiciously long trailer after chunked body"),
+        (b"5\r\nhello\r\n0\r\nBad\x01Trailer: x\r\n\r\n", b'malformed MIME header line: "Bad\\x01Trailer: x"'),
+    ],
+    ids=["0x-size", "plus-size", "underscore-size", "negative-zero", "bare-lf-after-size", "bare-lf-after-data",
+         "extension-overhead", "long-trailer", "trailer-with-control-byte"],
+)
+def test_chunked_bodies_are_framed_as_go_frames_them(serve, chunked_body, error):
+    h = serve(read_body)
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked_body)
+    resp, body = read_response(s)
+    assert (resp.status, body) == (400, error)
+    assert recv_all(s) == b""  # a failed body: the connection is closed after the answer
+
+
+def test_a_body_error_the_app_lets_through_is_a_400_not_a_panic(serve):
+    h = serve(lambda env, sr: [env["wsgi.input"].read()])  # no start_response before the read fails
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+    assert recv_all(s) == b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"invalid byte in chunk length"
+    assert [line.split(":")[0] for line in h.logs] == ["http"] and "panic" not in h.logs[0]
+
+
+def test_content_length_beside_chunked_is_dropped_but_a_bad_one_is_a_400(serve):
+    h = serve(read_body)
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+    assert read_response(s)[1] == b"hello"  # Transfer-Encoding wins over a valid Content-Length
+    s.close()
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+    assert recv_all(s) == b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"
+
+
+def test_too_many_header_lines_is_a_431_before_the_app(serve):
+    h = serve(hello)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n" + b"".join(b"H%d: v\r\n" % i for i in range(100_000)) + b"\r\n")
+    assert recv_all(s) == b"HTTP/1.1 431 Request Header Fields Too Large" + ERR_HEADERS + b"431 Request Header Fields Too Large"
+    c = h.client()
+    c.request("GET", "/", headers={f"H{i}": "v" for i in range(400)})  # 401 lines with Host: fine
+    assert c.getresponse().status == 200  # and the server still serves
+    c.close()
+
+
+def test_the_listen_backlog_is_the_kernels_not_128():
+    ln = hs.listen()
+    try:
+        with open("/proc/sys/net/core/somaxconn") as f:
+            somaxconn = int(f.read())
+    except OSError:
+        somaxconn = socket.SOMAXCONN
+    assert hs.max_listener_backlog() == somaxconn
+    # 2,000 back-to-back connects, none accepted yet: all complete without a SYN retransmit
+    port = ln.getsockname()[1]
+    clients = []
+    try:
+        for _ in range(min(2000, somaxconn)):
+            clients.append(socket.create_connection(("127.0.0.1", port), timeout=0.5))
+    finally:
+        for c in clients:
+            c.close()
+        ln.close()
+    assert len(clients) == min(2000, somaxconn)
+
+
+def test_a_request_line_without_a_version_is_refused_at_once(serve):
+    h = serve(hello)
+    s = h.connect()
+    s.sendall(b"GET /\r\n")  # HTTP/0.9: no blank line follows, none is waited for
+    assert recv_all(s) == b"HTTP/1.1 400 Bad Request" + ERR_HEADERS + b"400 Bad Request"
+
+
+def test_an_unknown_expectation_is_a_417_and_100_continue_is_answered_on_the_first_read(serve):
+    h = serve(read_body)
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: tea\r\nContent-Length: 2\r\n\r\nhi")
+    resp, _ = read_response(s)
+    assert (resp.status, resp.getheader("Connection")) == (417, "close")
+    s.close()
+    s = h.connect()
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n")
+    assert s.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
+    s.sendall(b"hi")
+    assert read_response(s)[1] == b"hi"
+    s.close()
+
+
+def test_options_star_is_answered_by_the_server_itself(serve):
+    seen = []
+    h = serve(lambda env, sr: seen.append(env["PATH_INFO"]) or hello(env, sr))
+    s = h.connect()
+    s.sendall(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\nGET * HTTP/1.1\r\nHost: x\r\n\r\n")
+    f = _OneFile(s)
+    options, body = read_response(f)
+    assert (options.status, options.getheader("Content-Length"), body) == (200, "0", b"")
+    assert read_response(f)[1] == b"hello"  # GET * is the app's business, as in Go
+    assert seen == ["*"]
+    s.close()

@@ -1,0 +1,112 @@
+"""Tests of genericserver.connreader: the read limit, and the background read that notices a client
+that went away, in process and in ``genericserver serve`` (abandoned watches must not stall SIGTERM)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+from genericserver import runtime as rt
+from genericserver.connreader import BackgroundReads, ConnReader
+
+WAIT = 20.0
+
+
+def test_the_read_limit_ends_the_stream_and_says_it_was_hit():
+    a, b = socket.socketpair()
+    try:
+        a.sendall(b"0123456789")
+        r = ConnReader(b)
+        r.set_read_limit(4)
+        assert r.read(100) == b"0123" and r.hit_read_limit()
+        assert r.read(100) == b""  # the limit reads as the end of the stream
+        r.set_infinite_read_limit()
+        assert r.read(100) == b"456789" and not r.hit_read_limit()
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_watch_ends_when_its_peer_hangs_up_not_when_it_sends_and_abort_stops_it():
+    reads = BackgroundReads("test-background-read")
+    pairs = [socket.socketpair() for _ in range(3)]
+    gone = {i: rt.event(f"gone-{i}") for i in range(3)}
+    try:
+        for i, (client, server) in enumerate(pairs):
+            reads.start(server, gone[i].set)
+        pairs[0][0].close()  # hangs up
+        assert gone[0].wait(WAIT)
+        pairs[1][0].sendall(b"GET /next")  # a pipelined request: the watch ends, nothing consumed
+        for _ in range(1000):
+            with reads._mu:
+                if pairs[1][1].fileno() not in reads._watches:
+                    break
+            os.sched_yield()
+        assert pairs[1][1].recv(100) == b"GET /next" and not gone[1].is_set()
+        reads.abort(pairs[2][1])  # the handler finished first
+        pairs[2][0].close()
+        assert not gone[2].wait(0.05)  # nobody watches any more: no call
+    finally:
+        reads.stop_when_idle()
+        for client, server in pairs:
+            client.close()
+            server.close()
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+def _wait_until(predicate, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.01)
+
+
+def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
+    # Go's background read cancels a request whose client went away; without it a quiet watch
+    # holds its goroutine until its 30-60 min timeout and the shutdown waits out its 60 s
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--shutdown-delay-duration", "1s"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        port = None
+        for line in proc.stderr:  # type: ignore[union-attr]
+            m = re.search(r"Serving insecurely on 127\.0\.0\.1:(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                break
+        assert port is not None, "the server never said where it listens"
+        probe = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+        probe.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        while probe.recv(65536):
+            pass
+        probe.close()
+        baseline = _threads(proc.pid)  # (with the probe's goroutine thread perhaps still lingering)
+        abandoned = []
+        for target in ["/api/v1/namespaces/default/configmaps?watch=true"] * 3 + ["/slow?seconds=600"]:
+            s = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+            s.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            abandoned.append(s)
+        for s in abandoned[:3]:
+            assert s.recv(65536).startswith(b"HTTP/1.1 200 OK")  # the watches are being served
+        _wait_until(lambda: _threads(proc.pid) >= baseline + 4, "the requests never got their goroutines")
+        for s in abandoned:
+            s.close()  # and the clients are gone
+        _wait_until(lambda: _threads(proc.pid) <= baseline, "threads did not come back to the baseline")
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(WAIT) == 0
+        assert time.monotonic() - sent < 1.0 + 1.0  # the shutdown delay plus a second
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()  # type: ignore[union-attr]
