@@ -311,6 +311,7 @@ target_case("target-non-ascii", "GET /caf\u00e9 HTTP/1.1".encode(), "UTF-8 bytes
 target_case("target-control-byte", b"GET /a\x01b HTTP/1.1", "a 0x01 byte in the target")
 target_case("target-del", b"GET /a\x7fb HTTP/1.1", "a DEL byte in the target")
 target_case("target-tab", b"GET /a\tb HTTP/1.1", "a tab in the target")
+target_case("target-space", b"GET /a b HTTP/1.1", "a space in the target")
 target_case("target-empty", b"GET  HTTP/1.1", "an empty target")
 target_case("target-no-slash", b"GET reflect HTTP/1.1", "a target without a leading slash")
 target_case("target-query-only", b"GET ?a=1 HTTP/1.1", "a target that is only a query")
