@@ -185,8 +185,13 @@ def test_parser_keeps_what_is_no_response_and_finds_the_probe():
 def test_reflections_compare_as_a_wsgi_environ_can_show_them():
     go = {"method": "GET", "headers": {"X-A": ["1", "2"]}, "body_error": "unexpected EOF", "trailers": {"T": ["v"]}}
     ours = {"method": "GET", "headers": {"X-A": ["1, 2"]}, "body_error": "peer closed", "trailers": None}
-    as_answer = lambda j, n: {"responses": [{"status": "HTTP/1.1 200 OK", "headers": {"content-length": [n]}, "json": j}],
-                              "connection": "alive"}
+
+    def as_answer(j: dict, length: str) -> dict:
+        headers = {"content-length": [length], "content-type": ["application/json"]}
+        return {"responses": [{"status": "HTTP/1.1 200 OK", "headers": headers, "json": j}], "connection": "alive"}
+
     assert wire.same(as_answer(go, "99"), as_answer(ours, "77"))
     assert not wire.same(as_answer(go, "99"), as_answer({**ours, "body_error": None}, "77"))
     assert not wire.same(as_answer(go, "99"), as_answer({**ours, "headers": {"X-A": ["1"]}}, "77"))
+    text = {"responses": [{"status": "HTTP/1.1 200 OK", "headers": {"content-length": ["99"]}, "body": ""}]}
+    assert not wire.same(text, {"responses": [{"status": "HTTP/1.1 200 OK", "headers": {"content-length": ["77"]}, "body": ""}]})
