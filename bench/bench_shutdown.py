@@ -12,7 +12,9 @@ Each run builds a real server on 127.0.0.1 port 0 (the full handler chain, an au
   after AfterShutdownDelayDuration; the tail starts when the handler returns;
 * *delay only*: nothing in flight; the tail starts when AfterShutdownDelayDuration fires.
 
-Medians over RUNS runs, in milliseconds, printed beside the target.
+Medians over RUNS runs, in milliseconds, printed beside the target. Then the stop lag of the HTTP
+server alone: from ``shutdown()`` being called on an idle server to its ``serve`` returning, ours
+against werkzeug's development server at its default ``poll_interval`` (walkthrough.md 8.3).
 """
 
 from __future__ import annotations
@@ -107,6 +109,53 @@ def one_run(keep_listening: bool, hold_request: bool) -> float:
     return marks["returned"] - start
 
 
+def _stop_lag_ours() -> float:
+    from genericserver.httpserver import Server, ServerClosed
+
+    srv, ln = Server(ok), listen()
+    returned = rt.event("serve-returned")
+
+    def serve() -> None:
+        try:
+            srv.serve(ln)
+        except ServerClosed:
+            returned.set()
+
+    rt.go(serve, name="bench-serve")
+    Client("127.0.0.1", ln.getsockname()[1], new_connection=True).get("/")  # serving for sure
+    started = time.perf_counter()
+    ctx, cancel = gocontext.with_timeout(gocontext.background(), WAIT)
+    srv.shutdown(ctx)
+    cancel()
+    returned.wait(WAIT)
+    return time.perf_counter() - started
+
+
+def _stop_lag_werkzeug() -> float:
+    import threading
+
+    from werkzeug.serving import make_server
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    srv = make_server("127.0.0.1", 0, ok, threaded=True)
+    t = threading.Thread(target=srv.serve_forever, name="bench-werkzeug")  # its default poll_interval
+    t.start()
+    Client("127.0.0.1", srv.server_port, new_connection=True).get("/")
+    started = time.perf_counter()
+    srv.shutdown()
+    elapsed = time.perf_counter() - started
+    srv.server_close()
+    t.join(WAIT)
+    return elapsed
+
+
+def stop_lags() -> None:
+    ours = statistics.median(_stop_lag_ours() * 1000 for _ in range(RUNS))
+    werkzeug = statistics.median(_stop_lag_werkzeug() * 1000 for _ in range(RUNS))
+    print(f"stop lag of an idle HTTP server, median of {RUNS}: ours {ours:.2f} ms, werkzeug {werkzeug:.1f} ms "
+          f"({werkzeug / ours:.0f}x)")
+
+
 def main() -> None:
     logging.getLogger("genericserver").setLevel(logging.ERROR)
     modes = [("default", False), ("retry-after", True)]
@@ -124,6 +173,7 @@ def main() -> None:
         print(f"{mode:12s} " + " ".join(f"{cell:>28s}" for cell in cells))
     verdict = "within" if worst < TARGET_MS else "OVER"
     print(f"worst median {worst:.2f} ms: {verdict} the {TARGET_MS:.0f} ms target")
+    stop_lags()
 
 
 if __name__ == "__main__":

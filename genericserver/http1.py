@@ -23,31 +23,40 @@ function by function:
 Errors carry Go's texts; :mod:`genericserver.httpserver` turns them into Go's canned answers
 (``400 Bad Request``, ``431``, ``501``, ``505``).
 
-Deliberate differences from Go 1.27, each checked by the parity corpus (tests/parity/):
+Deliberate differences from Go 1.27. The parity corpus (tests/parity/, recorded from a real Go
+server) finds no other; the cases that show one are named, and :data:`KNOWN_DIFFERENCES` holds
+the same list for the replay:
 
-======================================  ================================================================
-what                                    why
-======================================  ================================================================
-header names holding ``_`` are not in   the WSGI environ spells ``-`` as ``_``: ``X_Foo`` would pass for
-the environ                             ``X-Foo`` past a proxy that filtered the latter (werkzeug and
-                                        gunicorn drop them too); the request is still served
-repeated headers reach the app joined   a WSGI environ holds one string per header (PEP 3333); Go hands
-by ``,``                                the handler the list
-trailers are read and checked but not   WSGI has no place for them; the framing rules are Go's
-shown to the app
-a body error escaping the app is        a Go handler cannot leak a read error; werkzeug and other WSGI
-answered 400 (nothing sent yet) or the  servers treat it as the client's fault too; the connection is
-connection dropped                      closed either way, as Go closes it after a failed body
-the response's reason phrase is Go's    Go's handlers cannot set one; a WSGI status string can, and
-``StatusText``                          could smuggle bytes into the status line
-no ``Content-Type`` sniffing            the app's headers are sent as given (Go's ``DetectContentType``
-                                        only fills a missing type)
-a body iterable's chunks are sent as    PEP 3333 asks for each yielded chunk to be sent at once; Go
-they come                               holds up to 2 KiB in a buffer
-======================================  ================================================================
+=======================================  ======================  ==================================================
+what                                     parity case             why (all are safe: nothing smuggled or split)
+=======================================  ======================  ==================================================
+header names holding ``_`` are not in    name-underscore         the WSGI environ spells ``-`` as ``_``: ``X_Foo``
+the environ                                                      would pass for ``X-Foo`` past a proxy that filtered
+                                                                 the latter (werkzeug and gunicorn drop them too);
+                                                                 the request is still served
+no ``Content-Type`` sniffing             sniff-content-type      the app's headers are sent as given (Go's
+                                                                 ``DetectContentType`` fills a missing type)
+an h2c preface's length reads 0, not     pri-preface             a WSGI environ has no "length unknown" without
+-1                                                               chunking; the body is empty either way
+repeated headers reach the app joined    (the replay joins)      a WSGI environ holds one string per header
+by ``,``                                                         (PEP 3333); Go hands the handler the list
+trailers are read and checked but not    (the replay skips)      WSGI has no place for them; the framing and
+shown to the app                                                 checks are Go's
+a body error escaping the app is         (no Go counterpart)     a Go handler cannot leak a read error; werkzeug
+answered 400 (nothing sent yet) or the                           and other WSGI servers blame the client too; the
+connection dropped                                               connection closes either way, as in Go
+the reason phrase is Go's                (the replay agrees)     Go's handlers cannot set one; a WSGI status string
+``StatusText``                                                   could carry bytes into the status line
+a body iterable's chunks are sent as     (not observable)        PEP 3333 asks for each chunk to be sent at once;
+they come                                                        Go buffers up to 2 KiB
+=======================================  ======================  ==================================================
 
-Go 1.27 against the Go that built Kubernetes v1.36.0 (1.26): 1.27 adds ``MaxHeaderValueCount``
-(500 header lines, and 500 ``Trailer`` names, then 431); 1.26 only had the 1 MiB byte limit.
+Go 1.27 against the Go that built Kubernetes v1.36.0 (go.mod: 1.26; recorded with 1.26.6, six
+corpus cases differ, ``version_differences`` in tests/parity/go-answers.json): 1.27 adds
+``MaxHeaderValueCount``, 500 header lines (then 431) and 500 ``Trailer`` names (a 431, or a body
+error for more trailer lines), where 1.26 had only the 1 MiB byte limit; and a successful
+``CONNECT`` answer carries no framing headers and ends the connection, where 1.26 kept both.
+This server follows 1.27.
 """
 
 from __future__ import annotations
@@ -61,6 +70,22 @@ CONN_ID_KEY = "genericserver.httpserver.conn_id"  # environ: the server-side con
 MAX_POST_HANDLER_READ_BYTES = 256 << 10  # unread body Go still drops to keep a connection
 DEFAULT_MAX_HEADER_VALUE_COUNT = 500  # Go 1.27's DefaultMaxHeaderValueCount
 READ_SIZE = 64 << 10
+
+# parity case id -> why this server answers it differently from Go on purpose (the table above)
+KNOWN_DIFFERENCES: dict[str, str] = {
+    "name-underscore": (
+        "WSGI (CGI) spells header names with '_' for '-', so X_Forwarded_For would pass for "
+        "X-Forwarded-For; names with '_' are dropped from the environ, as werkzeug and gunicorn do"
+    ),
+    "sniff-content-type": (
+        "no Content-Type sniffing: a WSGI app names its content type, where Go sniffs the first "
+        "512 bytes of a response that has none"
+    ),
+    "pri-preface": (
+        "Go gives an h2c preface a ContentLength of -1; a WSGI environ can only leave the length "
+        "out, which reads as 0; the body is empty either way"
+    ),
+}
 
 
 class TooLarge(Exception):
@@ -387,8 +412,14 @@ class Body:
         if size is None or size < 0:
             return b"".join(iter(lambda: self._read_locked(READ_SIZE), b""))
         out = bytearray()
-        while len(out) < size and (chunk := self._read_locked(size - len(out))):
-            out += chunk
+        try:
+            while len(out) < size and (chunk := self._read_locked(size - len(out))):
+                out += chunk
+        except BodyError:
+            if not out:
+                raise
+            # what arrived before the failure, as Go's Read returns it with its error; the
+            # error is kept and raised by the next read
         return bytes(out)
 
     def readline(self, size: Optional[int] = -1) -> bytes:

@@ -106,6 +106,9 @@ class Response:
         self.content_length, self.written = -1, 0
         self.wants10_keep_alive, self.wants_close = req.wants_http10_keep_alive(), req.wants_close()
         self.expect_continue = self.can_write_continue = False
+        # the app's Content-Length was not a number: it is not sent, yet, as in Go (whose header
+        # snapshot still holds it), the response gets no Content-Length of the server's either
+        self.invalid_content_length = False
 
     # -- the WSGI side ----------------------------------------------------------------------
     def start_response(self, status: str, headers: list, exc_info: Any = None) -> Callable[[bytes], None]:
@@ -130,6 +133,7 @@ class Response:
             else:
                 self.logf("http: invalid Content-Length of %s", _quote(cl))
                 del self.header["Content-Length"]
+                self.invalid_content_length = True
         return self.write
 
     def write(self, data: bytes) -> None:
@@ -202,7 +206,8 @@ class Response:
         exclude: set[str] = set()
         extra: dict[str, str] = {}
         te = self._get("Transfer-Encoding")
-        if p is not None and not te and body_allowed_for_status(code) and "Content-Length" not in header and (not is_head or p):
+        has_cl_header = "Content-Length" in header or self.invalid_content_length
+        if p is not None and not te and body_allowed_for_status(code) and not has_cl_header and (not is_head or p):
             self.content_length = len(p)  # the app is done: say how long its body is
             extra["Content-Length"] = str(len(p))
         if self.wants10_keep_alive and keep_alives and self._get("Content-Length") and self._get("Connection") == "keep-alive":
@@ -229,7 +234,11 @@ class Response:
                       _quote(te), self.content_length)
             exclude.add("Content-Length")
             has_cl = False
-        if is_head or not body_allowed_for_status(code) or code == 204 or has_cl:
+        successful_connect = req.method == "CONNECT" and 200 <= code < 300
+        if successful_connect:  # the connection is a tunnel from here: no framing at all
+            exclude.update(("Transfer-Encoding", "Content-Length"))
+            extra.pop("Content-Length", None)
+        elif is_head or not body_allowed_for_status(code) or code == 204 or has_cl:
             exclude.add("Transfer-Encoding")
         elif req.proto_at_least(1, 1):
             if te == "identity":
@@ -247,7 +256,7 @@ class Response:
             exclude.add("Content-Length")
         if self.close_after_reply and (not keep_alives or not has_token(self._get("Connection"), "close")) and code != 101:
             exclude.add("Connection")
-            if req.proto_at_least(1, 1):
+            if req.proto_at_least(1, 1) and not successful_connect:
                 extra["Connection"] = "close"
             else:
                 extra.pop("Connection", None)

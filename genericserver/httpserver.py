@@ -465,7 +465,7 @@ class Server:
                 req.body.on_first_read = resp.write_continue
         elif req.get("Expect"):
             resp.start_response("417 Expectation Failed", [("Connection", "close")])
-            resp.finish()
+            resp.finish(b"")  # (Go's sendExpectationFailed, then finishRequest: an empty body)
             return False
         # watch for the client going away once the body is read (Go's background read)
         def start_background_read() -> None:

@@ -1,4 +1,4 @@
-"""Port of Go's net/url package (url.go, Go 1.27): ``ParseRequestURI``, the request target's check.
+"""Port of Go's net/url package (url.go, Go 1.27): ``ParseRequestURI`` and ``ParseQuery``.
 
 net/http parses every request target with it and answers 400 when it fails: a control byte
 anywhere, an empty target, a target that is neither ``*``, an absolute path, nor an absolute URL
@@ -6,6 +6,11 @@ anywhere, an empty target, a target that is neither ``*``, an absolute path, nor
 bad port, or a bad IP literal. Unlike ``url.Parse`` it keeps a ``#`` as part of the path or query.
 Only what the server needs is ported: the parsed :class:`URL` carries scheme, host, path (escapes
 decoded), raw path and raw query.
+
+:func:`parse_query` is ``url.ParseQuery`` (what ``r.URL.Query()`` gives a Go handler): pairs split
+at ``&`` only, a pair holding ``;`` or a bad escape is dropped, ``+`` is a space, at most 10,000
+pairs; values hold bytes (one character per byte), as Go's strings do, where
+``urllib.parse.parse_qs`` would keep ``a;b`` and ``%zz`` and decode UTF-8.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from dataclasses import dataclass
 
 # Go's encoding modes (url.go): which bytes a part may hold unescaped
 ENCODE_PATH, ENCODE_HOST, ENCODE_ZONE, ENCODE_USER_PASSWORD = "path", "host", "zone", "userinfo"
+ENCODE_QUERY_COMPONENT = "query"
+DEFAULT_MAX_PARAMS = 10000  # Go 1.24's limit on the pairs of one query
 _HEXDIGITS = frozenset("0123456789abcdefABCDEF")
 _UNRESERVED = frozenset("-_.~")
 _HOST_EXTRA = frozenset("!$&'()*+,;=:[]<>\"")
@@ -88,16 +95,33 @@ def unescape(s: str, mode: str) -> str:
             raise InvalidHostError(c)
         i += 1
     if n == 0:
-        return s
+        return s.replace("+", " ") if mode == ENCODE_QUERY_COMPONENT else s
     out, i = bytearray(), 0
     while i < len(s):
         if s[i] == "%":
             out.append(int(s[i + 1 : i + 3], 16))
             i += 3
         else:
-            out += s[i].encode("latin-1")
+            out += (" " if s[i] == "+" and mode == ENCODE_QUERY_COMPONENT else s[i]).encode("latin-1")
             i += 1
     return out.decode("latin-1")
+
+
+def parse_query(query: str) -> dict[str, list[str]]:
+    """Go's ``ParseQuery``, dropping what it reports as errors (as ``URL.Query()`` does)."""
+    m: dict[str, list[str]] = {}
+    if query.count("&") + 1 > DEFAULT_MAX_PARAMS:
+        return m
+    for pair in query.split("&"):
+        if ";" in pair or not pair:
+            continue  # "invalid semicolon separator in query"
+        key, _, value = pair.partition("=")
+        try:
+            key, value = unescape(key, ENCODE_QUERY_COMPONENT), unescape(value, ENCODE_QUERY_COMPONENT)
+        except ValueError:
+            continue
+        m.setdefault(key, []).append(value)
+    return m
 
 
 def escape_path(s: str) -> str:

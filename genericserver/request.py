@@ -23,9 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from urllib.parse import parse_qs
-
 from genericserver import context as gocontext
+from genericserver import neturl
 
 CONTEXT_KEY = "genericserver.context"
 REQUEST_INFO_KEY = "genericserver.request_info"
@@ -102,15 +101,17 @@ def with_server_shutdown_signal(environ: dict, signal: Any) -> None:
 
 
 def query(environ: dict) -> dict[str, list[str]]:
-    """The request's query parameters (blank values kept), parsed once per request.
+    """The request's query parameters as Go's ``URL.Query()`` gives them, parsed once per request.
 
     Several filters read the query (request info, ``?timeout=``, health ``?exclude=``); Go
     parses ``URL.Query()`` each time too, but here the parse is cached in the environ, keyed by
-    the query string so a changed one is parsed again."""
+    the query string so a changed one is parsed again. The parse is Go's
+    (:func:`genericserver.neturl.parse_query`), not ``urllib.parse.parse_qs``: a pair with ``;``
+    or a bad escape is dropped, and values hold bytes."""
     raw = environ.get("QUERY_STRING", "")
     cached = environ.get(QUERY_KEY)
     if cached is not None and cached[0] == raw:
         return cached[1]
-    parsed = parse_qs(raw, keep_blank_values=True)
+    parsed = neturl.parse_query(raw)
     environ[QUERY_KEY] = (raw, parsed)
     return parsed

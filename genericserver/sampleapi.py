@@ -44,7 +44,6 @@ import re
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Optional
-from urllib.parse import parse_qs
 
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
@@ -390,7 +389,7 @@ class SampleAPI:
 
     def collection(self, environ: dict, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
-        query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        query = request.query(environ)
         if method == "GET" and _truthy(query.get("watch")):
             return self.watch(environ, start_response, namespace, query)
         if method == "GET":
@@ -468,14 +467,14 @@ class SampleAPI:
 
 def echo(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
     """200, the ``message`` query parameter in the ``echo`` response header, no body."""
-    message = parse_qs(environ.get("QUERY_STRING", "")).get("message", [""])[0]
+    message = request.query(environ).get("message", [""])[0]
     start_response("200 OK", [("echo", message), ("Content-Length", "0")])
     return [b""]
 
 
 def slow(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
     """200 after ``seconds`` seconds (runtime time); 503 if the request's context ends first."""
-    text = parse_qs(environ.get("QUERY_STRING", "")).get("seconds", [""])[0]
+    text = request.query(environ).get("seconds", [""])[0]
     try:
         seconds = float(text)
         if not seconds >= 0 or seconds == float("inf"):

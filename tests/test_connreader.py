@@ -62,10 +62,16 @@ def _threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
-def _wait_until(predicate, what: str) -> None:
+def _wait_until(predicate, what: str, proc: "subprocess.Popen | None" = None) -> None:
     deadline = time.monotonic() + WAIT
     while not predicate():
-        assert time.monotonic() < deadline, what
+        if time.monotonic() >= deadline:
+            stacks = ""
+            if proc is not None:  # faulthandler prints every thread's stack on SIGABRT
+                proc.send_signal(signal.SIGABRT)
+                proc.wait(WAIT)
+                stacks = "; stacks:\n" + proc.stderr.read()  # type: ignore[union-attr]
+            raise AssertionError(what + stacks)
         time.sleep(0.01)
 
 
@@ -75,6 +81,7 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
     proc = subprocess.Popen(
         [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--shutdown-delay-duration", "1s"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     try:
         port = None
@@ -84,11 +91,13 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
                 port = int(m.group(1))
                 break
         assert port is not None, "the server never said where it listens"
-        probe = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
-        probe.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        while probe.recv(65536):
-            pass
-        probe.close()
+        def ready() -> bool:  # /readyz is 200 once the post-start hooks (and their goroutines) ran
+            with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as probe:
+                probe.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                answer = b"".join(iter(lambda: probe.recv(65536), b""))
+            return answer.startswith(b"HTTP/1.1 200")
+
+        _wait_until(ready, "the server never became ready")
         baseline = _threads(proc.pid)  # (with the probe's goroutine thread perhaps still lingering)
         abandoned = []
         for target in ["/api/v1/namespaces/default/configmaps?watch=true"] * 3 + ["/slow?seconds=600"]:
@@ -97,10 +106,11 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
             abandoned.append(s)
         for s in abandoned[:3]:
             assert s.recv(65536).startswith(b"HTTP/1.1 200 OK")  # the watches are being served
-        _wait_until(lambda: _threads(proc.pid) >= baseline + 4, "the requests never got their goroutines")
+        # (/slow answers nothing until done; were it still unread when its client leaves, the
+        # server would read it, start its handler, and find the client gone at once all the same)
         for s in abandoned:
             s.close()  # and the clients are gone
-        _wait_until(lambda: _threads(proc.pid) <= baseline, "threads did not come back to the baseline")
+        _wait_until(lambda: _threads(proc.pid) <= baseline, f"threads did not come back to {baseline}", proc)
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(WAIT) == 0

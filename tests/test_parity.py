@@ -24,10 +24,8 @@ from parity import app as parity_app
 from parity import wire
 from parity.corpus import CASES, CATEGORIES
 
-try:  # the lead may move the table into http1's docstring module
-    from genericserver.http1 import KNOWN_DIFFERENCES  # type: ignore[attr-defined]
-except ImportError:
-    from parity.known_differences import KNOWN_DIFFERENCES
+from genericserver import http1
+from genericserver.http1 import KNOWN_DIFFERENCES
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-answers.json").read_text())
 WORKERS = 8  # connections replayed at once: the waits for "nothing more" overlap
@@ -154,6 +152,7 @@ def test_known_differences_name_real_cases_and_say_why():
     ids = {c.id for c in CASES}
     assert set(KNOWN_DIFFERENCES) <= ids, f"unknown ids: {set(KNOWN_DIFFERENCES) - ids}"
     assert all(len(why) > 20 for why in KNOWN_DIFFERENCES.values())
+    assert all(cid in http1.__doc__ for cid in KNOWN_DIFFERENCES), "each one is in http1's table too"
 
 
 # -- the comparison rules themselves ----------------------------------------------------------

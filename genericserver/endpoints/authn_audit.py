@@ -13,8 +13,8 @@ import base64
 import binascii
 import logging
 from typing import Any, Callable
-from urllib.parse import parse_qs
 
+from genericserver import request
 from genericserver.endpoints.audit import with_rejection_audit
 
 log = logging.getLogger("genericserver.endpoints")
@@ -43,7 +43,7 @@ def get_auth_methods(environ: dict) -> str:
     parts = environ.get("HTTP_AUTHORIZATION", "").strip().split(" ")
     if len(parts) > 1 and parts[0].lower() == "bearer":
         methods.append("bearer")
-    token = parse_qs(environ.get("QUERY_STRING", "")).get("access_token", [""])[0].strip()
+    token = request.query(environ).get("access_token", [""])[0].strip()
     if token:
         methods.append("access_token")
     if environ.get("SSL_CLIENT_CERT"):

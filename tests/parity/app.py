@@ -21,7 +21,8 @@ How the environ maps onto the fields of Go's reflection (the normalisations; REA
   With a Transfer-Encoding (HTTP/1.1), ``Trailer`` is left out of the headers (Go moves it to
   ``r.Trailer``).
 * ``content_length``: -1 with a Transfer-Encoding (HTTP/1.1), else ``CONTENT_LENGTH``, else 0.
-* ``body``: ``wsgi.input.read()``; ``body_error`` the text of what it raised; ``trailers`` is
+* ``body``: ``wsgi.input.read(4096)`` until it returns nothing, as ``io.ReadAll`` reads (the
+  bytes before a failure are kept); ``body_error`` the text of what it raised; ``trailers`` is
   always null (WSGI has no trailers).
 * strings hold the bytes, one character per byte (latin-1), as WSGI's and main.go's do; the query
   parameters are decoded as latin-1 so that a header or body asked for goes out byte for byte.
@@ -70,10 +71,13 @@ def reflect(environ: dict, start_response: Callable) -> Iterable[bytes]:
     query = parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True, encoding="latin-1")
     body, body_error = b"", None
     if query.get("read", [""])[0] != "0":
-        try:
-            body = environ["wsgi.input"].read()
+        data = bytearray()
+        try:  # io.ReadAll: piece by piece, keeping what arrived before an error
+            while chunk := environ["wsgi.input"].read(4096):
+                data += chunk
         except Exception as err:  # what Go's io.ReadAll would return as its error
             body_error = str(err) or type(err).__name__
+        body = bytes(data)
     if any(p in query for p in SHAPING_PARAMS):
         return shaped(query, start_response)
     data = json.dumps(reflection(environ, body, body_error), sort_keys=True).encode()
