@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any, Callable, Iterable, Optional
 
-from http import HTTPStatus
+from genericserver.httpresponse import STATUS_TEXT
 
 log = logging.getLogger("genericserver.responsewriters")
 
@@ -24,10 +24,10 @@ Headers = list[tuple[str, str]]
 
 
 def status_line(code: int) -> str:
-    try:
-        return f"{code} {HTTPStatus(code).phrase}"
-    except ValueError:
-        return f"{code} Unknown"
+    """A WSGI status for ``code`` with Go's ``StatusText`` (Python's phrases differ for a few
+    codes, and change between Python versions)."""
+    text = STATUS_TEXT.get(code)
+    return f"{code} {text}" if text else f"{code:03d} status code {code}"
 
 
 def http_error(start_response: StartResponse, message: str, code: int, headers: Optional[Headers] = None) -> Iterable[bytes]:

@@ -16,6 +16,14 @@ The REST shapes and error texts follow k8s.io/apiserver/pkg/endpoints/handlers (
 * ``/slow?seconds=N``: an ordinary (not long-running) request that answers 200 after N seconds
   of runtime time, so a shutdown has something in flight to wait for.
 
+It is built on werkzeug, the project's WSGI toolkit: a ``routing.Map`` picks the handler
+(:data:`URLS`), a :class:`Request` (werkzeug's, with the query parsed as Go's ``URL.Query()``
+does and Go's 3 MiB ``--max-request-body-bytes``) and a :class:`Response` carry each exchange,
+and werkzeug's exceptions become what the apiserver answers: ``NotFound`` the server's not-found
+handler, ``MethodNotAllowed`` go-restful's ``405: Method Not Allowed``, ``RequestEntityTooLarge`` a
+413 ``RequestEntityTooLarge`` Status. A body cut off or malformed on the wire is a 500 Status with
+no reason, which is what Go's ``ErrorToAPIStatus`` makes of an error no handler converted.
+
 A watch streams one JSON event per line (``{"type":"ADDED","object":{...}}``), with
 ``Transfer-Encoding: chunked`` as Go's watch server. Without ``resourceVersion`` (or with
 ``0``) it starts with an ``ADDED`` event for each object that exists; with a resource version it
@@ -39,17 +47,25 @@ from __future__ import annotations
 import collections
 import copy
 import json
+import logging
 import random
 import re
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Iterator, Optional
 
-from genericserver import request, responsewriters
+import werkzeug.wrappers
+from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+from werkzeug.routing import Map, Rule
+from werkzeug.utils import cached_property
+
+from genericserver import http1, request, responsewriters
 from genericserver import runtime as rt
 from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
 
+log = logging.getLogger("genericserver.sampleapi")
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 
@@ -303,43 +319,84 @@ def decode_config_map(body: bytes) -> dict:
     return {"metadata": {k: v for k, v in meta.items() if k in _META_ORDER and v}, "data": raw.get("data") or {}}
 
 
-def _read_body(environ: dict) -> bytes:
-    limit = MAX_REQUEST_BODY_BYTES
+# -- the handlers, on werkzeug ------------------------------------------------------------------
+
+
+class Request(werkzeug.wrappers.Request):
+    """werkzeug's request with two of the apiserver's rules: the query as Go's ``URL.Query()``
+    parses it (:func:`genericserver.request.query`), and the body limit of Go's default
+    ``--max-request-body-bytes``."""
+
+    max_content_length = MAX_REQUEST_BODY_BYTES
+
+    @cached_property
+    def args(self) -> MultiDict:  # type: ignore[override]
+        return MultiDict([(k, v) for k, values in request.query(self.environ).items() for v in values])
+
+
+class Response(werkzeug.wrappers.Response):
+    """werkzeug's response; like a Go handler's, it has no Content-Type unless one is given.
+    Statuses are given as Go's status lines (werkzeug's own are upper case)."""
+
+    default_mimetype = None
+
+
+URLS = Map(
+    [
+        Rule("/api/v1/namespaces/<namespace>/" + RESOURCE, endpoint="collection", methods=["GET", "POST"]),
+        Rule("/api/v1/namespaces/<namespace>/" + RESOURCE + "/<name>", endpoint="item", methods=["GET", "PUT", "DELETE"]),
+        Rule("/api/v1/" + RESOURCE, endpoint="collection", methods=["GET"]),
+        Rule("/echo", endpoint="echo"),
+        Rule("/slow", endpoint="slow"),
+    ],
+    merge_slashes=False,  # "a//b" is not "a/b" to the apiserver: no redirect, a 404
+)
+
+
+def _object(code: int, obj: Any) -> Response:
+    return Response(_json_line(obj), status=responsewriters.status_line(code), content_type="application/json")
+
+
+def _status(st: dict) -> Response:
+    """A ``metav1.Status`` as Go's error writers send it (``responsewriters.write_status``)."""
+    return Response(responsewriters.encode_status(st), status=responsewriters.status_line(st["code"]), content_type="application/json",
+                    headers={"X-Content-Type-Options": "nosniff"})
+
+
+def _method_not_allowed() -> Response:
+    # what go-restful answers for a known path and an unknown method
+    return Response(b"405: Method Not Allowed", status="405 Method Not Allowed", content_type="text/plain; charset=utf-8")
+
+
+def _not_a_status(err: BaseException) -> Response:
+    """Go's ``ErrorToAPIStatus`` for an error no handler turned into a Status: 500, no reason."""
+    log.error("apiserver received an error that is not an metav1.Status: %r: %s", err, err)
+    return _status({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": str(err), "code": 500})
+
+
+def _read_body(req: Request) -> bytes:
+    """Go's ``limitedReadBody``: read one byte more than the limit, so a body over it shows.
+
+    werkzeug refuses a declared Content-Length over ``max_content_length`` before anything is
+    read; the body itself is read from ``wsgi.input`` (the server ends it at its length, or at
+    the last chunk), not through werkzeug's limited stream, which would cut a chunked body at the
+    limit without a word and turn a read error into its own 400.
+    """
+    limit = req.max_content_length or MAX_REQUEST_BODY_BYTES
     too_large = StatusError(responsewriters.status(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}"))
-    length = environ.get("CONTENT_LENGTH") or ""
-    stream = environ["wsgi.input"]
-    if length.isdigit():
-        if int(length) > limit:
-            raise too_large
-        data = stream.read(int(length))
-    elif environ.get("wsgi.input_terminated"):
-        data = stream.read(limit + 1)
-    else:
-        data = b""
+    if (req.content_length or 0) > limit:
+        raise too_large
+    if req.content_length is None and not req.environ.get("wsgi.input_terminated"):
+        return b""  # no length and no server to end the stream: no body (werkzeug's safe fallback)
+    data = req.environ["wsgi.input"].read(limit + 1)
     if len(data) > limit:
         raise too_large
     return data
 
 
-# -- the handlers --------------------------------------------------------------------------------
-
-
-def _write_object(start_response: StartResponse, code: int, obj: Any) -> Iterable[bytes]:
-    body = _json_line(obj)
-    start_response(responsewriters.status_line(code), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-    return [body]
-
-
-def _method_not_allowed(start_response: StartResponse) -> Iterable[bytes]:
-    # what go-restful answers for a known path and an unknown method
-    body = b"405: Method Not Allowed"
-    start_response("405 Method Not Allowed", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
-    return [body]
-
-
-def _truthy(values: Optional[list[str]]) -> bool:
+def _truthy(values: list[str]) -> bool:
     # absent, "0" and "false" are false; anything else is true (Go's query-to-bool conversion)
-    return bool(values) and values[0] != "0" and values[0].lower() != "false"  # type: ignore[index]
+    return bool(values) and values[0] != "0" and values[0].lower() != "false"
 
 
 def _watch_stream(store: Store, namespace: Optional[str], pending: collections.deque, rv: int,
@@ -367,7 +424,7 @@ def _watch_stream(store: Store, namespace: Optional[str], pending: collections.d
 
 
 class SampleAPI:
-    """The handlers :func:`install` registers; ``store`` is shared by all of them."""
+    """The WSGI app :func:`install` registers: werkzeug's URL map picks the endpoint method."""
 
     def __init__(self, store: Store, min_request_timeout: float, rand: Callable[[], float], not_found_app: WSGIApp):
         self.store = store
@@ -375,9 +432,26 @@ class SampleAPI:
         self.rand = rand
         self.not_found_app = not_found_app
 
-    def watch_timeout(self, query: dict[str, list[str]]) -> float:
+    def __call__(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+        req = Request(environ)
+        try:
+            endpoint, args = URLS.bind_to_environ(environ).match()
+            if req.method == "HEAD" and endpoint in ("collection", "item"):
+                raise MethodNotAllowed()  # werkzeug lets HEAD in wherever GET is; go-restful does not
+            resp = getattr(self, endpoint)(req, **args)
+        except NotFound:
+            return self.not_found_app(environ, start_response)
+        except MethodNotAllowed:
+            resp = _method_not_allowed()
+        except StatusError as err:
+            resp = _status(err.status)
+        except http1.BodyError as err:  # the body was cut off or malformed
+            resp = _not_a_status(err)
+        return resp(environ, start_response)
+
+    def watch_timeout(self, args: MultiDict) -> float:
         """``timeoutSeconds`` if given, else a random time in [min, 2*min) so watches end spread out."""
-        given = query.get("timeoutSeconds", [""])[0]
+        given = args.get("timeoutSeconds", "")
         if given:
             if not re.fullmatch(r"[+-]?[0-9]+", given):
                 raise new_bad_request(f"strconv.ParseInt: parsing {_q(given)}: invalid syntax")
@@ -387,106 +461,92 @@ class SampleAPI:
             return self.min_request_timeout * (self.rand() + 1.0)
         return 0.0  # no timeout
 
-    def collection(self, environ: dict, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
-        method = environ.get("REQUEST_METHOD", "GET")
-        query = request.query(environ)
-        if method == "GET" and _truthy(query.get("watch")):
-            return self.watch(environ, start_response, namespace, query)
-        if method == "GET":
+    def collection(self, req: Request, namespace: Optional[str] = None) -> Response:
+        if req.method == "GET" and _truthy(req.args.getlist("watch")):
+            return self.watch(req, namespace)
+        if req.method == "GET":
             items, rv = self.store.list(namespace)
             for item in items:  # items of a typed list carry no kind of their own
                 del item["kind"], item["apiVersion"]
-            lst = {"kind": KIND + "List", "apiVersion": API_VERSION, "metadata": {"resourceVersion": str(rv)}, "items": items}
-            return _write_object(start_response, 200, lst)
-        if method == "POST" and namespace is not None:
-            obj = decode_config_map(_read_body(environ))
-            meta = obj["metadata"]
-            if meta.get("namespace") and meta["namespace"] != namespace:
-                raise new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
-            if not meta.get("name") and meta.get("generateName"):
-                meta["name"] = meta["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
-            if not meta.get("name"):
-                raise new_invalid("", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required")
-            if len(meta["name"]) > 253 or not _DNS1123_SUBDOMAIN.match(meta["name"]):
-                raise new_invalid(meta["name"], "metadata.name", "FieldValueInvalid", f"Invalid value: {_q(meta['name'])}: {_DNS1123_MSG}")
-            meta.pop("resourceVersion", None)
-            return _write_object(start_response, 201, self.store.create(namespace, obj))
-        return _method_not_allowed(start_response)
+            return _object(200, {"kind": KIND + "List", "apiVersion": API_VERSION, "metadata": {"resourceVersion": str(rv)}, "items": items})
+        obj = decode_config_map(_read_body(req))  # POST
+        meta = obj["metadata"]
+        if meta.get("namespace") and meta["namespace"] != namespace:
+            raise new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+        if not meta.get("name"):
+            raise new_invalid("", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required")
+        if len(meta["name"]) > 253 or not _DNS1123_SUBDOMAIN.match(meta["name"]):
+            raise new_invalid(meta["name"], "metadata.name", "FieldValueInvalid", f"Invalid value: {_q(meta['name'])}: {_DNS1123_MSG}")
+        meta.pop("resourceVersion", None)
+        return _object(201, self.store.create(namespace, obj))  # type: ignore[arg-type]
 
-    def item(self, environ: dict, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
-        method = environ.get("REQUEST_METHOD", "GET")
-        if method == "GET":
-            return _write_object(start_response, 200, self.store.get(namespace, name))
-        if method == "PUT":
-            obj = decode_config_map(_read_body(environ))
+    def item(self, req: Request, namespace: str, name: str) -> Response:
+        if req.method == "GET":
+            return _object(200, self.store.get(namespace, name))
+        if req.method == "PUT":
+            obj = decode_config_map(_read_body(req))
             meta = obj["metadata"]
             if meta.get("namespace") and meta["namespace"] != namespace:
                 raise new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
             if meta.get("name", "") != name:
                 raise new_bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
-            return _write_object(start_response, 200, self.store.update(namespace, name, obj))
-        if method == "DELETE":
-            gone = self.store.delete(namespace, name)
-            details = {"name": name, "kind": RESOURCE, "uid": gone["metadata"]["uid"]}
-            st = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-            return _write_object(start_response, 200, st)
-        return _method_not_allowed(start_response)
+            return _object(200, self.store.update(namespace, name, obj))
+        gone = self.store.delete(namespace, name)  # DELETE
+        details = {"name": name, "kind": RESOURCE, "uid": gone["metadata"]["uid"]}
+        return _object(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})
 
-    def watch(self, environ: dict, start_response: StartResponse, namespace: Optional[str], query: dict[str, list[str]]) -> Iterable[bytes]:
-        timeout = self.watch_timeout(query)
-        initial, rv = self.store.watch_start(namespace, query.get("resourceVersion", [""])[0])
+    def watch(self, req: Request, namespace: Optional[str]) -> Response:
+        timeout = self.watch_timeout(req.args)
+        initial, rv = self.store.watch_start(namespace, req.args.get("resourceVersion", ""))
         stops = []
-        sig = request.server_shutdown_signal_from(environ)
+        sig = request.server_shutdown_signal_from(req.environ)
         if sig is not None:
             stops.append(sig.shutting_down())
-        stops.append(request.context_from(environ).done())
+        stops.append(request.context_from(req.environ).done())
         deadline = rt.now() + timeout if timeout > 0 else None
-        start_response("200 OK", [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
         pending = collections.deque(("ADDED", obj) for obj in initial)
-        return _watch_stream(self.store, namespace, pending, rv, stops, deadline)
-
-    def namespaced(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
-        """``/api/v1/namespaces/{namespace}/configmaps[/{name}]``."""
-        parts = environ.get("PATH_INFO", "")[len("/api/v1/namespaces/"):].split("/")
-        if len(parts) not in (2, 3) or parts[1] != RESOURCE or not all(parts):
-            return self.not_found_app(environ, start_response)
-        return self._serve(lambda: self.collection(environ, start_response, parts[0]) if len(parts) == 2
-                           else self.item(environ, start_response, parts[0], parts[2]), start_response)
-
-    def all_namespaces(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
-        """``/api/v1/configmaps``: list and watch only."""
-        return self._serve(lambda: self.collection(environ, start_response, None), start_response)
+        events = _watch_stream(self.store, namespace, pending, rv, stops, deadline)
+        return Response(events, status=200, content_type="application/json", headers={"Transfer-Encoding": "chunked"})
 
     @staticmethod
-    def _serve(handle: Callable[[], Iterable[bytes]], start_response: StartResponse) -> Iterable[bytes]:
+    def echo(req: Request) -> Response:
+        """200, the ``message`` query parameter in the ``echo`` response header, no body."""
+        # werkzeug refuses a newline in a header value; Go's header writer sends it as a space
+        # (genericserver.httpresponse does too): do that here, so the answer is Go's either way
+        message = req.args.get("message", "").replace("\r", " ").replace("\n", " ")
+        return Response(b"", headers={"echo": message})
+
+    @staticmethod
+    def slow(req: Request) -> Response:
+        """200 after ``seconds`` seconds (runtime time); 503 if the request's context ends first."""
+        text = req.args.get("seconds", "")
         try:
-            return handle()
-        except StatusError as err:
-            return responsewriters.write_status(start_response, err.status)
+            seconds = float(text)
+            if not seconds >= 0 or seconds == float("inf"):
+                raise ValueError
+        except ValueError:
+            return _http_error(f"invalid seconds {_q(text)}: want a number >= 0", 400)
+        ctx = request.context_from(req.environ)
+        if rt.select(ctx.done(), timeout=seconds) is not None:
+            return _http_error(f"gave up waiting: {ctx.err()}", 503)
+        return Response(f"slept {format_go_duration(seconds)}\n", content_type="text/plain; charset=utf-8")
+
+
+def _http_error(message: str, code: int) -> Response:
+    """net/http's ``http.Error``: plain text, ``nosniff``, the message and a newline."""
+    return Response(message + "\n", status=responsewriters.status_line(code), content_type="text/plain; charset=utf-8", headers={"X-Content-Type-Options": "nosniff"})
 
 
 def echo(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
-    """200, the ``message`` query parameter in the ``echo`` response header, no body."""
-    message = request.query(environ).get("message", [""])[0]
-    start_response("200 OK", [("echo", message), ("Content-Length", "0")])
-    return [b""]
+    """``/echo`` on its own, as a WSGI app (the graceful-termination tests mount it alone)."""
+    return SampleAPI.echo(Request(environ))(environ, start_response)
 
 
 def slow(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
-    """200 after ``seconds`` seconds (runtime time); 503 if the request's context ends first."""
-    text = request.query(environ).get("seconds", [""])[0]
-    try:
-        seconds = float(text)
-        if not seconds >= 0 or seconds == float("inf"):
-            raise ValueError
-    except ValueError:
-        return responsewriters.http_error(start_response, f"invalid seconds {_q(text)}: want a number >= 0", 400)
-    ctx = request.context_from(environ)
-    if rt.select(ctx.done(), timeout=seconds) is not None:
-        return responsewriters.http_error(start_response, f"gave up waiting: {ctx.err()}", 503)
-    body = f"slept {format_go_duration(seconds)}\n".encode()
-    start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
-    return [body]
+    """``/slow`` on its own, as a WSGI app."""
+    return SampleAPI.slow(Request(environ))(environ, start_response)
 
 
 def install(mux: Any, store: Optional[Store] = None, *, min_request_timeout: float = 1800,
@@ -497,8 +557,7 @@ def install(mux: Any, store: Optional[Store] = None, *, min_request_timeout: flo
     """
     store = store if store is not None else Store()
     api = SampleAPI(store, min_request_timeout, rand, not_found_app)
-    mux.handle_prefix("/api/v1/namespaces/", api.namespaced)
-    mux.handle("/api/v1/" + RESOURCE, api.all_namespaces)
-    mux.handle("/echo", echo)
-    mux.handle("/slow", slow)
+    mux.handle_prefix("/api/v1/namespaces/", api)
+    for path in ("/api/v1/" + RESOURCE, "/echo", "/slow"):
+        mux.handle(path, api)
     return store

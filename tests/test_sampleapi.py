@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from typing import Any, Optional
@@ -9,9 +10,12 @@ from typing import Any, Optional
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import werkzeug.routing
+from werkzeug.datastructures import MultiDict
 from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import context as gocontext
+from genericserver import http1
 from genericserver import request
 from genericserver import runtime as rt
 from genericserver import sampleapi
@@ -219,6 +223,48 @@ def test_a_body_over_the_limit_is_refused():
     assert r.data == status_bytes(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
 
 
+def post_raw(stream: Any, content_length: Optional[int]) -> tuple[str, Any]:
+    """POST a body as our HTTP server hands it over: chunked (no length, the stream ends itself)
+    or with a length."""
+    mux, _, _ = setup()
+    env = EnvironBuilder(path=NS, method="POST").get_environ()
+    env["wsgi.input"] = stream
+    if content_length is None:
+        env.pop("CONTENT_LENGTH", None)
+        env["HTTP_TRANSFER_ENCODING"], env["wsgi.input_terminated"] = "chunked", True
+    else:
+        env["CONTENT_LENGTH"] = str(content_length)
+    status, body = call(mux, env)
+    return status, json.loads(b"".join(body))
+
+
+def test_a_chunked_body_over_the_limit_is_refused_though_werkzeug_would_cut_it_silently():
+    status, st = post_raw(io.BytesIO(b"{" + b" " * sampleapi.MAX_REQUEST_BODY_BYTES + b"}"), None)
+    assert (status, st["reason"]) == ("413 Request Entity Too Large", "RequestEntityTooLarge")
+    status, st = post_raw(io.BytesIO(json.dumps(cm("fits")).encode()), None)
+    assert status == "201 Created"
+
+
+def test_a_body_cut_off_is_a_500_status_without_a_reason_as_go_makes_of_it(caplog):
+    class CutOff(io.RawIOBase):
+        def read(self, n=-1):
+            raise http1.BodyError("unexpected EOF")
+
+    status, st = post_raw(CutOff(), 10)
+    assert status == "500 Internal Server Error"
+    assert st == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": "unexpected EOF", "code": 500}
+    assert "apiserver received an error that is not an metav1.Status" in caplog.text
+
+
+def test_the_api_is_werkzeug_routing_and_HEAD_is_not_let_in_where_GET_is():
+    assert isinstance(sampleapi.URLS, werkzeug.routing.Map)
+    assert {r.rule for r in sampleapi.URLS.iter_rules()} >= {
+        "/api/v1/namespaces/<namespace>/configmaps", "/api/v1/namespaces/<namespace>/configmaps/<name>"}
+    _, _, c = setup()
+    assert c.head(NS).status_code == 405  # go-restful has no HEAD routes
+    assert c.get(NS + "//").status_code == 404  # no redirect to a merged path
+
+
 @pytest.mark.parametrize("method,path", [("PATCH", NS + "/a"), ("DELETE", NS), ("POST", "/api/v1/configmaps"), ("PUT", NS)])
 def test_other_methods_are_not_allowed(method: str, path: str):
     _, _, c = setup()
@@ -316,8 +362,8 @@ def watch(app, query: str, *, path: str = NS, signal: Optional[FakeServerShutdow
 
     body = app(env, start_response)
     # a stream opens with one empty chunk that flushes the header (Go's Flush); the events follow
-    if isinstance(body, list):
-        return headers.pop("status"), headers, body
+    if headers.get("Transfer-Encoding") != "chunked":  # an error instead of a stream
+        return headers.pop("status"), headers, list(body)
     stream = iter(body)
     assert next(stream) == b""
     return headers.pop("status"), headers, stream
@@ -475,8 +521,8 @@ def test_a_watch_times_out_between_min_and_twice_min(min_timeout, rand, query, e
 
 def test_no_min_request_timeout_means_no_watch_timeout():
     api = sampleapi.SampleAPI(Store(), 0, lambda: 0.5, sampleapi.not_found)
-    assert api.watch_timeout({}) == 0.0
-    assert api.watch_timeout({"timeoutSeconds": ["3"]}) == 3.0
+    assert api.watch_timeout(MultiDict()) == 0.0
+    assert api.watch_timeout(MultiDict({"timeoutSeconds": "3"})) == 3.0
 
 
 # -- a property: a snapshot plus the events after it is the final state ----------------------------
