@@ -94,6 +94,8 @@ def run_handler(h: Handler, pod: dict, container: str, sandbox: Any, ctx: gocont
 def http_get(host: str, port: int, path: str, ctx: gocontext.Context, timeout: Optional[float] = None) -> tuple[int, bytes]:
     """One ``GET`` on its own connection; returns (status, body). When ``ctx`` ends first the
     socket is shut down (that wakes the blocked read) and the call raises the context's error."""
+    if ctx.err() is not None:  # Go's client fails a request whose context is already done at once
+        raise ctx.err().with_traceback(None)  # type: ignore[union-attr]
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     conn.connect()
     sock = conn.sock
