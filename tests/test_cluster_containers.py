@@ -94,7 +94,8 @@ def test_the_kubelet_sigkills_a_server_whose_shutdown_outlasts_the_grace_period(
         assert w.terminated.wait(WAIT)
         (term, t_term), (kill, t_kill) = app.signals
         assert (term, kill, app.exit_code) == (SIGTERM, SIGKILL, 137)
-        assert 2.0 <= clock.from_runtime(t_kill) - clock.from_runtime(t_term) < 2.5
+        # SIGKILL when the 2 s grace ran out: not before, and long before the 5 s delay could end
+        assert 2.0 <= clock.from_runtime(t_kill) - clock.from_runtime(t_term) < 5.0
         assert not app.lifecycle_signals.not_accepting_new_request.is_signaled()
     finally:
         kubelet.stop()

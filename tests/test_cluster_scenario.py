@@ -1,13 +1,16 @@
 """Tests for genericserver.cluster.scenario, .timeline and .cli: whole deletions under load on real sockets.
 
 Three replicas of our server behind kube-proxy, steady load, one pod deleted. Time runs at a
-tenth of real time (a 1 s lag is 0.1 s), which keeps each run around a second or two.
+tenth of real time (a 1 s lag is 0.1 s), which keeps each run around a second or two. A loaded
+machine sends fewer requests and stretches every step, so the assertions are about causes and
+order (which requests were lost, and when they were sent), never about counts or slack.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import re
 
 from rich.console import Console
 
@@ -24,25 +27,27 @@ def first(rows, component: str, sub: str) -> float:
 
 def test_a_shutdown_delay_longer_than_the_lags_loses_no_request():
     r = run_scenario(ScenarioConfig(endpoints_lag=1.0, proxy_lag=1.0, shutdown_delay=5.0, **FAST))
-    assert r.total > 100
-    assert r.lost == 0, r.counts
     rows = r.rows
+    sigterm = first(rows, "pod", "web-0: ShutdownInitiated")
+    assert any(r.rel(s.at) > sigterm for s in r.samples)  # requests were sent while web-0 shut down
+    assert r.lost == 0, r.counts
     # the proxies stopped routing to web-0 before it stopped accepting connections
     assert first(rows, "kube-proxy", "not to web-0") < first(rows, "pod", "web-0: NotAcceptingNewRequest")
-    assert first(rows, "pod", "web-0: ShutdownInitiated") < 0.5
+    assert first(rows, "kubectl", "delete pod web-0") <= sigterm
     assert first(rows, "store", "pod web-0 deleted") > 5.0
 
 
 def test_no_shutdown_delay_and_a_slow_proxy_loses_requests_until_the_proxy_catches_up():
     r = run_scenario(ScenarioConfig(endpoints_lag=1.0, proxy_lag=3.0, shutdown_delay=0.0, **FAST))
-    assert r.counts["refused"] > 10, r.counts
+    assert r.counts["refused"] > 0, r.counts
     rows = r.rows
     refused = [x for x in rows if x.component == "client" and "refused" in x.text]
     assert "pods: web-0)" in refused[0].text  # every refused connection was aimed at the deleted pod
     stopped = first(rows, "pod", "web-0: NotAcceptingNewRequest")
     synced = first(rows, "kube-proxy", "new connections go to web-1, web-2")
     assert stopped < refused[0].at
-    assert refused[-1].at <= synced + 0.05  # none once kube-proxy caught up (a connect in flight aside)
+    # a request is refused only if it dialled before kube-proxy caught up, so it was sent before
+    assert all(r.rel(s.at) <= synced for s in r.samples if s.outcome == "refused")
     assert synced >= 4.0 - 0.05
 
 
@@ -66,9 +71,11 @@ def test_cli_prints_the_timeline_and_the_results():
                  "--workers", "2", "--proxy-lag", "0.5", "--endpoints-lag", "0.5")
     assert cli.run(args, Console(file=out, width=140)) == 0
     text = out.getvalue()
-    for needle in ("kubectl delete pod web-0", "Running preStop hook (sleep 3)", "StopContainer with 27s grace: SIGTERM",
-                   "web-0: ShutdownInitiated", "What the client saw", "No request lost."):
+    for needle in ("kubectl delete pod web-0", "Running preStop hook (sleep 3)", "web-0: ShutdownInitiated",
+                   "What the client saw", "No request lost."):
         assert needle in text, needle
+    # the grace left after a 3 s preStop of a 30 s grace period (less if the machine is slow)
+    assert re.search(r"StopContainer with 2[0-7]s grace: SIGTERM", text), text
 
 
 def test_cli_rejects_kubectls_flag_conflicts(capsys):
