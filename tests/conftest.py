@@ -11,6 +11,10 @@ from hypothesis import HealthCheck, settings
 from genericserver import runtime
 from genericserver.testing.leaks import listening_ports, stray_threads
 
+# pytester runs pytest inside a test (tests/test_pauses.py); pauses says when a debugger pause
+# outlasted a real-time limit of a failed test
+pytest_plugins = ["pytester", "genericserver.testing.pauses"]
+
 settings.register_profile(
     "ci",
     max_examples=60,
