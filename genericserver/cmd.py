@@ -3,23 +3,32 @@
 ``serve`` builds the server from kube-apiserver-style flags, installs the sample API
 (:mod:`genericserver.sampleapi`), logs ``Serving insecurely on HOST:PORT`` (or ``securely``,
 with a certificate) once it listens, and runs until SIGTERM or SIGINT starts the graceful
-shutdown; a second signal exits at once with code 1. Exit codes: 0 after a graceful shutdown,
-1 when the server fails, 2 for a bad flag or value (one line naming the flag).
+shutdown; a second signal exits at once with code 1.
+
+Logging is component-base's: ``-v``/``--v`` sets klog's verbosity (0 by default, as Go's; the
+``[graceful-termination]`` lines are logged at 1, so ``--v=1`` shows them, ``--v=3`` adds an
+access line per request) and ``--logging-format`` is ``text`` (klog's lines) or ``json``; see
+:mod:`genericserver.klog`. ``--version`` prints the version and exits.
+
+The process dies as a Go binary does: a goroutine's panic that nobody recovers (serving that
+stops unexpectedly, a post-start hook's panic: see :mod:`genericserver.utilruntime`) prints
+``panic: ...`` and that goroutine's stack and exits with status 2, and SIGQUIT prints every
+goroutine's stack and exits with status 2 (:mod:`genericserver.goroutines`).
+
+Exit codes: 0 after a graceful shutdown, 1 on a second signal or when the server fails, 2 for
+a bad flag or value (one line naming the flag), and 2 for a panic or SIGQUIT, as in Go.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
-from datetime import datetime
 from typing import Any, Optional, Sequence
 
+from genericserver import goroutines, klog, sampleapi, signal_handler, version
 from genericserver import runtime as rt
-from genericserver import sampleapi, signal_handler
 from genericserver.config import new_config
-from genericserver.options import new_server_run_options
+from genericserver.options import new_server_run_options, uint32_flag
 from genericserver.serving_options import (
     AuditOptions,
     AuthenticationOptions,
@@ -42,28 +51,32 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-class KlogFormatter(logging.Formatter):
-    """``I1122 02:15:04.123456   4242 file.py:12] message``: klog's header, so logs read alike."""
+class LogsOptions:
+    """component-base's logging flags (``logsapi.AddFlags``): the parts this server honours."""
 
-    LEVELS = {logging.DEBUG: "I", logging.INFO: "I", logging.WARNING: "W", logging.ERROR: "E", logging.CRITICAL: "F"}
+    def __init__(self) -> None:
+        self.verbosity = 0
+        self.format = "text"
 
-    def format(self, record: logging.LogRecord) -> str:
-        when = datetime.fromtimestamp(record.created)
-        head = f"{self.LEVELS.get(record.levelno, 'I')}{when:%m%d %H:%M:%S.%f} {os.getpid():>7} {record.filename}:{record.lineno}]"
-        text = f"{head} {record.getMessage()}"
-        if record.exc_info:
-            text += "\n" + self.formatException(record.exc_info)
-        return text
+    def add_flags(self, parser: Any) -> None:
+        parser.add_argument("-v", "--v", dest="verbosity", type=uint32_flag("-v, --v"), default=0, metavar="Level",
+                            help="number for the log level verbosity")
+        parser.add_argument("--logging-format", dest="logging_format", choices=klog.FORMATS, default="text", metavar="string",
+                            help='Sets the log format. Permitted formats: "json" (gated by LoggingBetaOptions), "text". (default "text")')
+
+    def read(self, args: argparse.Namespace) -> None:
+        self.verbosity, self.format = args.verbosity, args.logging_format
+
+    def validate(self) -> list[str]:
+        return []
+
+    def apply(self) -> None:
+        klog.setup(logging_format=self.format, level=self.verbosity)
 
 
-def setup_logging(stream: Any = None, level: int = logging.INFO) -> None:
-    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
-    handler.setFormatter(KlogFormatter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    # one access line per request is Go's -v=3; keep the default output readable
-    logging.getLogger("genericserver.httplog").setLevel(logging.WARNING)
+def setup_logging(stream: Any = None, logging_format: str = "text", verbosity: int = 0) -> None:
+    """klog's output on ``stream`` (stderr by default): what ``serve`` sets up before anything logs."""
+    klog.setup(stream, logging_format, verbosity)
 
 
 class ServeOptions:
@@ -75,6 +88,7 @@ class ServeOptions:
         self.audit = AuditOptions()
         self.authentication = AuthenticationOptions()
         self.authorization = AuthorizationOptions()
+        self.logs = LogsOptions()
 
     def groups(self) -> list[tuple[str, Any]]:
         return [
@@ -83,6 +97,7 @@ class ServeOptions:
             ("Auditing flags", self.audit),
             ("Authentication flags", self.authentication),
             ("Authorization flags", self.authorization),
+            ("Logs flags", self.logs),
         ]
 
     def add_flags(self, parser: argparse.ArgumentParser) -> None:
@@ -109,6 +124,7 @@ def add_serve_parser(subparsers: Any) -> ServeOptions:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     opts.add_flags(p)
+    p.add_argument("--version", action="version", version=version.version_line(), help="Print version information and quit")
     p.set_defaults(serve_options=opts)
     return opts
 
@@ -131,8 +147,9 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve") -> int:
     if errs:
         print(f"{prog}: error: {'; '.join(errs)}", file=sys.stderr)
         return 2
-    setup_logging()
-    log = logging.getLogger("genericserver.cmd")
+    opts.logs.apply()
+    # a goroutine's panic that nobody recovered ends this process, as Go's runtime does
+    rt.THREADS.on_panic = goroutines.die_of_panic
     try:
         server = build_server(opts)
     except (OptionsError, OSError, ValueError) as err:
@@ -142,7 +159,8 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve") -> int:
     try:
         server.prepare_run().run_with_context(ctx)
     except Exception as err:
-        log.error("%s", err, exc_info=err)
+        # kube-apiserver's main: the error goes to stderr, the exit status is 1
+        klog.errorf("%s", err)
         return 1
     # run_with_context returns once the listener stopped; the HTTPServerStoppedListening line
     # is logged by its own goroutine, which may not have finished yet: let it, before exiting
@@ -157,6 +175,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         prog="genericserver",
         description="The Kubernetes generic apiserver's graceful shutdown, in Python (k8s.io/apiserver v1.36.0).",
     )
+    parser.add_argument("--version", action="version", version=version.version_line(), help="Print version information and quit")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command", parser_class=OneLineParser)
     add_serve_parser(sub)
     from genericserver.demo import cli as demo_cli
@@ -173,6 +192,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return 2
     if command == "serve":
+        args.serve_options.logs.read(args)
         return serve(args.serve_options)
     if command == "demo":
         return demo_cli.run(args)

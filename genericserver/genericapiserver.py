@@ -32,18 +32,16 @@ debugger and the simulation's traces show.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Optional
 
 from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import runtime as rt
 from genericserver.events import EventStream
+from genericserver.godur import format_go_duration
 from genericserver.lifecycle_signals import LifecycleSignal, LifecycleSignals
 from genericserver.ratelimit import Limiter
 from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
-
-log = logging.getLogger("genericserver.genericapiserver")
 
 # In retry-after mode the HTTP server is only shut down after the drain; Go leaves net/http a
 # second to get the GOAWAY answered, so the grace must be at least two seconds.
@@ -57,7 +55,13 @@ class TimeToStopHTTPServer(Exception):
 
 
 def shutdown_event(sig: LifecycleSignal) -> None:
-    klog.info_s("[graceful-termination] shutdown event", name=sig.name)
+    """A ``[graceful-termination] shutdown event`` line at V(1), naming the caller's file:line.
+
+    Go writes each of these inline (as ``_run_with_context``'s goroutines below do); this helper
+    is for code elsewhere that fires a signal, such as the known-bad variants in
+    :mod:`genericserver.testing.variants`.
+    """
+    klog.v(1).info_s_depth(1, "[graceful-termination] shutdown event", name=sig.name)
 
 
 class EmptyDelegate:
@@ -229,7 +233,7 @@ class GenericAPIServer:
         try:
             self.health.add_readyz_shutdown_check(self.lifecycle_signals.shutdown_initiated.signaled())
         except Exception as err:
-            log.error("Failed to install readyz shutdown check %s", err)
+            klog.errorf("Failed to install readyz shutdown check %s", err)
         self.health.install_readyz(self.handler.non_go_restful_mux, self.lifecycle_signals.has_been_ready.signal)
         return PreparedGenericAPIServer(self)
 
@@ -272,7 +276,7 @@ class PreparedGenericAPIServer:
         shutdown_timeout = s.shutdown_timeout
         if s.shutdown_send_retry_after:
             shutdown_timeout = RETRY_AFTER_MODE_SHUTDOWN_TIMEOUT
-            klog.info_s("[graceful-termination] using HTTP Server shutdown timeout", shutdownTimeout=f"{shutdown_timeout:g}s")
+            klog.v(1).info_s("[graceful-termination] using HTTP Server shutdown timeout", shutdownTimeout=format_go_duration(shutdown_timeout))
 
         # Cancelling ctx must not stop the HTTP server right away: keep only its values and
         # cancel on our own terms (at NotAcceptingNewRequest, or after the drain).
@@ -297,7 +301,7 @@ class PreparedGenericAPIServer:
         rt.go(self._drain_watches, watches_drained, name="drain-watches")
         rt.go(self._drained, non_long_running_drained, watches_drained, name="drained")
 
-        klog.info_s("[graceful-termination] waiting for shutdown to be initiated")
+        klog.v(1).info("[graceful-termination] waiting for shutdown to be initiated")
         stop_ch.wait()
 
         # Run the pre-shutdown hooks right here (kube-apiserver removes itself from the
@@ -306,7 +310,7 @@ class PreparedGenericAPIServer:
             s.run_pre_shutdown_hooks()
         finally:
             signals.pre_shutdown_hooks_stopped.signal()
-            klog.info_s("[graceful-termination] pre-shutdown hooks completed", name=signals.pre_shutdown_hooks_stopped.name)
+            klog.v(1).info_s("[graceful-termination] pre-shutdown hooks completed", name=signals.pre_shutdown_hooks_stopped.name)
 
         # every request in flight has been answered (bounded by the request timeout)
         signals.in_flight_requests_drained.signaled().wait()
@@ -314,22 +318,22 @@ class PreparedGenericAPIServer:
         if s.audit_backend is not None:
             s.audit_backend.shutdown()
             s.events.record("audit", "shutdown-completed")
-            klog.info_s("[graceful-termination] audit backend shutdown completed")
+            klog.v(1).info_s("[graceful-termination] audit backend shutdown completed")
 
         # the HTTP server's Shutdown has finished: every connection idle or the timeout hit
         listener_stopped_ch.wait()
         stopped_ch.wait()
-        klog.info_s("[graceful-termination] apiserver is exiting")
+        klog.v(1).info("[graceful-termination] apiserver is exiting")
 
     # -- RunWithContext's goroutines, in Go's order ---------------------------------------
     def _signal_mux_and_discovery_complete(self, stop_ch: rt.Event) -> None:
         signals = self.server.lifecycle_signals
         for name, sig in list(self.server.mux_and_discovery_complete_signals().items()):
             if rt.select(sig, stop_ch) is not sig:
-                log.info("haven't completed %s, stop requested", signals.mux_and_discovery_complete.name)
+                klog.v(1).infof("haven't completed %s, stop requested", signals.mux_and_discovery_complete.name)
                 return
         signals.mux_and_discovery_complete.signal()
-        log.info("%s has all endpoints registered and discovery information is complete", signals.mux_and_discovery_complete.name)
+        klog.v(1).infof("%s has all endpoints registered and discovery information is complete", signals.mux_and_discovery_complete.name)
 
     def _delayed_stop(self, stop_ch: rt.Event) -> None:
         signals = self.server.lifecycle_signals
@@ -338,10 +342,10 @@ class PreparedGenericAPIServer:
             # /readyz turns red now: the delay is the load balancers' window to notice it
             # and stop sending traffic here.
             signals.shutdown_initiated.signal()
-            shutdown_event(signals.shutdown_initiated)
+            klog.v(1).info_s("[graceful-termination] shutdown event", name=signals.shutdown_initiated.name)
             rt.sleep(self.server.shutdown_delay_duration)
         finally:
-            shutdown_event(signals.after_shutdown_delay_duration)
+            klog.v(1).info_s("[graceful-termination] shutdown event", name=signals.after_shutdown_delay_duration.name)
             signals.after_shutdown_delay_duration.signal()
 
     def _stop_http_server(self, stop_http_server: Callable[[Optional[BaseException]], None]) -> None:
@@ -359,7 +363,7 @@ class PreparedGenericAPIServer:
         listener_stopped_ch.wait()
         self.server.events.record("listener", "stopped")
         signals.http_server_stopped_listening.signal()
-        shutdown_event(signals.http_server_stopped_listening)
+        klog.v(1).info_s("[graceful-termination] shutdown event", name=signals.http_server_stopped_listening.name)
 
     def _not_accepting_new_requests(self) -> None:
         signals = self.server.lifecycle_signals
@@ -370,7 +374,7 @@ class PreparedGenericAPIServer:
             signals.pre_shutdown_hooks_stopped.signaled().wait()
         finally:
             signals.not_accepting_new_request.signal()
-            shutdown_event(signals.not_accepting_new_request)
+            klog.v(1).info_s("[graceful-termination] shutdown event", name=signals.not_accepting_new_request.name)
 
     def _drain_non_long_running(self, drained: rt.Event) -> None:
         signals = self.server.lifecycle_signals
@@ -381,7 +385,7 @@ class PreparedGenericAPIServer:
             # already closed; in retry-after mode they see the 429 (Go has the same TODO).
             self.server.non_long_running_request_wait_group.wait()
         finally:
-            klog.info_s("[graceful-termination] in-flight non long-running request(s) have drained")
+            klog.v(1).info("[graceful-termination] in-flight non long-running request(s) have drained")
             drained.set()
 
     def _drain_watches(self, drained: rt.Event) -> None:
@@ -390,12 +394,12 @@ class PreparedGenericAPIServer:
             s.lifecycle_signals.not_accepting_new_request.signaled().wait()
             grace = s.shutdown_watch_termination_grace_period
             if grace <= 0:
-                klog.info_s("[graceful-termination] not going to wait for active watch request(s) to drain")
+                klog.v(1).info_s("[graceful-termination] not going to wait for active watch request(s) to drain")
                 return
             before, after, err = s.watch_request_wait_group.wait(lambda count: watch_drain_limiter(count, grace))
-            klog.info_s(
+            klog.v(1).info_s(
                 "[graceful-termination] active watch request(s) have drained",
-                duration=f"{grace:g}s",
+                duration=format_go_duration(grace),
                 activeWatchesBefore=before,
                 activeWatchesAfter=after,
                 error=err,
@@ -410,7 +414,7 @@ class PreparedGenericAPIServer:
             watches_drained.wait()
         finally:
             signals.in_flight_requests_drained.signal()
-            shutdown_event(signals.in_flight_requests_drained)
+            klog.v(1).info_s("[graceful-termination] shutdown event", name=signals.in_flight_requests_drained.name)
 
     # -- NonBlockingRun -----------------------------------------------------------------
     def non_blocking_run(self, stop_ch: rt.Event, shutdown_timeout: float) -> tuple[rt.Event, rt.Event]:

@@ -13,27 +13,28 @@ each post-start hook's check through the server's :class:`genericserver.healthz.
 Hooks follow the project's error convention: a hook *raises* an ``Exception`` to fail (Go's
 returned error) and returns ``None`` on success. Go also distinguishes a panic; Python has no
 such thing, so a raised ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``,
-``SystemExit``...) stands for it: it is logged as ``Observed a panic`` and raised again, as
-``HandleCrash`` does with its default ``ReallyCrash``. A failing post-start hook is fatal, as in
-Go (``klog.Fatalf``): the default :func:`fatal` logs and ends the process; tests pass their own.
+:class:`genericserver.utilruntime.Panic`...) stands for it: each hook runs inside
+``utilruntime.handle_crash()``, as in Go, so a panic is logged as ``Observed a panic`` and raised
+again (``ReallyCrash``); in a process started by ``genericserver serve`` that ends the process
+with exit status 2, as Go's runtime does. A failing post-start hook is fatal, as in Go
+(``klog.Fatalf``): the default :func:`fatal` logs at severity F and exits with status 255;
+tests pass their own.
 
 Go runs hooks in map order, which is random; here they run in the order they were added.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NoReturn, Optional, Protocol
 
 from genericserver import context as gocontext
+from genericserver import klog
 from genericserver import runtime as rt
+from genericserver import utilruntime
 from genericserver.errors import Aggregate, new_aggregate
 from genericserver.responsewriters import go_quote
 from genericserver.stack import Stack, capture
-
-log = logging.getLogger("genericserver.hooks")
 
 
 class PostStartHookContext(gocontext.Context):
@@ -110,11 +111,8 @@ class HookNotFinished(Exception):
 
 
 def fatal(msg: str) -> NoReturn:
-    """``klog.Fatalf``: log, flush the logs and exit the process with status 255."""
-    log.critical("%s", msg)
-    for handler in logging.getLogger().handlers:
-        handler.flush()
-    os._exit(255)
+    """``klog.Fatalf``: log at severity F, flush the logs and exit the process with status 255."""
+    klog.fatal_depth(1, msg)
 
 
 def _stack() -> Stack:
@@ -158,7 +156,7 @@ class HookRegistry:
         if hook is None:
             raise HookError(f"hook func may not be nil: {go_quote(name)}")
         if name in self.disabled_post_start_hooks:
-            log.info("skipping %s because it was explicitly disabled", go_quote(name))
+            klog.v(1).infof("skipping %s because it was explicitly disabled", go_quote(name))
             return
         with self._post_start_hook_lock:
             if self._post_start_hooks_called:
@@ -235,32 +233,30 @@ class HookRegistry:
         return self._pre_shutdown_hooks
 
 
-def _observed_a_panic(exc: BaseException) -> None:
-    # HandleCrash's log line; the caller raises the panic again
-    log.error("Observed a panic: %r", exc, exc_info=(type(exc), exc, exc.__traceback__))
-
-
 def _run_post_start_hook(name: str, entry: PostStartHookEntry, ctx: PostStartHookContext, die: Fatal) -> None:
-    try:
-        entry.hook(ctx)
-    except Exception as err:
+    err: Optional[Exception] = None
+    with utilruntime.handle_crash():
+        try:
+            entry.hook(ctx)
+        except Exception as hook_err:
+            err = hook_err
+    if err is not None:
         # a hook that fails means to take the server down
         die(f"PostStartHook {go_quote(name)} failed: {err}")
         return  # only reached when a test's fatal returns
-    except BaseException as exc:
-        _observed_a_panic(exc)
-        raise
     entry.done.set()
 
 
 def _run_pre_shutdown_hook(name: str, entry: PreShutdownHookEntry) -> Optional[PreShutdownHookError]:
-    try:
-        entry.hook()
-    except Exception as err:
+    err: Optional[Exception] = None
+    # Go: don't let the hook *accidentally* panic and kill the server (ReallyCrash still does)
+    with utilruntime.handle_crash():
+        try:
+            entry.hook()
+        except Exception as hook_err:
+            err = hook_err
+    if err is not None:
         return PreShutdownHookError(name, err)
-    except BaseException as exc:
-        _observed_a_panic(exc)
-        raise
     return None
 
 

@@ -158,6 +158,20 @@ def float_flag(flag: str) -> Callable[[str], float]:
     return _flag_type(flag, parse_go_float)
 
 
+def parse_go_uint32(s: str) -> int:
+    """``strconv.ParseUint(s, 10, 32)`` (klog's ``-v`` level); raises ValueError with Go's text."""
+    if not s.isascii() or not s.isdigit():
+        raise ValueError(f"strconv.ParseUint: parsing {go_quote(s)}: invalid syntax")
+    v = int(s)
+    if v >= 1 << 32:
+        raise ValueError(f"strconv.ParseUint: parsing {go_quote(s)}: value out of range")
+    return v
+
+
+def uint32_flag(flag: str) -> Callable[[str], int]:
+    return _flag_type(flag, parse_go_uint32)
+
+
 def bool_flag(flag: str) -> Callable[[str], bool]:
     return _flag_type(flag, parse_go_bool)
 

@@ -301,7 +301,7 @@ class ThreadsRuntime(Runtime):
     placed as :mod:`genericserver.thread_placement` says: speed only, no change in behaviour.
     ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
-    the process).
+    the process; ``on_panic``, when set, may do so).
     """
 
     name = "threads"
@@ -311,6 +311,9 @@ class ThreadsRuntime(Runtime):
         # per-request path takes no lock for this bookkeeping
         self._live: dict[Goroutine, None] = {}
         self.panics: list[tuple[str, BaseException]] = []
+        # what else a goroutine's panic does: nothing by default (tests read ``panics``); a real
+        # process ends itself as Go's runtime does (genericserver.cmd sets goroutines.die_of_panic)
+        self.on_panic: Optional[Callable[[str, BaseException], None]] = None
         self._pool = _ThreadPool(thread_placement.default_placer() if placement else thread_placement.NO_PLACEMENT)
         self._timers = _TimerThread()
 
@@ -324,6 +327,8 @@ class ThreadsRuntime(Runtime):
             except BaseException as exc:  # a goroutine's panic: log it and keep it for tests
                 g.exception = exc
                 self.panics.append((name, exc))
+                if self.on_panic is not None:
+                    self.on_panic(name, exc)
                 log.error("goroutine %s panicked:\n%s", name, traceback.format_exc())
             finally:
                 del live[g]

@@ -8,8 +8,12 @@ goroutines behind,
 * ``http-server-shutdown``: waits for the stop event, then shuts the server down with the
   given timeout (an error is only logged, as in Go) and sets *stopped*;
 * ``http-server-serve``: serves until the listener closes, then sets *listener stopped*. If
-  serving ends although no stop was asked for, Go panics and the process dies; here the
-  goroutine raises, which the threads runtime records as a goroutine panic and logs.
+  serving ends although no stop was asked for, Go panics (``Stopped listening on ... due to
+  error: ...``) under ``HandleCrash``, which logs ``Observed a panic`` and panics again, and the
+  process dies with exit status 2. Here the goroutine raises :class:`StoppedListeningUnexpectedly`
+  inside ``utilruntime.handle_crash()``: the same line, then the same death in a process started
+  by ``genericserver serve`` (see :mod:`genericserver.utilruntime`); in tests the threads runtime
+  records the panic instead.
 
 Differences from Go: there is no HTTP/2 (so no GOAWAY and none of the http2 options), and the
 TCP keep-alive period is set with socket options where the platform has them.
@@ -17,7 +21,6 @@ TCP keep-alive period is set with socket options where the platform has them.
 
 from __future__ import annotations
 
-import logging
 import socket
 import ssl
 from dataclasses import dataclass
@@ -26,9 +29,8 @@ from typing import Any, Callable, Optional
 from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import runtime as rt
+from genericserver import utilruntime
 from genericserver.httpserver import Server, ssl_context_from_files
-
-log = logging.getLogger("genericserver.secure_serving")
 
 # dead peers (a laptop closed mid-download) must eventually go away
 DEFAULT_KEEP_ALIVE_PERIOD = 3 * 60.0
@@ -38,8 +40,8 @@ class ServingError(Exception):
     """What Go's Serve and RunServer return as an error."""
 
 
-class StoppedListeningUnexpectedly(RuntimeError):
-    """The serve goroutine's 'panic': serving ended without anybody asking it to stop."""
+class StoppedListeningUnexpectedly(utilruntime.Panic):
+    """The serve goroutine's panic: serving ended without anybody asking it to stop."""
 
 
 @dataclass
@@ -73,8 +75,9 @@ class SecureServingInfo:
             read_header_timeout=32.0,  # just shy of the request timeout's upper bound
             ssl_context=tls,
         )
+        # Go serves TLS only; without a certificate this says so, as Go's deprecated insecure serving did
         kind = "securely" if tls is not None else "insecurely"
-        log.info("Serving %s on %s", kind, self.address())
+        klog.infof("Serving %s on %s", kind, self.address())
         return run_server(server, self.listener, shutdown_timeout, stop_ch)
 
 
@@ -109,28 +112,29 @@ def run_server(server: Any, listener: Any, shutdown_timeout: float, stop_ch: rt.
             try:
                 server.shutdown(ctx)
             except Exception as err:  # Go only logs a failed shutdown
-                klog.error_s(err, "Failed to shutdown server")
+                klog.errorf("Failed to shutdown server: %s", err)
             finally:
                 cancel()
         finally:
             stopped.set()
 
     def serve_until_closed() -> None:
-        try:
-            if isinstance(listener, socket.socket):
-                _set_keep_alive(listener)
-            err: Optional[BaseException] = None
+        with utilruntime.handle_crash():
             try:
-                server.serve(listener)
-            except Exception as exc:  # ServerClosed is the normal end
-                err = exc
-            msg = f"Stopped listening on {addr}"
-            if stop_ch.is_set():
-                log.info("%s", msg)
-            else:
-                raise StoppedListeningUnexpectedly(f"{msg} due to error: {err}")
-        finally:
-            listener_stopped.set()
+                if isinstance(listener, socket.socket):
+                    _set_keep_alive(listener)
+                err: Optional[BaseException] = None
+                try:
+                    server.serve(listener)
+                except Exception as exc:  # ServerClosed is the normal end
+                    err = exc
+                msg = f"Stopped listening on {addr}"
+                if stop_ch.is_set():
+                    klog.info(msg)
+                else:
+                    raise StoppedListeningUnexpectedly(f"{msg} due to error: {err}")
+            finally:
+                listener_stopped.set()
 
     rt.go(shut_down_on_stop, name="http-server-shutdown")
     rt.go(serve_until_closed, name="http-server-serve")

@@ -19,6 +19,11 @@ buffered output). Bytes of other signals that have Python handlers (the wakeup f
 all) are skipped. A process has one wakeup fd: an asyncio loop in the main thread, which sets
 its own, does not mix with this (none runs in this project).
 
+SIGQUIT, too, is read from the pipe: the goroutine then prints every goroutine's stack and ends
+the process with exit status 2 (:func:`genericserver.goroutines.die_of_sigquit`). That is not
+in signal.go: every Go binary's runtime does it; here it needs this module's pipe, because a
+Python-level handler could be stuck behind a main thread blocked on a lock, as above.
+
 Differences from Go: Go's channel holds two pending signals and ``RequestShutdown`` returns
 False when it is full; the pipe here holds thousands, so it is False only when no handler is set
 up. Signal handlers can only be installed from the main thread (``ValueError`` otherwise). This
@@ -35,14 +40,18 @@ import signal
 from typing import Any, Callable, Optional
 
 from genericserver import context as gocontext
+from genericserver import goroutines
 from genericserver import runtime as rt
 
 SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# what Go's runtime answers with a dump of every goroutine (not a shutdown signal)
+QUIT_SIGNAL = signal.SIGQUIT
 
 _STOP = 0  # not a signal number: tells the goroutine to return (tests only)
 
-# seam: what the second signal calls
+# seams: what the second signal calls, and what SIGQUIT does
 _exit: Callable[[int], Any] = os._exit
+_quit: Callable[[], Any] = goroutines.die_of_sigquit
 
 
 class _Handler:
@@ -54,7 +63,7 @@ class _Handler:
         self._previous_wakeup_fd: Optional[int] = None
         try:
             self._previous_wakeup_fd = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
-            for sig in SHUTDOWN_SIGNALS:
+            for sig in SHUTDOWN_SIGNALS + (QUIT_SIGNAL,):
                 self._previous[sig] = signal.signal(sig, self._on_signal)
         except BaseException:
             self._restore()
@@ -74,7 +83,10 @@ class _Handler:
             return False
 
     def _receive(self) -> Optional[int]:
-        """The next shutdown signal's number; None once told to stop (or the pipe is gone)."""
+        """The next shutdown signal's number; None once told to stop (or the pipe is gone).
+
+        A SIGQUIT on the way ends the process with every goroutine's stack, as Go's runtime does.
+        """
         while True:
             try:
                 data = os.read(self._r, 1)
@@ -82,7 +94,9 @@ class _Handler:
                 return None
             if not data or data[0] == _STOP:
                 return None
-            if data[0] in SHUTDOWN_SIGNALS:
+            if data[0] == QUIT_SIGNAL:
+                _quit()
+            elif data[0] in SHUTDOWN_SIGNALS:
                 return data[0]
 
     def _loop(self) -> None:

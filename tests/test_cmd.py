@@ -128,7 +128,7 @@ def signal_lines(log: list[str]) -> list[str]:
 
 def test_sigterm_shuts_down_gracefully_in_the_default_mode(server_process, tmp_path):
     audit_log = tmp_path / "audit.log"
-    sp = server_process("--shutdown-delay-duration", "1s", "--audit-log-path", str(audit_log), "--audit-log-mode", "blocking")
+    sp = server_process("--v=1", "--shutdown-delay-duration", "1s", "--audit-log-path", str(audit_log), "--audit-log-mode", "blocking")
     sp.wait_ready()
 
     slow_result = {}
@@ -166,7 +166,7 @@ def test_sigterm_shuts_down_gracefully_in_the_default_mode(server_process, tmp_p
 def test_retry_after_mode_answers_429_then_exits_0(server_process):
     # the delay makes sure /slow is in flight (admitted) before the server stops accepting, and
     # still running when the late request comes
-    sp = server_process("--shutdown-send-retry-after", "--shutdown-delay-duration", "1s")
+    sp = server_process("--v=1", "--shutdown-send-retry-after", "--shutdown-delay-duration", "1s")
     slow_result = {}
     slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=3", timeout=WAIT)), name="slow-client")
     slow.start()
@@ -183,7 +183,7 @@ def test_retry_after_mode_answers_429_then_exits_0(server_process):
 
 
 def test_a_second_signal_exits_1_at_once(server_process):
-    sp = server_process("--shutdown-delay-duration", "60s")
+    sp = server_process("-v", "1", "--shutdown-delay-duration", "60s")
     sp.signal()
     sp.expect(r'name="ShutdownInitiated"')
     sp.signal()

@@ -114,6 +114,7 @@ NAME_EXCEPTIONS = {
     "healthz/__init__.py": "pkg/server/healthz.go: Python cannot hold healthz.py beside the healthz/ folder",
     "audit/event.py": "pkg/apis/audit/v1/types.go: audit/types.py is pkg/audit/types.go already",
     "cluster/store.py": "the cluster world's object store; delete.go's graceful deletion is the part ported",
+    "utilruntime.py": "apimachinery's util/runtime/runtime.go, imported as utilruntime in Go too: runtime.py is the seam",
 }
 SINGLE_PORT = re.compile(r"^Port of k8s\.io/(?:apiserver|apimachinery)/(\S+?)(\{[^}]*\})?\.go\b")
 

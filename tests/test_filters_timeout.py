@@ -15,6 +15,7 @@ import traceback
 import pytest
 from werkzeug.test import Client
 
+from genericserver import klog
 from genericserver import context as gocontext, request, runtime as rt, wsgi
 from genericserver.filters.maxinflight import with_max_in_flight_limit
 from genericserver.filters.timeout import (
@@ -198,7 +199,7 @@ def test_timeout_with_logging(caplog):
 
     inner = Deadline(with_timeout_for_non_long_running_requests(handler, lambda env, info: False))
     inner.ctx = ctx
-    with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"), klog.with_verbosity(3):
         resp = Client(with_http_logging(inner)).patch("/", environ_overrides={request.REQUEST_INFO_KEY: RequestInfo()})
         assert resp.status_code == 504
         resp.close()
@@ -347,7 +348,7 @@ def test_post_timeout_activity_is_logged(caplog):
         release.set()
         assert g.join(30)
     assert '"Post-timeout activity" logger="UnhandledError"' in caplog.text
-    assert 'method="GET" path="/api/v1/pods" result=<nil>' in caplog.text
+    assert 'method="GET" path="/api/v1/pods" result=null' in caplog.text
 
 
 # -- under the simulation runtime: real deadlines on virtual time ----------------------------

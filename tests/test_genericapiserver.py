@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client as WSGIClient
 
 from genericserver import context as gocontext
+from genericserver import klog
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
@@ -129,6 +130,13 @@ def join_goroutines(*names: str) -> None:
             assert g.join(WAIT), f"goroutine {g.name} did not end"
 
 
+@pytest.fixture
+def v1():
+    """``--v=1``: Go logs the [graceful-termination] and MuxAndDiscoveryComplete lines at V(1)."""
+    with klog.with_verbosity(1):
+        yield
+
+
 def simulate(scenario: Callable[[], Any], chooser=None) -> Any:
     sim = Simulation(chooser=chooser if chooser is not None else FirstRunnable())
     result = sim.run(scenario)
@@ -218,7 +226,7 @@ def test_mux_and_discovery_complete():
     assert simulate(scenario) == [False, False, True]
 
 
-def test_mux_and_discovery_complete_never_fires_when_stop_comes_first(caplog):
+def test_mux_and_discovery_complete_never_fires_when_stop_comes_first(caplog, v1):
     """Edge case 19: unknown paths then keep answering 503 (not 404) for the rest of the process."""
     caplog.set_level(logging.INFO, logger="genericserver")
     c = new_config()
@@ -591,7 +599,7 @@ def watch_scenario(retry_after: bool = True) -> Callable[[], dict]:
     return scenario
 
 
-def test_klog_lines(caplog):
+def test_klog_lines(caplog, v1):
     caplog.set_level(logging.INFO, logger="genericserver")
     out = simulate(watch_scenario())
     assert out["watch"] == 200
@@ -599,23 +607,23 @@ def test_klog_lines(caplog):
     # one goroutine at a time, first-runnable: this order is exact and reproducible
     assert lines == [
         '"[graceful-termination] using HTTP Server shutdown timeout" shutdownTimeout="2s"',
-        '"[graceful-termination] waiting for shutdown to be initiated"',
+        "[graceful-termination] waiting for shutdown to be initiated",
         '"[graceful-termination] pre-shutdown hooks completed" name="PreShutdownHooksStopped"',
         '"[graceful-termination] shutdown event" name="ShutdownInitiated"',
         '"[graceful-termination] shutdown event" name="AfterShutdownDelayDuration"',
         '"[graceful-termination] shutdown event" name="NotAcceptingNewRequest"',
-        '"[graceful-termination] in-flight non long-running request(s) have drained"',
-        '"[graceful-termination] active watch request(s) have drained" duration="2s" activeWatchesBefore=1 activeWatchesAfter=0 error=<nil>',
+        "[graceful-termination] in-flight non long-running request(s) have drained",
+        '"[graceful-termination] active watch request(s) have drained" duration="2s" activeWatchesBefore=1 activeWatchesAfter=0 error=null',
         '"[graceful-termination] shutdown event" name="InFlightRequestsDrained"',
         '"[graceful-termination] audit backend shutdown completed"',
-        '"[graceful-termination] apiserver is exiting"',
+        "[graceful-termination] apiserver is exiting",
         # its goroutine, like run_with_context, waits for the listener: it may come after
         '"[graceful-termination] shutdown event" name="HTTPServerStoppedListening"',
     ]
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_klog_lines_keep_their_causal_order_under_any_schedule(caplog, seed: int):
+def test_klog_lines_keep_their_causal_order_under_any_schedule(caplog, v1, seed: int):
     """Whatever the interleaving, a line logged before a signal fires comes before the lines of
     whoever waits for that signal (Go's defer order makes this so)."""
     caplog.set_level(logging.INFO, logger="genericserver")

@@ -10,6 +10,7 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import context as gocontext
+from genericserver import klog
 from genericserver import runtime as rt
 from genericserver.errors import Aggregate
 from genericserver.healthz import HealthCheckRegistryError, HealthChecks
@@ -80,12 +81,15 @@ def test_add_pre_shutdown_hook_errors():
 
 
 def test_disabled_post_start_hook_is_skipped(caplog):
-    hooks, health, _ = new_registry(disabled_post_start_hooks={"off"})
+    hooks, health, _ = new_registry(disabled_post_start_hooks={"off", "quiet"})
     with caplog.at_level(logging.INFO, logger="genericserver.hooks"):
-        hooks.add_post_start_hook("off", noop)
+        hooks.add_post_start_hook("quiet", noop)  # Go logs this at V(1): nothing at the default 0
+        with klog.with_verbosity(1):
+            hooks.add_post_start_hook("off", noop)
     assert not hooks.is_post_start_hook_registered("off")
     assert health.healthz_checks() == []
-    assert any('skipping "off" because it was explicitly disabled' in r.getMessage() for r in caplog.records)
+    assert [r.getMessage() for r in caplog.records] == ['skipping "off" because it was explicitly disabled']
+    assert caplog.records[0].filename == "hooks.py"
 
 
 def test_post_start_hook_after_health_endpoints_are_installed_fails():
@@ -201,7 +205,13 @@ def test_panicking_post_start_hook_is_logged_and_the_panic_kills_its_goroutine(c
         hooks.run_post_start_hooks(gocontext.background())
         join_hook_goroutines()
     assert [(n, type(e)) for n, e in rt.THREADS.panics[panics_before:]] == [("post-start-hook-crash", Crash)]
-    assert any(r.getMessage().startswith("Observed a panic: Crash('kaboom')") for r in caplog.records)
+    (record,) = [r for r in caplog.records if "Observed a panic" in r.getMessage()]
+    # apimachinery's logPanic: the value, its Go syntax (repr here), the goroutine's stack
+    assert record.getMessage().startswith('"Observed a panic" panic="kaboom" panicGoValue="Crash(\'kaboom\')" stacktrace=<\n')
+    # the stack starts where the hook raised, Go's innermost-first order
+    stack = record.getMessage().split("stacktrace=<\n", 1)[1]
+    assert stack.splitlines()[1].endswith("test_hooks.test_panicking_post_start_hook_is_logged_and_the_panic_kills_its_goroutine.<locals>.hook(...)")
+    assert (record.filename, record.funcName) == ("hooks.py", "_run_post_start_hook")
     assert fatal.messages == []
     assert not hooks.post_start_hooks()["crash"].done.is_set()
 
@@ -298,7 +308,7 @@ def test_panicking_pre_shutdown_hook_is_logged_and_raised_again(caplog):
     with caplog.at_level(logging.ERROR, logger="genericserver.hooks"):
         with pytest.raises(Crash, match="kaboom"):
             hooks.run_pre_shutdown_hooks()
-    assert any(r.getMessage().startswith("Observed a panic: Crash('kaboom')") for r in caplog.records)
+    assert any(r.getMessage().startswith('"Observed a panic" panic="kaboom"') for r in caplog.records)
     assert ran == []  # the panic unwinds the whole run, as in Go
     # the lock was released: registering again fails with Go's error instead of blocking
     with pytest.raises(HookError, match="PreShutdownHooks have already been called"):

@@ -7,6 +7,7 @@ import logging
 import pytest
 from werkzeug.test import Client
 
+from genericserver import klog
 from genericserver import request
 from genericserver.audit.context import with_audit_context, with_audit_id
 from genericserver import httplog
@@ -20,6 +21,13 @@ from genericserver.httplog import (
 )
 from genericserver.filters.wrap import with_http_logging
 from genericserver.requestinfo import RequestInfo
+
+
+@pytest.fixture(autouse=True)
+def v3():
+    """Go writes the access line at V(3): ``--v=3``."""
+    with klog.with_verbosity(3):
+        yield
 
 
 def always():
@@ -109,7 +117,8 @@ def test_error_output_is_captured_for_a_500(caplog):
 
     with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
         Client(with_http_logging(app)).get("/x").close()
-    assert 'resp=500 addedInfo="logging error output: \\"boom\\"\\n"' in caplog.text
+    # a value with line breaks: klog's block form, each line after a tab, then " >"
+    assert caplog.records[0].getMessage().endswith('resp=500 addedInfo=<\n\tlogging error output: "boom"\n >')
 
 
 def test_a_request_whose_app_raises_is_still_logged(caplog):
@@ -130,7 +139,7 @@ def test_when_the_level_is_off_nothing_is_wrapped(caplog):
         start_response("200 OK", [])
         return [b""]
 
-    with caplog.at_level(logging.WARNING, logger="genericserver.httplog"):
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"), klog.with_verbosity(2):
         Client(with_http_logging(app)).get("/").close()
     assert seen == [None] and caplog.records == []
 

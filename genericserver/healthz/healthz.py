@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, runtime_checkable
 
-from genericserver import request
+from genericserver import klog, request
 from genericserver import runtime as rt
 from genericserver.responsewriters import go_quote, http_error, status_line
 
@@ -227,9 +227,9 @@ def install_path_handler_with_healthy_func(
     the same path registers the handlers again (the mux logs the duplicate).
     """
     if not checks:
-        log.debug("No default health checks specified. Installing the ping handler.")
+        klog.v(5).info("No default health checks specified. Installing the ping handler.")
         checks = (PingHealthz,)
-    log.debug("Installing health checkers for (%s): %s", path, format_quoted(*checker_names(*checks)))
+    klog.v(5).infof("Installing health checkers for (%s): %s", path, format_quoted(*checker_names(*checks)))
     endpoint = path[1:] if path.startswith("/") else path
     endpoint = endpoint.split("/")[0]
     mux.handle(path, handle_root_health(endpoint, first_time_healthy, *checks))
@@ -278,9 +278,11 @@ def handle_root_health(name: str, first_time_healthy: Optional[Callable[[], None
         if unknown_excluded:
             quoted = format_quoted(*sorted(unknown_excluded))
             lines.append(f"warn: some health checks cannot be excluded: no matches for {quoted}\n")
-            log.debug("cannot exclude some health checks, no health checks are installed matching %s", quoted)
+            klog.v(6).infof("cannot exclude some health checks, no health checks are installed matching %s", quoted)
         if failed:
-            log.info("%s check failed: %s\n%s", ",".join(failed), name, "".join(failed_log))
+            # always verbose on failure, but at V(2): a probe that fails every second during a
+            # shutdown would flood the log otherwise
+            klog.v(2).infof("%s check failed: %s\n%s", ",".join(failed), name, "".join(failed_log))
             return http_error(start_response, f"{''.join(lines)}{name} check failed", 500)
 
         if first_time_healthy is not None:
