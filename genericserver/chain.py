@@ -82,12 +82,13 @@ def handler_chain_steps(c: Any) -> list[Step]:
     failed = with_failed_authentication_audit(unauthorized(), c.audit_backend, c.audit_policy_rule_evaluator)
     steps = [
         Step("authorization", 1040, lambda h: with_authorization(h, c.authorizer)),
-        Step("max-in-flight", 1051, lambda h: with_max_in_flight_limit(h, c.max_requests_in_flight, c.max_mutating_requests_in_flight, c.long_running_func)),
+        Step("max-in-flight", 1051, lambda h: with_max_in_flight_limit(h, c.max_requests_in_flight, c.max_mutating_requests_in_flight, c.long_running_func,
+                                                                        mark=c.max_in_flight_watermark, metrics=c.metrics)),
         Step("impersonation", 1059, lambda h: with_impersonation(h, c.authorizer)),
-        Step("audit", 1064, lambda h: with_audit(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func)),
+        Step("audit", 1064, lambda h: with_audit(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func, metrics=c.audit_metrics)),
         Step("authentication", 1077, lambda h: with_authentication(h, c.authenticator, failed, c.api_audiences)),
         Step("cors", 1080, lambda h: with_cors(h, c.cors_allowed_origin_list, None, None, None, "true")),
-        Step("timeout", 1088, lambda h: with_timeout_for_non_long_running_requests(h, c.long_running_func)),
+        Step("timeout", 1088, lambda h: with_timeout_for_non_long_running_requests(h, c.long_running_func, metrics=c.metrics)),
         Step("request-deadline", 1090, lambda h: with_request_deadline(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func, c.request_timeout)),
         Step("wait-group", 1092, lambda h: with_wait_group(h, c.long_running_func, c.non_long_running_request_wait_group)),
     ]
@@ -101,7 +102,7 @@ def handler_chain_steps(c: Any) -> list[Step]:
         Step("request-info", 1112, lambda h: with_request_info(h, c.request_info_resolver)),
         Step("request-received-timestamp", 1113, with_request_received_timestamp),
         Step("mux-and-discovery-complete", 1114, lambda h: with_mux_and_discovery_complete(h, signals.mux_and_discovery_complete.signaled())),
-        Step("panic-recovery", 1115, lambda h: with_panic_recovery(h, c.request_info_resolver, really_crash=c.really_crash)),
+        Step("panic-recovery", 1115, lambda h: with_panic_recovery(h, c.request_info_resolver, really_crash=c.really_crash, metrics=c.metrics)),
         Step("audit-init", 1116, with_audit_init),
     ]
     return steps

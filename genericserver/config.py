@@ -2,7 +2,16 @@
 
 ``new_config()`` gives Go's defaults; ``config.complete().new(name, delegate)`` builds a
 :class:`genericserver.genericapiserver.GenericAPIServer`; ``default_build_handler_chain`` wraps
-the server's director in the v1.36.0 filters, in Go's order (see its docstring).
+the server's director in the v1.36.0 filters, in Go's order (see its docstring). ``new`` ends
+with Go's ``installAPI``: ``/metrics`` and ``/metrics/slis`` when ``enable_metrics`` (Go's
+default), and ``/version``.
+
+Metrics: Go registers every metric in one process-wide registry. Here each config makes its own
+registries (``metrics_registry`` for ``/metrics``, ``sli_registry`` for ``/metrics/slis``) and
+the objects recording into them (``metrics``, ``audit_metrics``, ``sli_metrics``), handed to the
+filters, the health endpoints and the audit backend of the server it builds, so that tests and
+several servers in one process do not share counts (design.md section 7). The max-in-flight
+watermark is the server's too (Go: one per process).
 """
 
 from __future__ import annotations
@@ -10,17 +19,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from prometheus_client import CollectorRegistry, ProcessCollector
+
 from genericserver import request as reqctx
+from genericserver import routes, version
+from genericserver.audit.metrics import AuditMetrics
 from genericserver.chain import default_build_handler_chain, new_request_info_resolver
 from genericserver.events import EventStream
 from genericserver.filters.longrunning import basic_long_running_request_check
+from genericserver.filters.maxinflight import RequestWatermark, start_max_in_flight_watermark_maintenance
 from genericserver.genericapiserver import GenericAPIServer, new_empty_delegate
 from genericserver.handler import APIServerHandler
 from genericserver.healthz.healthz import LogHealthz, PingHealthz
 from genericserver.healthz import HealthChecks
 from genericserver.hooks import HookRegistry
 from genericserver.lifecycle_signals import LifecycleSignals, new_lifecycle_signals
+from genericserver.metrics import EXECUTING_PHASE, Metrics
 from genericserver.notfoundhandler import not_found_handler
+from genericserver.slis import SLIMetrics
 from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 
 DEFAULT_LEGACY_API_PREFIX = "/api"
@@ -67,12 +83,29 @@ class Config:
     # panic recovery re-raises by default, as Go's ReallyCrash; tests may set False for a 500
     really_crash: bool = True
     events: EventStream = field(default_factory=EventStream)
+    # /metrics and /metrics/slis (see the module docstring for the registries)
+    enable_metrics: bool = True
+    metrics_registry: CollectorRegistry = field(default_factory=CollectorRegistry, repr=False)
+    sli_registry: CollectorRegistry = field(default_factory=CollectorRegistry, repr=False)
+    metrics: Metrics = field(default=None, repr=False)  # type: ignore[assignment]
+    audit_metrics: AuditMetrics = field(default=None, repr=False)  # type: ignore[assignment]
+    sli_metrics: SLIMetrics = field(default=None, repr=False)  # type: ignore[assignment]
+    max_in_flight_watermark: RequestWatermark = field(default_factory=lambda: RequestWatermark(EXECUTING_PHASE), repr=False)
+    version: version.Info = field(default_factory=version.get)
     # private in Go so nothing can replace it after the chain captured it
     _lifecycle_signals: LifecycleSignals = field(default_factory=new_lifecycle_signals, repr=False)
 
     def __post_init__(self) -> None:
         if self.build_handler_chain_func is None:
             self.build_handler_chain_func = default_build_handler_chain
+        if self.metrics is None:
+            self.metrics = Metrics(self.metrics_registry)
+            # Go's legacyregistry has the process collector too (process_cpu_seconds_total...)
+            ProcessCollector(registry=self.metrics_registry)
+        if self.audit_metrics is None:
+            self.audit_metrics = AuditMetrics(self.metrics_registry)
+        if self.sli_metrics is None:
+            self.sli_metrics = SLIMetrics(self.sli_registry, process_start_time())
 
     @property
     def lifecycle_signals(self) -> LifecycleSignals:
@@ -120,6 +153,8 @@ class CompletedConfig:
             livez_checks=c.livez_checks,
             readyz_checks=c.readyz_checks,
             livez_grace_period=c.livez_grace_period,
+            metrics=c.metrics,
+            sli=c.sli_metrics,
         )
         hooks = HookRegistry(
             health,
@@ -142,6 +177,7 @@ class CompletedConfig:
             secure_serving_info=c.secure_serving,
             audit_backend=c.audit_backend,
             events=c.events,
+            metrics=c.metrics,
         )
         # the outermost server runs its delegates' hooks and waits for their mux signals
         hooks.post_start_hooks().update(delegation_target.post_start_hooks())
@@ -149,10 +185,11 @@ class CompletedConfig:
         for signal_name, sig in delegation_target.mux_and_discovery_complete_signals().items():
             s.register_mux_and_discovery_complete_signal(signal_name, sig)
         if c.max_requests_in_flight or c.max_mutating_requests_in_flight:
-            from genericserver.filters.maxinflight import start_max_in_flight_watermark_maintenance
 
             def max_in_flight_filter(ctx: Any) -> None:
-                start_max_in_flight_watermark_maintenance(ctx.done())
+                # publishes the watermark as apiserver_current_inflight_requests until the HTTP
+                # server is told to stop (the hooks' context)
+                start_max_in_flight_watermark_maintenance(ctx.done(), c.max_in_flight_watermark, c.metrics)
 
             if not hooks.is_post_start_hook_registered("max-in-flight-filter"):
                 s.add_post_start_hook("max-in-flight-filter", max_in_flight_filter)
@@ -161,5 +198,26 @@ class CompletedConfig:
         for delegate_check in delegation_target.healthz_checks():
             if delegate_check.name() not in configured:
                 s.add_health_checks(delegate_check)
+        install_api(name, s, c)
         return s
+
+
+def install_api(name: str, s: GenericAPIServer, c: Config) -> None:
+    """Go's ``installAPI``, the parts built here: the metrics endpoints and ``/version``.
+
+    Go also installs the index (``/``), profiling, the debug flags, discovery and flow control,
+    which this server does not have.
+    """
+    mux = s.handler.non_go_restful_mux
+    if c.enable_metrics:
+        routes.install_metrics(mux, c.metrics_registry, c.sli_registry)
+    routes.install_version(mux, c.version)
+
+
+def process_start_time() -> float:
+    """When this process started, in seconds since the epoch (what component-base reports)."""
+    for family in ProcessCollector(registry=None).collect():
+        if family.name == "process_start_time_seconds" and family.samples:
+            return family.samples[0].value
+    return 0.0
 

@@ -123,6 +123,7 @@ class GenericAPIServer:
         secure_serving_info: Any = None,
         audit_backend: Any = None,
         events: Optional[EventStream] = None,
+        metrics: Any = None,
     ):
         self.name = name
         self.handler = handler
@@ -139,6 +140,8 @@ class GenericAPIServer:
         self.secure_serving_info = secure_serving_info
         self.audit_backend = audit_backend
         self.events = events if events is not None else EventStream()
+        # the server's request metrics (genericserver.metrics.Metrics; its registry is /metrics)
+        self.metrics = metrics
         self._destroy_fns: list[Callable[[], None]] = []
         self._mux_and_discovery_complete_signals: dict[str, rt.Event] = {}
         lifecycle_signals.observe(lambda sig, at: self.events.record("signal", sig.name))

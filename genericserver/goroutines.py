@@ -107,6 +107,15 @@ def format_all_goroutines() -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+def stack_of_panic(exc: BaseException, outer: Optional[FrameType] = None) -> str:
+    """Go's ``runtime.Stack(buf, false)`` while panicking: this goroutine, from where ``exc`` was
+    raised outwards to the frame that caught it, then on from ``outer`` (its caller) if given."""
+    frames = traceback_frames(exc.__traceback__)
+    if outer is not None:
+        frames += stack_of(outer)
+    return "\n".join([goroutine_header(threading.current_thread(), "running")] + frame_lines(frames)) + "\n"
+
+
 def format_panic(exc: BaseException, repanicked: bool = False) -> str:
     """``panic: <value>`` and the goroutine that raised it, as Go's runtime prints an unrecovered panic."""
     value = str(exc) or type(exc).__name__

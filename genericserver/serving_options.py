@@ -200,6 +200,8 @@ class AuditOptions:
         if not self.enabled():
             return
         backend: Any = self._writer()
+        # the backends count what they fail to write in the server's apiserver_audit_error_total
+        backend.metrics = c.audit_metrics
         if self.log_mode == MODE_BLOCKING:
             backend = _IgnoreErrorsBackend(backend)
         elif self.log_mode == MODE_BATCH:
@@ -208,6 +210,7 @@ class AuditOptions:
                 max_batch_size=self.log_batch_max_size,
                 max_batch_wait=self.log_batch_max_wait,
             ))
+            backend.metrics = c.audit_metrics
         c.audit_policy_rule_evaluator = new_policy_rule_evaluator(default_policy())
         c.audit_backend = backend
 

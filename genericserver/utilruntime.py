@@ -28,13 +28,12 @@ function that deferred ``HandleCrash``; here to the function holding the ``with`
 from __future__ import annotations
 
 import sys
-import threading
 from types import TracebackType
 from typing import Callable, Optional
 
 from genericserver import klog
 from genericserver.filters.timeout import AbortHandler
-from genericserver.goroutines import goroutine_header, frame_lines, stack_of, traceback_frames
+from genericserver.goroutines import stack_of_panic
 
 # Go's ReallyCrash: panic again after the handlers ran (tests set it False to survive)
 REALLY_CRASH = True
@@ -42,14 +41,6 @@ REALLY_CRASH = True
 
 class Panic(BaseException):
     """``panic("...")`` with a string value: the message is the value."""
-
-
-def stack_of_panic(exc: BaseException, outer_frames_from: Optional[object] = None) -> str:
-    """``runtime.Stack(buf, false)`` while panicking: this goroutine, from the panic outwards."""
-    frames = traceback_frames(exc.__traceback__)
-    if outer_frames_from is not None:
-        frames += stack_of(outer_frames_from)  # type: ignore[arg-type]
-    return "\n".join([goroutine_header(threading.current_thread(), "running")] + frame_lines(frames)) + "\n"
 
 
 def log_panic(exc: BaseException) -> None:

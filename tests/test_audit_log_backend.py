@@ -12,7 +12,7 @@ import pytest
 from genericserver.audit.event import Event, Level, ObjectReference, Stage, Status, UserInfo, event_from_dict
 from genericserver.audit.format import event_string
 from genericserver.audit.log_backend import FORMAT_JSON, FORMAT_LEGACY, LogBackend, new_backend, new_file_backend
-from genericserver.audit.metrics import COUNTERS, handle_plugin_error
+from genericserver.audit.metrics import AuditMetrics, handle_plugin_error
 
 NOW = 1714979289.123456
 
@@ -74,11 +74,13 @@ def test_json_lines_one_per_event():
 
 def test_unknown_format(caplog):
     buf = io.StringIO()
-    before = COUNTERS.errors["log"]
+    m = AuditMetrics()
+    backend = new_backend(buf, "xml")
+    backend.metrics = m
     with caplog.at_level(logging.ERROR, logger="genericserver.audit"):
-        assert new_backend(buf, "xml").process_events(EVENTS[0]) is False
+        assert backend.process_events(EVENTS[0]) is False
     assert buf.getvalue() == ""
-    assert COUNTERS.errors["log"] == before + 1
+    assert m.registry.get_sample_value("apiserver_audit_error_total", {"plugin": "log"}) == 1
     assert "Error in audit plugin 'log' affecting 1 audit events: log format \"xml\" is not in list of known formats (legacy,json)" in caplog.text
 
 

@@ -64,6 +64,8 @@ EXPECTED_PATHS = [
     "/livez/poststarthook/delegate-post-start-hook",
     "/livez/poststarthook/max-in-flight-filter",
     "/livez/poststarthook/wrapping-post-start-hook",
+    "/metrics",
+    "/metrics/slis",
     "/readyz",
     "/readyz/delegate-health",
     "/readyz/log",

@@ -22,6 +22,7 @@ from genericserver.filters.maxinflight import (
     start_max_in_flight_watermark_maintenance,
     with_max_in_flight_limit,
 )
+from genericserver.metrics import Metrics
 from genericserver.request import UserInfo
 from genericserver.requestinfo import RequestInfo, RequestInfoFactory
 from genericserver.testing.sim import Scripted, Simulation, schedules
@@ -257,13 +258,47 @@ def test_the_slot_is_a_threading_bounded_semaphore_permit_held_until_the_respons
         read_only.release()  # the filter released exactly what it took
 
 
+def inflight_gauge(m: Metrics) -> tuple:
+    """``apiserver_current_inflight_requests`` as (readOnly, mutating), as a scraper reads it."""
+    get = m.registry.get_sample_value
+    return tuple(get("apiserver_current_inflight_requests", {"request_kind": k}) for k in ("readOnly", "mutating"))
+
+
+def test_a_429_is_counted_as_a_request_and_a_termination():
+    """Go's RecordDroppedRequest and RecordRequestTermination, with Go's label values."""
+    m = Metrics()
+
+    def blocked(environ, start_response):
+        start_response("200 OK", [])
+        return iter([b"x"])
+
+    app = with_max_in_flight_limit(blocked, 1, 1, None, mark=RequestWatermark("executing"), metrics=m)
+    held = Client(app).get("/", environ_overrides={request.REQUEST_INFO_KEY: RequestInfo(verb="get", path="/")}, buffered=False)
+    pods = RequestInfo(is_resource_request=True, verb="list", namespace="ns", resource="pods", api_version="v1", path="/api/v1/namespaces/ns/pods")
+    assert Client(app).get("/api/v1/namespaces/ns/pods?dryRun=All", environ_overrides={request.REQUEST_INFO_KEY: pods}).status_code == 429
+    assert Client(app).get("/healthz", environ_overrides={request.REQUEST_INFO_KEY: RequestInfo(verb="get", path="/healthz")}).status_code == 429
+    held.close()
+    get = m.registry.get_sample_value
+    assert get("apiserver_request_total", {"verb": "LIST", "dry_run": "All", "group": "", "version": "v1", "resource": "pods", "subresource": "",
+                                           "scope": "namespace", "component": "apiserver", "code": "429"}) == 1
+    # a non-resource request: its path is the terminations' subresource, empty in the request count
+    assert get("apiserver_request_total", {"verb": "GET", "dry_run": "", "group": "", "version": "", "resource": "", "subresource": "",
+                                           "scope": "", "component": "apiserver", "code": "429"}) == 1
+    assert get("apiserver_request_terminations_total", {"verb": "GET", "group": "", "version": "", "resource": "", "subresource": "/healthz",
+                                                        "scope": "", "component": "apiserver", "code": "429"}) == 1
+    assert get("apiserver_request_terminations_total", {"verb": "LIST", "group": "", "version": "v1", "resource": "pods", "subresource": "",
+                                                        "scope": "namespace", "component": "apiserver", "code": "429"}) == 1
+
+
 def test_watermark_records_the_peak_and_resets_when_published():
     mark = RequestWatermark("executing")
     for v in (1, 3, 2):
         mark.record_read_only(v)
     mark.record_mutating(1)
-    assert mark.publish_and_reset() == (3, 1)
-    assert (mark.read_only_watermark, mark.mutating_watermark, mark.published) == (0, 0, (3, 1))
+    m = Metrics()
+    assert mark.publish_and_reset(m) == (3, 1)
+    assert (mark.read_only_watermark, mark.mutating_watermark) == (0, 0)
+    assert inflight_gauge(m) == (3, 1)
 
 
 def test_the_filter_feeds_the_process_watermark():
@@ -283,19 +318,20 @@ def test_the_filter_feeds_the_process_watermark():
 
 def test_maintenance_publishes_at_once_and_every_period_under_virtual_time():
     published = []
+    m = Metrics()
 
     def main():
         mark = RequestWatermark("executing")
         stop = rt.event("stop")
-        g = maxinflight._start_watermark_maintenance(mark, stop)
+        g = maxinflight.start_max_in_flight_watermark_maintenance(stop, mark, m)
         rt.sleep(0.5)  # the loop published (0, 0) at t=0
-        published.append(mark.published)
+        published.append(inflight_gauge(m))
         mark.record_read_only(2)
         rt.sleep(1.0)  # ... and (2, 0) at t=1
-        published.append(mark.published)
+        published.append(inflight_gauge(m))
         mark.record_mutating(7)
         rt.sleep(1.0)
-        published.append(mark.published)
+        published.append(inflight_gauge(m))
         stop.set()
         g.join()
 

@@ -243,8 +243,9 @@ def test_mux_and_discovery_complete_never_fires_when_stop_comes_first(caplog, v1
     assert not s.lifecycle_signals.mux_and_discovery_complete.is_signaled()
     assert "haven't completed MuxAndDiscoveryComplete, stop requested" in caplog.messages
     # After the drain an ordinary path gets the wait group's 503; an exempt path the wait group
-    # lets through (here /metrics, which nothing serves) reaches the not-found handler: 503 still.
-    r = client.get("/metrics", buffered=True)
+    # lets through (here /metrics/none: exempt by its /metrics prefix, served by nothing)
+    # reaches the not-found handler: 503 still.
+    r = client.get("/metrics/none", buffered=True)
     assert r.status_code == 503
     assert r.headers["Retry-After"] == "5"
     assert r.json["message"] == "the request has been made before all known HTTP paths have been installed, please try again"

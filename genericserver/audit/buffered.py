@@ -123,8 +123,10 @@ def _handle_crash(fn: Callable[[], Any]) -> Any:
 
 
 class BufferedBackend:
-    def __init__(self, delegate: Any, config: BatchConfig):
+    def __init__(self, delegate: Any, config: BatchConfig, *, metrics: Any = None):
         self._delegate = delegate
+        # where failures are counted: the server's AuditMetrics (None: the process-wide one)
+        self.metrics = metrics
         self._buffer = _Buffer(config.buffer_size)
         self._max_batch_size = config.max_batch_size
         self._max_batch_wait = config.max_batch_wait
@@ -219,10 +221,10 @@ class BufferedBackend:
             try:
                 sent = self._buffer.try_send(e.deep_copy())
             except _Closed:
-                handle_plugin_error(PLUGIN_NAME, "audit backend shut down", *events[i:])
+                handle_plugin_error(PLUGIN_NAME, "audit backend shut down", *events[i:], metrics=self.metrics)
                 return False
             if not sent:
-                handle_plugin_error(PLUGIN_NAME, "audit buffer queue blocked", *events[i:])
+                handle_plugin_error(PLUGIN_NAME, "audit buffer queue blocked", *events[i:], metrics=self.metrics)
                 return True
         return True
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from genericserver import request
 from genericserver import runtime as rt
 from genericserver.audit.event import Event, Level, Stage, Status, UserInfo, ord_level
+from genericserver.audit.metrics import LEGACY, AuditMetrics
 from genericserver.audit.policy import RequestAuditConfig
 
 log = logging.getLogger("genericserver.audit")
@@ -38,6 +39,7 @@ class AuditContext:
         # a fresh context's stage is ResponseStarted, as Go's WithAuditContext sets it
         self._event = Event(stage=Stage.RESPONSE_STARTED)
         self._audit_id = ""
+        self._metrics = LEGACY
 
     def enabled(self) -> bool:
         """True until a policy said level None: annotations made before evaluation are kept."""
@@ -45,12 +47,14 @@ class AuditContext:
             return True
         return self._config.level != Level.NONE
 
-    def init(self, config: RequestAuditConfig, sink: Any) -> None:
+    def init(self, config: RequestAuditConfig, sink: Any, metrics: Optional[AuditMetrics] = None) -> None:
+        """Go's ``Init(rac, sink)``; ``metrics`` are the server's audit counters (Go: package globals)."""
         with self._lock:
             if self._initialized:
                 raise RuntimeError("audit context was already initialized")
             self._config = config
             self._sink = sink
+            self._metrics = metrics if metrics is not None else LEGACY
             self._event.level = config.level
             self._initialized = True
 
@@ -74,6 +78,7 @@ class AuditContext:
                 ev.stage_timestamp = ev.request_received_timestamp
             else:
                 ev.stage_timestamp = rt.wall()
+            self._metrics.observe_event()
             return bool(self._sink.process_events(ev))
 
     def log_impersonated_user(self, user: request.UserInfo, constraint: str = "") -> None:

@@ -29,8 +29,10 @@ def encode_event(ev: Event) -> str:
 
 
 class LogBackend:
-    def __init__(self, out: IO[str], fmt: str = FORMAT_JSON, *, close_on_shutdown: bool = False):
+    def __init__(self, out: IO[str], fmt: str = FORMAT_JSON, *, close_on_shutdown: bool = False, metrics: Any = None):
         self._out = out
+        # where failures are counted: the server's AuditMetrics (None: the process-wide one)
+        self.metrics = metrics
         self._format = fmt
         self._close = close_on_shutdown
         # one line per write, never interleaved (Go's os.File writes are not split either)
@@ -49,18 +51,18 @@ class LogBackend:
             try:
                 line = encode_event(ev)
             except (TypeError, ValueError) as err:
-                handle_plugin_error(PLUGIN_NAME, err, ev)
+                handle_plugin_error(PLUGIN_NAME, err, ev, metrics=self.metrics)
                 return False
         else:
             err_text = f"log format {go_quote(self._format)} is not in list of known formats ({','.join(ALLOWED_FORMATS)})"
-            handle_plugin_error(PLUGIN_NAME, err_text, ev)
+            handle_plugin_error(PLUGIN_NAME, err_text, ev, metrics=self.metrics)
             return False
         try:
             with self._lock:
                 self._out.write(line)
                 self._out.flush()
         except (OSError, ValueError) as err:
-            handle_plugin_error(PLUGIN_NAME, err, ev)
+            handle_plugin_error(PLUGIN_NAME, err, ev, metrics=self.metrics)
             return False
         return True
 

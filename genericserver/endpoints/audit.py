@@ -26,7 +26,7 @@ from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.audit.context import AuditContext, audit_context_from
 from genericserver.audit.event import Level, Stage, Status
-from genericserver.audit.metrics import COUNTERS
+from genericserver.audit.metrics import LEGACY, AuditMetrics
 from genericserver.audit.request import log_request_metadata
 from genericserver.endpoints.authorization import get_authorizer_attributes
 from genericserver.wsgi import close_iterable
@@ -36,11 +36,15 @@ log = logging.getLogger("genericserver.endpoints")
 LongRunningCheck = Callable[[dict, Any], bool]
 
 
-def evaluate_policy_and_create_audit_event(environ: dict, policy: Any, sink: Any) -> tuple[Optional[AuditContext], Optional[Exception]]:
+def evaluate_policy_and_create_audit_event(
+    environ: dict, policy: Any, sink: Any, metrics: Optional[AuditMetrics] = None
+) -> tuple[Optional[AuditContext], Optional[Exception]]:
     """Evaluate the policy and initialise the request's audit context (Go's ``(context, error)``).
 
-    ``(None, None)`` when the request has no audit context (auditing is not set up).
+    ``(None, None)`` when the request has no audit context (auditing is not set up). ``metrics``
+    are the server's audit counters (Go: package globals; None: the process-wide ones).
     """
+    metrics = metrics if metrics is not None else LEGACY
     ac = audit_context_from(environ)
     if ac is None:
         return None, None
@@ -48,9 +52,9 @@ def evaluate_policy_and_create_audit_event(environ: dict, policy: Any, sink: Any
     if err is not None:
         return ac, Exception(f"failed to GetAuthorizerAttributes: {err}")
     rac = policy.evaluate_policy_rule(attribs)
-    COUNTERS.observe_policy_level(rac.level)
+    metrics.observe_policy_level(rac.level)
     try:
-        ac.init(rac, sink)
+        ac.init(rac, sink, metrics)
     except Exception as e:
         return None, Exception(f"failed to initialize audit context: {e}")
     if rac.level == Level.NONE:
@@ -173,20 +177,26 @@ def with_rejection_audit(failed: Callable, sink: Any, policy: Any, message: Call
     return rejection_audit
 
 
-def with_audit(app: Callable, sink: Any, policy: Any, long_running_check: Optional[LongRunningCheck] = None) -> Callable:
-    """Audit every request according to ``policy`` into ``sink``; no sink or policy: ``app`` as is."""
+def with_audit(
+    app: Callable, sink: Any, policy: Any, long_running_check: Optional[LongRunningCheck] = None, *, metrics: Optional[AuditMetrics] = None
+) -> Callable:
+    """Audit every request according to ``policy`` into ``sink``; no sink or policy: ``app`` as is.
+
+    ``metrics``: the server's audit counters (Go: package globals; None: the process-wide ones).
+    """
     if sink is None or policy is None:
         return app
+    metrics = metrics if metrics is not None else LEGACY
 
     def audit(environ: dict, start_response: Callable) -> Iterable[bytes]:
-        ac, err = evaluate_policy_and_create_audit_event(environ, policy, sink)
+        ac, err = evaluate_policy_and_create_audit_event(environ, policy, sink, metrics)
         if err is not None:
             log.error("failed to create audit event: %s", err)
             return responsewriters.internal_error(start_response, environ, "failed to create audit event")
         if ac is None or not ac.enabled():
             return app(environ, start_response)
         if not ac.process_event_stage(Stage.REQUEST_RECEIVED):
-            COUNTERS.observe_request_rejected()
+            metrics.observe_request_rejected()
             return responsewriters.internal_error(start_response, environ, "failed to store audit event")
 
         long_running = False

@@ -11,23 +11,29 @@ counted.
 Each class's slots are a bounded semaphore from the runtime (``threading.BoundedSemaphore``
 under the threads runtime), standing in for Go's buffered channel: a request takes a slot with
 a non-blocking ``acquire`` and holds it until its response iterable is closed; the occupancy
-recorded for the watermark is ``taken()``, Go's ``len(c)``. The process-wide
-:data:`watermark` remembers the highest occupancy of each class; the optional maintenance loop
-(:func:`start_max_in_flight_watermark_maintenance`) publishes and resets it every second. Go
-feeds both into metrics; there are no metrics here, so :attr:`RequestWatermark.published` keeps
-the last published pair instead, and Go's one-time metric initialisation has nothing to do.
+recorded for the watermark is ``taken()``, Go's ``len(c)``. A :class:`RequestWatermark`
+remembers the highest occupancy of each class; the maintenance loop
+(:func:`start_max_in_flight_watermark_maintenance`, started by the ``max-in-flight-filter``
+post-start hook, stopped with the HTTP server) publishes it every second as
+``apiserver_current_inflight_requests{request_kind="readOnly"|"mutating"}`` and resets it: the
+gauge is the peak of the last second, not the current count. A 429 is counted in
+``apiserver_request_total`` and ``apiserver_request_terminations_total``.
+
+Go keeps one watermark for the process and its metrics in the global registry. Here each server
+has its own (its config's ``max_in_flight_watermark`` and ``metrics``, passed to the filter and
+to the maintenance loop); a filter built alone uses the module's :data:`watermark` and
+``metrics.LEGACY``, as Go's globals. Not ported: Go also feeds the same occupancy to priority and
+fairness's ``apiserver_flowcontrol_read_vs_write_current_requests``, a flow-control metric.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Callable, Iterable, Optional
 
-from genericserver import request, runtime as rt, wsgi
+from genericserver import metrics as epmetrics
+from genericserver import klog, request, runtime as rt, wsgi
 from genericserver.requestinfo import LongRunningRequestCheck
 from genericserver.responsewriters import go_quote, http_error, request_uri
-
-log = logging.getLogger("genericserver.filters.maxinflight")
 
 RETRY_AFTER = "1"
 # how often the watermark is published and reset; it is a maximum over this period
@@ -42,7 +48,7 @@ TOO_MANY_REQUESTS_MESSAGE = "Too many requests, please try again later."
 
 def _handle_error(start_response: Callable, environ: dict, err: str) -> Iterable[bytes]:
     body = http_error(start_response, f"Internal Server Error: {go_quote(request_uri(environ))}", 500)
-    log.error("%s", err)
+    klog.error(err)
     return body
 
 
@@ -54,8 +60,6 @@ class RequestWatermark:
         self._lock = rt.lock()
         self.read_only_watermark = 0
         self.mutating_watermark = 0
-        # (read-only, mutating) as last published by the maintenance loop (Go: a metric)
-        self.published: Optional[tuple[int, int]] = None
 
     def record_mutating(self, value: int) -> None:
         with self._lock:
@@ -67,35 +71,37 @@ class RequestWatermark:
             if self.read_only_watermark < value:
                 self.read_only_watermark = value
 
-    def publish_and_reset(self) -> tuple[int, int]:
+    def publish_and_reset(self, metrics: Optional[epmetrics.Metrics] = None) -> tuple[int, int]:
+        """Take the peaks of the period, start a new one, and set the in-flight gauge to the peaks."""
         with self._lock:
             pair = (self.read_only_watermark, self.mutating_watermark)
             self.read_only_watermark = self.mutating_watermark = 0
-            self.published = pair
-        log.debug("inflight watermark phase=%s readOnly=%d mutating=%d", self.phase, *pair)
+        (metrics if metrics is not None else epmetrics.LEGACY).update_inflight_request_metrics(self.phase, *pair)
         return pair
 
 
 # requests being executed (Go also has a "waiting" phase, used by priority and fairness only).
 # Its lock comes from the runtime current at import; it is held without any runtime call
 # inside, so it is safe under the simulation runtime too.
-watermark = RequestWatermark("executing")
+watermark = RequestWatermark(epmetrics.EXECUTING_PHASE)
 
 
-def _start_watermark_maintenance(mark: RequestWatermark, stop: rt.Event) -> rt.Goroutine:
+def _start_watermark_maintenance(mark: RequestWatermark, stop: rt.Event, metrics: Optional[epmetrics.Metrics] = None) -> rt.Goroutine:
     def maintain() -> None:
         # wait.Until: run now, then once per period, until stop
         while not stop.is_set():
-            mark.publish_and_reset()
+            mark.publish_and_reset(metrics)
             if rt.select(stop, timeout=INFLIGHT_USAGE_METRIC_UPDATE_PERIOD) is not None:
                 return
 
     return rt.go(maintain, name="max-in-flight-watermark")
 
 
-def start_max_in_flight_watermark_maintenance(stop: rt.Event) -> rt.Goroutine:
-    """Publish and reset :data:`watermark` every second until ``stop`` is set."""
-    return _start_watermark_maintenance(watermark, stop)
+def start_max_in_flight_watermark_maintenance(
+    stop: rt.Event, mark: Optional[RequestWatermark] = None, metrics: Optional[epmetrics.Metrics] = None
+) -> rt.Goroutine:
+    """Publish ``mark`` (the module's :data:`watermark` if None) into ``metrics`` every second until ``stop`` is set."""
+    return _start_watermark_maintenance(mark if mark is not None else watermark, stop, metrics)
 
 
 def with_max_in_flight_limit(
@@ -103,14 +109,30 @@ def with_max_in_flight_limit(
     non_mutating_limit: int,
     mutating_limit: int,
     long_running_request_check: Optional[LongRunningRequestCheck],
+    *,
+    mark: Optional[RequestWatermark] = None,
+    metrics: Optional[epmetrics.Metrics] = None,
 ) -> Callable:
-    """Limit concurrent requests per class; 0 means no limit for that class."""
+    """Limit concurrent requests per class; 0 means no limit for that class.
+
+    ``mark`` and ``metrics`` are the server's watermark and metrics (Go: package globals; None:
+    the module's :data:`watermark` and ``metrics.LEGACY``).
+    """
     if non_mutating_limit == 0 and mutating_limit == 0:
         return app
+    mark = mark if mark is not None else watermark
+    metrics = metrics if metrics is not None else epmetrics.LEGACY
     # Go's buffered channels of that many slots: a bounded semaphore each
     non_mutating = rt.bounded_semaphore(non_mutating_limit, "max-in-flight-non-mutating") if non_mutating_limit else None
+    if non_mutating_limit:
+        klog.v(2).info_s("Initialized nonMutatingChan", len=non_mutating_limit)
+    else:
+        klog.v(2).info_s("Running with nil nonMutatingChan")
     mutating = rt.bounded_semaphore(mutating_limit, "max-in-flight-mutating") if mutating_limit else None
-    log.debug("max in flight: nonMutating=%d mutating=%d (0 = unlimited)", non_mutating_limit, mutating_limit)
+    if mutating_limit:
+        klog.v(2).info_s("Initialized mutatingChan", len=mutating_limit)
+    else:
+        klog.v(2).info_s("Running with nil mutatingChan")
 
     def max_in_flight_filter(environ: dict, start_response: Callable) -> Iterable[bytes]:
         info = request.request_info_from(environ)
@@ -123,13 +145,16 @@ def with_max_in_flight_limit(
         slots = mutating if is_mutating else non_mutating
         if slots is None:
             return app(environ, start_response)
-        record = watermark.record_mutating if is_mutating else watermark.record_read_only
+        record = mark.record_mutating if is_mutating else mark.record_read_only
 
         # take a slot if one is free, never wait for one (Go: select with a default case)
         if not slots.acquire(blocking=False):
             user = request.user_from(environ)
             if user is not None and SYSTEM_PRIVILEGED_GROUP in user.groups:
                 return app(environ, start_response)
+            # counted in both the requests (code 429) and the terminations
+            metrics.record_dropped_request(environ, info, epmetrics.APISERVER_COMPONENT, is_mutating)
+            metrics.record_request_termination(environ, info, epmetrics.APISERVER_COMPONENT, 429)
             return too_many_requests(start_response, RETRY_AFTER)
 
         # the occupancy is sampled both when a request starts and when it ends (Go's len(c))

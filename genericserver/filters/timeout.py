@@ -39,15 +39,16 @@ long as the response), or by the goroutine if the caller gave up first. The queu
 from __future__ import annotations
 
 import collections
-import logging
 from typing import Any, Callable, Iterable, Optional
 
 from genericserver import klog, request, runtime as rt
+from genericserver import metrics as epmetrics
+from genericserver.godur import format_go_duration
+from genericserver.goroutines import stack_of_panic
 from genericserver.requestinfo import LongRunningRequestCheck, url_path
 from genericserver.responsewriters import encode_status, status as status_dict
 from genericserver.wsgi import close_iterable, known_chunks, on_close
 
-log = logging.getLogger("genericserver.filters.timeout")
 
 
 class ErrHandlerTimeout(Exception):
@@ -80,13 +81,20 @@ def new_internal_error(err: str) -> dict:
 
 
 def _nothing() -> None:
-    """The post-timeout function: Go's records a metric, and there are no metrics here."""
+    """The post-timeout function when the chain is built wrong (Go's ``func() {}``)."""
 
 
-def with_timeout_for_non_long_running_requests(app: Callable, long_running: Optional[LongRunningRequestCheck]) -> Callable:
-    """Time out everything but long-running requests at the request context's deadline."""
+def with_timeout_for_non_long_running_requests(
+    app: Callable, long_running: Optional[LongRunningRequestCheck], *, metrics: Optional[epmetrics.Metrics] = None
+) -> Callable:
+    """Time out everything but long-running requests at the request context's deadline.
+
+    ``metrics``: the server's (Go: package globals; None: ``metrics.LEGACY``); a timeout is
+    counted in ``apiserver_request_terminations_total`` with code 504.
+    """
     if long_running is None:
         return app
+    metrics = metrics if metrics is not None else epmetrics.LEGACY
 
     # Go builds these per request; they never change, and nothing writes to them
     timeout_error = new_timeout_error("request did not complete within the allotted timeout", 0)
@@ -99,20 +107,28 @@ def with_timeout_for_non_long_running_requests(app: Callable, long_running: Opti
             return environ, False, _nothing, no_info_error
         if long_running(environ, info):
             return environ, True, None, None
-        # Go records a 504 request-termination metric here; there are no metrics in this port
-        return environ, False, _nothing, timeout_error
 
-    return with_timeout(app, timeout_func)
+        def post_timeout_fn() -> None:
+            metrics.record_request_termination(environ, info, epmetrics.APISERVER_COMPONENT, 504)
+
+        return environ, False, post_timeout_fn, timeout_error
+
+    return with_timeout(app, timeout_func, metrics=metrics)
 
 
-def with_timeout(app: Callable, timeout_func: TimeoutFunc) -> Callable:
-    """Run ``app`` under the timeout ``timeout_func`` describes for each request."""
+def with_timeout(app: Callable, timeout_func: TimeoutFunc, *, metrics: Optional[epmetrics.Metrics] = None) -> Callable:
+    """Run ``app`` under the timeout ``timeout_func`` describes for each request.
+
+    A handler that returns after its request timed out is counted in
+    ``apiserver_request_post_timeout_total`` in ``metrics`` (None: ``metrics.LEGACY``).
+    """
+    metrics = metrics if metrics is not None else epmetrics.LEGACY
 
     def timeout_filter(environ: dict, start_response: Callable) -> Iterable[bytes]:
         environ, long_running, post_timeout_fn, err = timeout_func(environ)
         if long_running:
             return app(environ, start_response)
-        tw = _TimeoutWriter(request.context_from(environ), start_response, environ)
+        tw = _TimeoutWriter(request.context_from(environ), start_response, environ, metrics)
         rt.go(tw.serve, app, dict(environ), name="timeout-handler")
         return tw.answer(post_timeout_fn, err)
 
@@ -193,14 +209,15 @@ class _Handoff:
 class _TimeoutWriter:
     """Go's timeoutWriter and the two sides of ServeHTTP: ``serve`` (goroutine), ``answer`` (caller)."""
 
-    __slots__ = ("_ctx", "_done", "_start_response", "_environ", "_handoff", "_started", "_timed_out",
+    __slots__ = ("_ctx", "_done", "_start_response", "_environ", "_metrics", "_handoff", "_started", "_timed_out",
                  "_timed_out_at", "_pending_start", "_inner", "_done_iterating")
 
-    def __init__(self, ctx: Any, start_response: Callable, environ: dict):
+    def __init__(self, ctx: Any, start_response: Callable, environ: dict, metrics: epmetrics.Metrics):
         self._ctx = ctx
         self._done = ctx.done()
         self._start_response = start_response
         self._environ = environ  # for the post-timeout log line only
+        self._metrics = metrics
         self._handoff = _Handoff()
         self._started = False  # the caller forwarded start_response (Go: wroteHeader)
         self._timed_out = False
@@ -251,17 +268,18 @@ class _TimeoutWriter:
         close_iterable(body)
 
     def _log_post_timeout(self, result: Optional[BaseException]) -> None:
-        # the handler finished after the client got its 504 (Go logs the same)
-        log.error(
-            "%s",
-            klog.format_s(
-                "Post-timeout activity",
-                logger="UnhandledError",
-                timeElapsed=f"{rt.now() - self._timed_out_at:.6f}s",
-                method=self._environ.get("REQUEST_METHOD", ""),
-                path=url_path(self._environ),
-                result=None if result is None else repr(result),
-            ),
+        # the handler finished after the client got its 504: counted, and logged as Go's
+        # HandleError does (a panic's value followed by its stack, as Go's recover gives it)
+        status = epmetrics.POST_TIMEOUT_HANDLER_OK if result is None else epmetrics.POST_TIMEOUT_HANDLER_PANIC
+        self._metrics.record_request_post_timeout(epmetrics.POST_TIMEOUT_SOURCE_TIMEOUT_HANDLER, status)
+        klog.error_s(
+            None,
+            "Post-timeout activity",
+            logger="UnhandledError",
+            timeElapsed=format_go_duration(rt.now() - self._timed_out_at),
+            method=self._environ.get("REQUEST_METHOD", ""),
+            path=url_path(self._environ),
+            result=None if result is None else f"{result}\n{stack_of_panic(result)}",
         )
 
     def _handler_start_response(self, status: str, headers: list, exc_info: Any = None) -> Callable:

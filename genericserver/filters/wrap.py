@@ -32,6 +32,7 @@ import logging
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from genericserver import klog
+from genericserver import metrics as epmetrics
 from genericserver.audit.context import get_audit_id_truncated
 from genericserver import httplog
 from genericserver.filters.timeout import AbortHandler
@@ -47,15 +48,20 @@ PANIC_MESSAGE = "This request caused apiserver to panic. Look in the logs for de
 CrashHandler = Callable[[dict, Callable, BaseException], Optional[Iterable[bytes]]]
 
 
-def with_panic_recovery(app: Callable, resolver: RequestInfoResolver, *, really_crash: bool = True) -> Callable:
+def with_panic_recovery(
+    app: Callable, resolver: RequestInfoResolver, *, really_crash: bool = True, metrics: Optional[epmetrics.Metrics] = None
+) -> Callable:
     """Log panics of the rest of the chain, answer 500 or abort, then re-raise (``really_crash``).
 
-    ``resolver`` is kept for Go's signature: Go resolves the request only to label the abort
-    metric, and there are no metrics here.
+    An abort is counted in ``apiserver_request_aborts_total`` of ``metrics`` (the server's; Go:
+    package globals; None: ``metrics.LEGACY``), labelled from ``resolver``'s request info.
     """
+    metrics = metrics if metrics is not None else epmetrics.LEGACY
 
     def crash_handler(environ: dict, start_response: Callable, exc: BaseException) -> Optional[Iterable[bytes]]:
         if isinstance(exc, AbortHandler):
+            info, err = resolver.new_request_info(environ)
+            metrics.record_request_abort(environ, None if err is not None else info)
             log.error("%s", klog.format_s("Timeout or abort while handling", logger="UnhandledError", **_request_keys(environ)))
             return None
         body = http_error(start_response, PANIC_MESSAGE, 500)

@@ -32,6 +32,8 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from genericserver import runtime as rt
+from genericserver.metrics import Metrics
+from genericserver.slis import SLIMetrics
 from genericserver.healthz.healthz import HealthChecker, Mux, install_path_handler_with_healthy_func, new_shutdown_healthz
 
 Clock = Callable[[], float]
@@ -44,8 +46,14 @@ class HealthCheckRegistryError(Exception):
 class HealthCheckRegistry:
     """The checks of one endpoint (``/healthz``, ``/livez`` or ``/readyz``)."""
 
-    def __init__(self, path: str, checks: Iterable[HealthChecker] = (), clock: Optional[Clock] = None):
+    def __init__(
+        self, path: str, checks: Iterable[HealthChecker] = (), clock: Optional[Clock] = None, *,
+        metrics: Optional[Metrics] = None, sli: Optional[SLIMetrics] = None,
+    ):
         self.path = path
+        # where the endpoint's requests and check results are counted (None: process-wide)
+        self.metrics = metrics
+        self.sli = sli
         self._lock = rt.lock()
         self.checks: list[HealthChecker] = list(checks)
         self._checks_installed = False
@@ -74,7 +82,7 @@ class HealthCheckRegistry:
         """Freeze the checks and serve them on ``mux`` at ``path`` and ``path/<check>``."""
         with self._lock:
             self._checks_installed = True
-            install_path_handler_with_healthy_func(mux, self.path, first_time_healthy, *self.checks)
+            install_path_handler_with_healthy_func(mux, self.path, first_time_healthy, *self.checks, metrics=self.metrics, sli=self.sli)
 
 
 class HealthChecks:
@@ -88,11 +96,13 @@ class HealthChecks:
         readyz_checks: Iterable[HealthChecker] = (),
         livez_grace_period: float = 0.0,
         clock: Clock = rt.now,
+        metrics: Optional[Metrics] = None,
+        sli: Optional[SLIMetrics] = None,
     ):
         # as Go's New: only livez gets a clock, for its grace period
-        self.healthz_registry = HealthCheckRegistry("/healthz", healthz_checks)
-        self.livez_registry = HealthCheckRegistry("/livez", livez_checks, clock=clock)
-        self.readyz_registry = HealthCheckRegistry("/readyz", readyz_checks)
+        self.healthz_registry = HealthCheckRegistry("/healthz", healthz_checks, metrics=metrics, sli=sli)
+        self.livez_registry = HealthCheckRegistry("/livez", livez_checks, clock=clock, metrics=metrics, sli=sli)
+        self.readyz_registry = HealthCheckRegistry("/readyz", readyz_checks, metrics=metrics, sli=sli)
         self.livez_grace_period = livez_grace_period
 
     def healthz_checks(self) -> list[HealthChecker]:

@@ -14,8 +14,12 @@ puts two kinds of handler on a mux (anything with ``handle(path, app)``):
   repeat and skips a check (or a group of checks); unknown names add a ``warn:`` line.
 * one handler per check at ``path/<name>``: ``ok``, or 500 ``internal server error: <err>``.
 
-Not ported: the request metrics around the root handler and the SLI health-check gauges (no
-metrics here), and httplog's stack-trace predicate.
+Metrics, as in Go: the root handler is wrapped in ``InstrumentHandlerFunc`` (counted in
+``apiserver_request_total{verb="GET",subresource="/healthz",...}``) and every check it runs is
+observed in ``kubernetes_healthcheck`` and ``kubernetes_healthchecks_total`` (component-base's
+slis). Go records into process-wide globals; here the installer passes the server's
+:class:`genericserver.metrics.Metrics` and :class:`genericserver.slis.SLIMetrics` (None: the
+process-wide ``LEGACY`` ones). Not ported: httplog's stack-trace predicate.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, runtime_checkable
 
-from genericserver import klog, request
+from genericserver import klog, request, slis
+from genericserver import metrics as epmetrics
 from genericserver import runtime as rt
 from genericserver.responsewriters import go_quote, http_error, status_line
 
@@ -202,37 +207,47 @@ def named_grouped_check(name: str, group_name: str, fn: CheckFunc) -> GroupedHea
     return _NamedGroupedCheck(name, group_name, fn)
 
 
-def install_handler(mux: Mux, *checks: HealthChecker) -> None:
-    install_path_handler(mux, DEFAULT_HEALTHZ_PATH, *checks)
+def install_handler(mux: Mux, *checks: HealthChecker, metrics: Optional[epmetrics.Metrics] = None, sli: Optional[slis.SLIMetrics] = None) -> None:
+    install_path_handler(mux, DEFAULT_HEALTHZ_PATH, *checks, metrics=metrics, sli=sli)
 
 
-def install_readyz_handler(mux: Mux, *checks: HealthChecker) -> None:
-    install_path_handler(mux, "/readyz", *checks)
+def install_readyz_handler(mux: Mux, *checks: HealthChecker, metrics: Optional[epmetrics.Metrics] = None, sli: Optional[slis.SLIMetrics] = None) -> None:
+    install_path_handler(mux, "/readyz", *checks, metrics=metrics, sli=sli)
 
 
-def install_livez_handler(mux: Mux, *checks: HealthChecker) -> None:
-    install_path_handler(mux, "/livez", *checks)
+def install_livez_handler(mux: Mux, *checks: HealthChecker, metrics: Optional[epmetrics.Metrics] = None, sli: Optional[slis.SLIMetrics] = None) -> None:
+    install_path_handler(mux, "/livez", *checks, metrics=metrics, sli=sli)
 
 
-def install_path_handler(mux: Mux, path: str, *checks: HealthChecker) -> None:
-    install_path_handler_with_healthy_func(mux, path, None, *checks)
+def install_path_handler(
+    mux: Mux, path: str, *checks: HealthChecker, metrics: Optional[epmetrics.Metrics] = None, sli: Optional[slis.SLIMetrics] = None
+) -> None:
+    install_path_handler_with_healthy_func(mux, path, None, *checks, metrics=metrics, sli=sli)
 
 
 def install_path_handler_with_healthy_func(
-    mux: Mux, path: str, first_time_healthy: Optional[Callable[[], None]], *checks: HealthChecker
+    mux: Mux,
+    path: str,
+    first_time_healthy: Optional[Callable[[], None]],
+    *checks: HealthChecker,
+    metrics: Optional[epmetrics.Metrics] = None,
+    sli: Optional[slis.SLIMetrics] = None,
 ) -> None:
     """Serve ``checks`` at ``path`` and each at ``path/<name>``; ``first_time_healthy`` runs once, at the first success.
 
     With no checks, ping is installed. All checks of a path go in one call: a second call for
-    the same path registers the handlers again (the mux logs the duplicate).
+    the same path registers the handlers again (the mux logs the duplicate). ``metrics`` and
+    ``sli``: where the requests and the check results are counted (see the module docstring).
     """
+    metrics = metrics if metrics is not None else epmetrics.LEGACY
     if not checks:
         klog.v(5).info("No default health checks specified. Installing the ping handler.")
         checks = (PingHealthz,)
     klog.v(5).infof("Installing health checkers for (%s): %s", path, format_quoted(*checker_names(*checks)))
     endpoint = path[1:] if path.startswith("/") else path
     endpoint = endpoint.split("/")[0]
-    mux.handle(path, handle_root_health(endpoint, first_time_healthy, *checks))
+    root = handle_root_health(endpoint, first_time_healthy, *checks, sli=sli)
+    mux.handle(path, metrics.instrument_handler_func("GET", "", "", "", path, "", "", False, "", root))
     for check in checks:
         mux.handle(f"{path}/{check.name()}", adapt_check_to_handler(check.check))
 
@@ -246,9 +261,15 @@ def _query(environ: dict) -> dict[str, list[str]]:
     return request.query(environ)
 
 
-def handle_root_health(name: str, first_time_healthy: Optional[Callable[[], None]], *checks: HealthChecker) -> WSGIApp:
-    """The WSGI app answering ``/<name>``: all checks, or those not excluded, must pass."""
+def handle_root_health(
+    name: str, first_time_healthy: Optional[Callable[[], None]], *checks: HealthChecker, sli: Optional[slis.SLIMetrics] = None
+) -> WSGIApp:
+    """The WSGI app answering ``/<name>``: all checks, or those not excluded, must pass.
+
+    Each check run is observed in ``sli`` (None: ``slis.LEGACY``) with type ``name``.
+    """
     notify_once = rt.once()
+    observe = (sli if sli is not None else slis.LEGACY).observe_healthcheck
 
     def app(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
         excluded = get_excluded_checks(environ)
@@ -269,11 +290,13 @@ def handle_root_health(name: str, first_time_healthy: Optional[Callable[[], None
             try:
                 check.check(environ)
             except Exception as err:
+                observe(check_name, name, slis.ERROR)
                 # the reason stays out of the public body; the log gets it
                 lines.append(f"[-]{check_name} failed: reason withheld\n")
                 failed_log.append(f"[-]{check_name} failed: {err}\n")
                 failed.append(check_name)
             else:
+                observe(check_name, name, slis.SUCCESS)
                 lines.append(f"[+]{check_name} ok\n")
         if unknown_excluded:
             quoted = format_quoted(*sorted(unknown_excluded))
