@@ -24,13 +24,13 @@ class Sample(NamedTuple):
 class Samples(list):
     """The samples of one scrape, in the order the server wrote them."""
 
-    def select(self, name: str, **labels: str) -> list[Sample]:
-        """The samples called ``name`` whose labels include ``labels``."""
-        return [s for s in self if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
+    def select(self, metric: str, /, **labels: str) -> list[Sample]:
+        """The samples called ``metric`` whose labels include ``labels`` (a label may be called ``name``)."""
+        return [s for s in self if s.name == metric and all(s.labels.get(k) == v for k, v in labels.items())]
 
-    def value(self, name: str, **labels: str) -> Optional[float]:
+    def value(self, metric: str, /, **labels: str) -> Optional[float]:
         """The sum of the matching samples' values; None when there is none."""
-        found = self.select(name, **labels)
+        found = self.select(metric, **labels)
         return sum(s.value for s in found) if found else None
 
 
