@@ -210,13 +210,41 @@ def test_a_bad_flag_exits_2_with_one_line_naming_it(flags, flag_name):
     assert "Traceback" not in proc.stderr
 
 
+def test_version_prints_the_pinned_kubernetes_version():
+    for argv in (["--version"], ["serve", "--version"]):
+        proc = subprocess.run([sys.executable, "-m", "genericserver", *argv], capture_output=True, text=True, timeout=WAIT)
+        assert proc.returncode == 0
+        assert re.fullmatch(r"genericserver \S+ \(a port of k8s\.io/apiserver v1\.36\.0\)\n", proc.stdout), proc.stdout
+
+
+def test_a_bad_verbosity_is_pflag_s_one_line_error():
+    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "-v", "x"], capture_output=True, text=True, timeout=WAIT)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith('invalid argument "x" for "-v, --v" flag: strconv.ParseUint: parsing "x": invalid syntax')
+
+
+def test_json_logging_and_the_v1_graceful_termination_lines(server_process):
+    sp = server_process("--logging-format=json", "--v=1")
+    sp.signal()
+    assert sp.wait() == 0
+    entries = [json.loads(line) for line in sp.seen if line.startswith("{")]
+    assert len(entries) == len(sp.seen), sp.seen  # every line is one JSON object
+    (serving,) = [e for e in entries if e["msg"].startswith("Serving insecurely on ")]
+    assert list(serving) == ["ts", "caller", "msg", "v"]
+    assert re.fullmatch(r"genericserver/secure_serving\.py:\d+", serving["caller"]) and serving["v"] == 0
+    events = [(e["caller"].split(":")[0], e["v"], e["name"]) for e in entries if e["msg"] == "[graceful-termination] shutdown event"]
+    assert {name for _, _, name in events} == {"ShutdownInitiated", "AfterShutdownDelayDuration", "NotAcceptingNewRequest",
+                                               "HTTPServerStoppedListening", "InFlightRequestsDrained"}
+    assert {(caller, v) for caller, v, _ in events} == {("genericserver/genericapiserver.py", 1)}
+
+
 def test_help_explains_each_flag():
     proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--help"], capture_output=True, text=True, timeout=WAIT)
     assert proc.returncode == 0
     for flag in ("--bind-address", "--secure-port", "--tls-cert-file", "--tls-private-key-file", "--shutdown-delay-duration",
                  "--shutdown-send-retry-after", "--shutdown-watch-termination-grace-period", "--max-requests-inflight",
                  "--max-mutating-requests-inflight", "--request-timeout", "--min-request-timeout", "--audit-log-path",
-                 "--token-auth-file", "--authorization-mode", "--anonymous-auth"):
+                 "--token-auth-file", "--authorization-mode", "--anonymous-auth", "--v", "--logging-format", "--version"):
         assert flag in proc.stdout, flag
     top = subprocess.run([sys.executable, "-m", "genericserver", "--help"], capture_output=True, text=True, timeout=WAIT)
     assert top.returncode == 0 and "serve" in top.stdout and "demo" in top.stdout

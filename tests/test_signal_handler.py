@@ -20,11 +20,12 @@ WAIT = 10.0  # a safety net for waits on events that must come at once
 @pytest.fixture
 def handler():
     """Set the handler up; afterwards put the previous signal handlers back."""
-    before = {sig: signal.getsignal(sig) for sig in signal_handler.SHUTDOWN_SIGNALS}
+    signals = signal_handler.SHUTDOWN_SIGNALS + (signal_handler.QUIT_SIGNAL,)
+    before = {sig: signal.getsignal(sig) for sig in signals}
     ctx = signal_handler.setup_signal_context()
     yield ctx
     signal_handler._reset_for_tests()
-    assert {sig: signal.getsignal(sig) for sig in signal_handler.SHUTDOWN_SIGNALS} == before
+    assert {sig: signal.getsignal(sig) for sig in signals} == before
 
 
 @pytest.fixture
@@ -62,6 +63,20 @@ def test_the_second_signal_exits_with_code_1(handler, exits):
     os.kill(os.getpid(), signal.SIGINT)
     assert called.wait(WAIT)
     assert codes == [1]
+
+
+def test_sigquit_dumps_the_goroutines_and_does_not_start_a_shutdown(handler, exits, monkeypatch):
+    """Go's runtime answers SIGQUIT (Ctrl-\\) with every goroutine's stack and exit 2; here the
+    signal goroutine does (goroutines.die_of_sigquit, replaced by a recorder in this test)."""
+    codes, _ = exits
+    quit_called = rt.event("quit-called")
+    monkeypatch.setattr(signal_handler, "_quit", quit_called.set)
+    assert signal.getsignal(signal.SIGQUIT) not in (signal.SIG_DFL, signal.SIG_IGN)
+    os.kill(os.getpid(), signal.SIGQUIT)
+    assert quit_called.wait(WAIT)
+    assert handler.err() is None and codes == []
+    os.kill(os.getpid(), signal.SIGTERM)  # the shutdown signals work as before
+    assert handler.done().wait(WAIT)
 
 
 def test_request_shutdown_acts_as_a_signal(handler, exits):
