@@ -52,10 +52,18 @@ def test_default_mode_timeline_and_answers():
     assert_outcomes(result, "drained", "/echo, new conn", {"refused"})
     assert result.slow is not None and result.slow.outcome == "200"
     assert result.watch_outcome == "200"
+    # the metrics the demo shows: /readyz answers counted by code as the probe saw them, and the
+    # shutdown health check failing at the end
+    probe = [a.outcome for a in result.answers if a.client == "/readyz probe" and a.outcome.isdigit()]
+    assert result.metrics.readyz_by_code == {code: probe.count(code) for code in set(probe)}
+    assert result.metrics.shutdown_check == 0 and result.metrics.scrapes > 0
 
 
 def test_retry_after_mode_answers_429_until_drained():
-    result = run_demo(DemoSettings(retry_after=True, **FAST))
+    # the in-flight /slow holds the drain: long enough that the phase between NotAcceptingNewRequest
+    # and InFlightRequestsDrained holds requests well away from both edges (with FAST's 0.8 s it
+    # lasted ~0.25 s, and a busy machine left no request inside it)
+    result = run_demo(DemoSettings(retry_after=True, **{**FAST, "slow_request": 1.6}))
     names = result.signal_names()
     assert names.index("InFlightRequestsDrained") < names.index("HTTPServerStoppedListening")
     assert_outcomes(result, "not accepting", "/echo, new conn", {"429"})

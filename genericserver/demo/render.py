@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from genericserver.demo.scenario import DemoResult
+from genericserver.demo.scenario import DemoResult, MetricsView
 
 SIGNAL_NOTES = {
     "ShutdownInitiated": "/readyz turns red; requests still served",
@@ -34,6 +34,8 @@ def live_panel(lines: list[tuple[float, str]], mode: str, result: Optional[DemoR
         body.append("\nanswers so far: ", style="dim")
         for outcome, n in sorted(tally.items()):
             body.append(f"{outcome} x{n}  ", style=OUTCOME_STYLE.get(outcome, ""))
+        body.append("\n/metrics: ", style="dim")
+        body.append(metrics_line(result.metrics))
     return Panel(body, title=f"shutdown in progress: {mode}", border_style="cyan")
 
 
@@ -74,12 +76,30 @@ def answers_table(result: DemoResult, mode: str) -> Table:
     return t
 
 
+def _n(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:g}"
+
+
+def metrics_line(m: MetricsView) -> Text:
+    """The few metrics the demo follows, as kube-apiserver names them."""
+    text = Text()
+    text.append(f"current_inflight_requests readOnly={_n(m.inflight_read_only)} mutating={_n(m.inflight_mutating)}  ")
+    codes = " ".join(f"{code}={n}" for code, n in sorted(m.readyz_by_code.items())) or "-"
+    text.append(f"request_total{{/readyz}} {codes}  ")
+    check = _n(m.shutdown_check)
+    text.append(f"healthcheck{{shutdown,readyz}}={check}", style="red" if m.shutdown_check == 0 else "green")
+    return text
+
+
 def summary(result: DemoResult, mode: str) -> Text:
     text = Text()
     if result.slow is not None:
         text.append(f"in-flight /slow (sent at T{result.slow.sent_at:+.2f}s): {result.slow.outcome}\n")
     text.append(f"watch: {result.watch_events} event line(s), ended with status {result.watch_outcome or '?'}\n")
     text.append(f"audited requests (ResponseComplete): {result.audited_complete}\n")
+    text.append(f"metrics at the end ({result.metrics.scrapes} scrapes of /metrics while it listened): ")
+    text.append(metrics_line(result.metrics))
+    text.append("\n")
     return text
 
 

@@ -6,6 +6,11 @@ sending ``/echo`` every ``tick``, a ``/readyz`` probe, one ``/slow`` request and
 across the shutdown. At T0 the run context is cancelled (what SIGTERM does). Every lifecycle
 signal and every client answer is recorded with its offset from T0, so the timeline and the
 table of answers per phase can be printed afterwards, and tests can check them.
+
+A scraper reads ``/metrics`` and ``/metrics/slis`` as Prometheus would, every other tick, for as
+long as the server listens: :class:`MetricsView` keeps a few of kube-apiserver's metrics (the
+in-flight watermark, the ``/readyz`` answers by code, the ``shutdown`` health check) for the
+live view, and the last values are read from the server's own registries once it has stopped.
 """
 
 from __future__ import annotations
@@ -14,12 +19,15 @@ import http.client
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from prometheus_client import generate_latest
+
 from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver import sampleapi
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
 from genericserver.httpserver import listen
+from genericserver.scrape import Samples, parse, scrape
 from genericserver.secure_serving import SecureServingInfo
 from genericserver.testing.client import Client, Result
 
@@ -51,6 +59,27 @@ class Answer:
 
 
 @dataclass
+class MetricsView:
+    """A few metrics as a scrape saw them (None: not exposed yet)."""
+
+    inflight_read_only: Optional[float] = None  # apiserver_current_inflight_requests{request_kind="readOnly"}
+    inflight_mutating: Optional[float] = None
+    readyz_by_code: dict = field(default_factory=dict)  # apiserver_request_total{subresource="/readyz"} per code
+    shutdown_check: Optional[float] = None  # kubernetes_healthcheck{name="shutdown",type="readyz"}: 1 passing, 0 failing
+    scrapes: int = 0
+
+    @classmethod
+    def of(cls, metrics: Samples, slis: Samples, scrapes: int) -> "MetricsView":
+        return cls(
+            inflight_read_only=metrics.value("apiserver_current_inflight_requests", request_kind="readOnly"),
+            inflight_mutating=metrics.value("apiserver_current_inflight_requests", request_kind="mutating"),
+            readyz_by_code={s.labels["code"]: int(s.value) for s in metrics.select("apiserver_request_total", subresource="/readyz")},
+            shutdown_check=slis.value("kubernetes_healthcheck", name="shutdown", type="readyz"),
+            scrapes=scrapes,
+        )
+
+
+@dataclass
 class DemoResult:
     settings: DemoSettings
     port: int
@@ -61,6 +90,7 @@ class DemoResult:
     watch_outcome: str = ""
     run_returned_at: Optional[float] = None
     audited_complete: int = 0
+    metrics: MetricsView = field(default_factory=MetricsView)  # the latest scrape, then the final values
 
     def signal_names(self) -> list[str]:
         return [n for n, _ in self.signals]
@@ -107,6 +137,7 @@ class Demo:
         config.audit_policy_rule_evaluator = self.audit
         config.secure_serving = SecureServingInfo(listener=listen("127.0.0.1", 0))
         self.port = config.secure_serving.listener.getsockname()[1]
+        self.config = config
         self.server = config.complete().new("demo")
         sampleapi.install(self.server.handler.non_go_restful_mux)
         self.server.add_pre_shutdown_hook("demo-hook", lambda: rt.sleep(settings.hook_duration))
@@ -141,6 +172,25 @@ class Demo:
                 stop.wait(self.settings.tick)
         finally:
             client.close()
+
+    def _scraper(self, stop: rt.Event) -> None:
+        scrapes = 0
+        while not stop.is_set():
+            try:
+                got = scrape("127.0.0.1", self.port), scrape("127.0.0.1", self.port, "/metrics/slis")
+            except (OSError, http.client.HTTPException, RuntimeError):
+                got = None  # not listening (any more): nothing to read
+            if got is not None:
+                scrapes += 1
+                self.result.metrics = MetricsView.of(*got, scrapes)
+            stop.wait(2 * self.settings.tick)
+
+    def _final_metrics(self) -> None:
+        # the listener is closed by now: read the server's registries directly
+        c = self.config
+        view = MetricsView.of(parse(generate_latest(c.metrics_registry).decode()), parse(generate_latest(c.sli_registry).decode()),
+                              self.result.metrics.scrapes)
+        self.result.metrics = view
 
     def _slow(self) -> None:
         sent = self.offset()
@@ -193,6 +243,7 @@ class Demo:
             rt.go(self._ticker, "/echo, keep-alive", "/echo?message=keep-alive", False, stop_load, name="demo-keep-alive"),
             rt.go(self._ticker, "/echo, new conn", "/echo?message=new-connection", True, stop_load, name="demo-new-conn"),
             rt.go(self._ticker, "/readyz probe", "/readyz", True, stop_load, name="demo-probe"),
+            rt.go(self._scraper, stop_load, name="demo-metrics-scraper"),
         ]
         rt.sleep(s.lead_in / 2)
         slow = rt.go(self._slow, name="demo-slow")
@@ -207,6 +258,7 @@ class Demo:
         for g in loaders + [slow]:
             g.join(30.0)
         self._classify()
+        self._final_metrics()
         self.result.audited_complete = sum(1 for e in self.audit.events() if getattr(e.stage, "value", e.stage) == "ResponseComplete")
         if errors:
             raise errors[0]
