@@ -57,6 +57,10 @@ def test_default_mode_timeline_and_answers():
     probe = [a.outcome for a in result.answers if a.client == "/readyz probe" and a.outcome.isdigit()]
     assert result.metrics.readyz_by_code == {code: probe.count(code) for code in set(probe)}
     assert result.metrics.shutdown_check == 0 and result.metrics.scrapes > 0
+    # the server's own log at --v=1, klog's lines: every shutdown event, from genericapiserver.py
+    events = [line.split('name="')[1].rstrip('"') for line in result.log if '"[graceful-termination] shutdown event"' in line]
+    assert sorted(events) == sorted(n for n in result.signal_names() if n != "PreShutdownHooksStopped")
+    assert all(" genericapiserver.py:" in line for line in result.log if "[graceful-termination]" in line)
 
 
 def test_retry_after_mode_answers_429_until_drained():

@@ -47,7 +47,8 @@ def run_mode(console: Console, mode: str, settings: DemoSettings, live: bool) ->
 
 def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
     console = console or Console(record=bool(args.svg))
-    logging.getLogger("genericserver").setLevel(logging.ERROR)  # the tables tell the story
+    # the tables tell the story; the server's own log is shown after them (DemoResult.log)
+    logging.getLogger("genericserver").setLevel(logging.ERROR)
     modes = ["default", "retry-after"] if args.mode == "both" else [args.mode]
     for mode in modes:
         settings = DemoSettings(retry_after=MODES[mode], shutdown_delay=args.shutdown_delay)

@@ -103,5 +103,15 @@ def summary(result: DemoResult, mode: str) -> Text:
     return text
 
 
+def log_text(result: DemoResult, mode: str) -> Text:
+    """The server's own log at --v=1: Go's [graceful-termination] lines, from genericapiserver.py."""
+    body = Text()
+    body.append(f"The server's log, {mode} (klog at --v=1, as kube-apiserver prints it):\n", style="italic")
+    for line in result.log:
+        body.append("  " + line + "\n", style="bold" if "shutdown event" in line else "dim" if "[graceful-termination]" not in line else "")
+    return body
+
+
 def report(console: Console, result: DemoResult, mode: str) -> None:
     console.print(Group(timeline_table(result, mode), answers_table(result, mode), summary(result, mode)))
+    console.print(log_text(result, mode), soft_wrap=True)  # one log line, one line: no wrapping

@@ -7,6 +7,9 @@ across the shutdown. At T0 the run context is cancelled (what SIGTERM does). Eve
 signal and every client answer is recorded with its offset from T0, so the timeline and the
 table of answers per phase can be printed afterwards, and tests can check them.
 
+The server's own log is kept too, at ``--v=1`` (where Go logs the ``[graceful-termination]``
+lines), in klog's text format: :attr:`DemoResult.log`, the lines kube-apiserver would print.
+
 A scraper reads ``/metrics`` and ``/metrics/slis`` as Prometheus would, every other tick, for as
 long as the server listens: :class:`MetricsView` keeps a few of kube-apiserver's metrics (the
 in-flight watermark, the ``/readyz`` answers by code, the ``shutdown`` health check) for the
@@ -16,12 +19,14 @@ live view, and the last values are read from the server's own registries once it
 from __future__ import annotations
 
 import http.client
+import logging
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from prometheus_client import generate_latest
 
 from genericserver import context as gocontext
+from genericserver import klog
 from genericserver import runtime as rt
 from genericserver import sampleapi
 from genericserver.audit.memory import MemoryBackend
@@ -91,6 +96,7 @@ class DemoResult:
     run_returned_at: Optional[float] = None
     audited_complete: int = 0
     metrics: MetricsView = field(default_factory=MetricsView)  # the latest scrape, then the final values
+    log: list[str] = field(default_factory=list)  # the server's klog lines at --v=1
 
     def signal_names(self) -> list[str]:
         return [n for n, _ in self.signals]
@@ -220,6 +226,20 @@ class Demo:
         self.on_event("watch ended", self.offset())
 
     def run(self) -> DemoResult:
+        """Run the scenario with the server's log kept in :attr:`DemoResult.log` (and nowhere else)."""
+        capture = _Capture(self.result.log)
+        logger = logging.getLogger("genericserver")
+        saved = logger.propagate, logger.level, klog.set_verbosity(1)
+        logger.addHandler(capture)
+        logger.propagate, logger.level = False, logging.INFO
+        try:
+            return self._run()
+        finally:
+            logger.removeHandler(capture)
+            logger.propagate, logger.level = saved[0], saved[1]
+            klog.set_verbosity(saved[2])
+
+    def _run(self) -> DemoResult:
         s = self.settings
         ctx, cancel = gocontext.with_cancel(gocontext.background())
         returned = rt.event("demo-run-returned")
@@ -278,6 +298,19 @@ class Demo:
                 a.phase = PHASES[2]
             else:
                 a.phase = PHASES[3]
+
+
+class _Capture(logging.Handler):
+    """Keeps the server's lines, as klog prints them (the demo's clients' errors are not the server's)."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__(logging.INFO)
+        self.lines = lines
+        self.setFormatter(klog.TextFormatter())
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith(("genericserver.genericapiserver", "genericserver.secure_serving")):
+            self.lines.append(self.format(record))
 
 
 def run_demo(settings: DemoSettings, on_event: Optional[Callable[[str, float], None]] = None) -> DemoResult:
