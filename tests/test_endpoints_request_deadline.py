@@ -227,3 +227,15 @@ def test_missing_request_info_is_500():
     assert resp.status_code == 500
     assert resp.get_data() == b"no RequestInfo found in context, handler chain must be wrong\n"
     assert resp.headers["Content-Type"] == "text/plain; charset=utf-8"
+
+
+def test_the_error_lines_read_as_go_s(caplog):
+    """Go's ``Errorf("Error - %s: %#v", ...)`` and ``ErrorSDepth(1, nil, msg, ...)``: Go quoting, no nil err, no Python reprs."""
+    with caplog.at_level("ERROR"):
+        app = with_request_deadline(lambda e, s: [], None, None, lambda e, i: False, 60.0)
+        Client(with_info(app)).get("/api/v1/namespaces?timeout=foo", buffered=True)
+        Client(app).get("/x", buffered=True, headers={"Audit-ID": "abc"})
+    first, second = [r.getMessage() for r in caplog.records]
+    assert first == 'Error - invalid timeout specified in the request URL - time: invalid duration "foo": "/api/v1/namespaces?timeout=foo"'
+    assert second == '"no RequestInfo found in context, handler chain must be wrong" method="GET" URI="/x" auditID=""'
+    assert [r.filename for r in caplog.records] == ["request_deadline.py", "request_deadline.py"]

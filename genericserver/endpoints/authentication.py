@@ -15,16 +15,15 @@ clients) is left out: there is no HTTP/2 here. Nor are the latency trackers.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
+from genericserver import klog
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.authn import RequestAuthenticator, Response, audiences_intersect, with_audiences
 from genericserver.endpoints.authorization import error_negotiated
 
-log = logging.getLogger("genericserver.endpoints")
 
 RecordAuthenticationMetrics = Callable[[dict, Optional[Response], bool, Optional[BaseException], Sequence[str], float, float], None]
 
@@ -80,7 +79,7 @@ def _with_authentication(
     metrics: RecordAuthenticationMetrics,
 ) -> Callable:
     if auth is None:
-        log.warning("Authentication is disabled")
+        klog.warning("Authentication is disabled")
         return app
 
     def authentication(environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -92,12 +91,12 @@ def _with_authentication(
         try:
             if err is not None or not ok:
                 if err is not None:
-                    log.error('"Unable to authenticate the request" err=%r', str(err))
+                    klog.error_s(err, "Unable to authenticate the request")
                 return failed(environ, start_response)
             assert resp is not None
             if not audiences_are_acceptable(api_auds, resp.audiences):
                 err = Exception(f"unable to match the audience: {list(resp.audiences)} , accepted: {list(api_auds)}")
-                log.error("%s", err)
+                klog.error(str(err))
                 return failed(environ, start_response)
             # the credentials are not needed any more: keep them from reaching anything further in
             environ.pop("HTTP_AUTHORIZATION", None)

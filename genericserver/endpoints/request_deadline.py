@@ -20,9 +20,9 @@ filter recorded (:data:`~genericserver.endpoints.request_received_time.RECEIVED_
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Callable, Iterable, Optional
 
+from genericserver import klog
 from genericserver import context as gocontext
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
@@ -33,7 +33,6 @@ from genericserver.endpoints.authorization import error_negotiated
 from genericserver.endpoints.request_received_time import received_runtime_from
 from genericserver.godur import parse_go_duration
 
-log = logging.getLogger("genericserver.endpoints")
 
 INVALID_TIMEOUT_IN_URL = "invalid timeout specified in the request URL"
 
@@ -60,7 +59,7 @@ def _with_request_deadline(app: Callable, sink: Any, policy: Any, long_running: 
         user_timeout, ok, err = parse_timeout(environ)
         if err is not None:
             status_err = new_bad_request(str(err))
-            log.error("Error - %s: %r", err, responsewriters.request_uri(environ))
+            klog.errorf("Error - %s: %s", err, klog.go_quote(responsewriters.request_uri(environ)))
             failed = failed_error_handler(status_err)
             return with_failed_request_audit(failed, status_err, sink, policy)(environ, start_response)
 
@@ -109,6 +108,6 @@ def parse_timeout(environ: dict) -> tuple[float, bool, Optional[Exception]]:
 
 def _handle_error(environ: dict, start_response: Callable, code: int, inner: Optional[BaseException], msg: str) -> Iterable[bytes]:
     # the client sees only msg; the log line adds the request and the inner error
-    log.error('"%s" err=%r method=%r URI=%r auditID=%r', msg, inner, environ.get("REQUEST_METHOD"),
-              responsewriters.request_uri(environ), get_audit_id_truncated(environ))
+    klog.error_s_depth(1, inner, msg, method=environ.get("REQUEST_METHOD", ""), URI=responsewriters.request_uri(environ),
+                       auditID=get_audit_id_truncated(environ))
     return responsewriters.http_error(start_response, msg, code)
