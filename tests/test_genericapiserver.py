@@ -555,14 +555,14 @@ def test_default_mode_a_request_whose_header_completes_after_shutdown_began_is_d
 # -- klog lines and the event stream ---------------------------------------------------------
 
 
-def watch_scenario(retry_after: bool = True) -> Callable[[], dict]:
+def watch_scenario(retry_after: bool = True, grace: float = 2.0) -> Callable[[], dict]:
     """A run with one watch held open until the server says it is shutting down, on the
     in-memory path (werkzeug's test client calls the full chain in a goroutine)."""
 
     def scenario() -> dict:
         c = new_config()
         c.shutdown_send_retry_after = retry_after
-        c.shutdown_watch_termination_grace_period = 2.0
+        c.shutdown_watch_termination_grace_period = grace
         c.audit_backend = c.audit_policy_rule_evaluator = audit = MemoryBackend()
         s = c.complete().new("test")
         recorder = SignalRecorder(s.lifecycle_signals)
@@ -621,6 +621,14 @@ def test_klog_lines(caplog, v1):
         # its goroutine, like run_with_context, waits for the listener: it may come after
         '"[graceful-termination] shutdown event" name="HTTPServerStoppedListening"',
     ]
+
+
+def test_the_watch_drain_duration_is_a_go_duration(caplog, v1):
+    """Go logs the grace period as a time.Duration: 500ms, not 0.5s."""
+    caplog.set_level(logging.INFO, logger="genericserver")
+    simulate(watch_scenario(grace=0.5))
+    (line,) = [m for m in caplog.messages if "active watch request(s) have drained" in m]
+    assert line.startswith('"[graceful-termination] active watch request(s) have drained" duration="500ms" ')
 
 
 @pytest.mark.parametrize("seed", range(6))
