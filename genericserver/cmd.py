@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 from genericserver import goroutines, klog, sampleapi, signal_handler, version
 from genericserver import runtime as rt
 from genericserver.config import new_config
-from genericserver.options import new_server_run_options, uint32_flag
+from genericserver.options import LogsOptions, new_server_run_options
 from genericserver.serving_options import (
     AuditOptions,
     AuthenticationOptions,
@@ -49,29 +49,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-class LogsOptions:
-    """component-base's logging flags (``logsapi.AddFlags``): the parts this server honours."""
-
-    def __init__(self) -> None:
-        self.verbosity = 0
-        self.format = "text"
-
-    def add_flags(self, parser: Any) -> None:
-        parser.add_argument("-v", "--v", dest="verbosity", type=uint32_flag("-v, --v"), default=0, metavar="Level",
-                            help="number for the log level verbosity")
-        parser.add_argument("--logging-format", dest="logging_format", choices=klog.FORMATS, default="text", metavar="string",
-                            help='Sets the log format. Permitted formats: "json" (gated by LoggingBetaOptions), "text". (default "text")')
-
-    def read(self, args: argparse.Namespace) -> None:
-        self.verbosity, self.format = args.verbosity, args.logging_format
-
-    def validate(self) -> list[str]:
-        return []
-
-    def apply(self) -> None:
-        klog.setup(logging_format=self.format, level=self.verbosity)
 
 
 def setup_logging(stream: Any = None, logging_format: str = "text", verbosity: int = 0) -> None:
@@ -124,7 +101,7 @@ def add_serve_parser(subparsers: Any) -> ServeOptions:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     opts.add_flags(p)
-    p.add_argument("--version", action="version", version=version.version_line(), help="Print version information and quit")
+    version.add_version_flag(p)
     p.set_defaults(serve_options=opts)
     return opts
 
@@ -175,7 +152,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         prog="genericserver",
         description="The Kubernetes generic apiserver's graceful shutdown, in Python (k8s.io/apiserver v1.36.0).",
     )
-    parser.add_argument("--version", action="version", version=version.version_line(), help="Print version information and quit")
+    version.add_version_flag(parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command", parser_class=OneLineParser)
     add_serve_parser(sub)
     from genericserver.demo import cli as demo_cli

@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from genericserver import errors
+from genericserver import errors, klog
 from genericserver.godur import format_go_duration, parse_go_duration
 
 MIB = 1024 * 1024
@@ -352,6 +352,32 @@ class ServerRunOptions:
         add("shutdown_watch_termination_grace_period", "shutdown-watch-termination-grace-period", "duration",
             "If set, the longest the server waits for active watch requests to drain during the "
             "graceful shutdown.")
+
+
+@dataclass
+class LogsOptions:
+    """component-base's logging flags (``logsapi.AddFlags``), the parts this server honours:
+    ``-v``/``--v`` (klog's verbosity, 0 by default) and ``--logging-format`` (``text``, ``json``)."""
+
+    verbosity: int = 0
+    format: str = "text"
+
+    def add_flags(self, parser: Any) -> None:
+        parser.add_argument("-v", "--v", dest="verbosity", type=uint32_flag("-v, --v"), default=0, metavar="Level",
+                            help="number for the log level verbosity")
+        parser.add_argument("--logging-format", dest="logging_format", choices=klog.FORMATS, default="text", metavar="string",
+                            help='Sets the log format. Permitted formats: "json" (gated by LoggingBetaOptions), "text". (default "text")')
+
+    def read(self, args: argparse.Namespace) -> None:
+        """Take the parsed values (argparse's namespace)."""
+        self.verbosity, self.format = args.verbosity, args.logging_format
+
+    def validate(self) -> list[str]:
+        return []  # argparse has checked both values
+
+    def apply(self, stream: Any = None) -> None:
+        """Log to ``stream`` (stderr) in the format and at the verbosity asked for."""
+        klog.setup(stream, self.format, self.verbosity)
 
 
 def new_server_run_options() -> ServerRunOptions:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import platform
 import sys
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from genericserver import __version__
 
@@ -76,3 +77,8 @@ def get() -> Info:
 def version_line(program: str = "genericserver") -> str:
     """What ``--version`` prints (Go's verflag: ``Kubernetes v1.36.0``; here the port says what it is)."""
     return f"{program} {__version__} (a port of k8s.io/apiserver {KUBERNETES_VERSION})"
+
+
+def add_version_flag(parser: Any) -> None:
+    """``--version``: print :func:`version_line` and exit 0 (component-base's verflag)."""
+    parser.add_argument("--version", action="version", version=version_line(), help="Print version information and quit")
