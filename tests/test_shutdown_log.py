@@ -81,9 +81,10 @@ def run_shutdown(mode: str, verbosity: int, tls_cert: tuple[str, str]) -> tuple[
     addr = "127.0.0.1:%d" % c.secure_serving.listener.getsockname()[1]
     s = c.complete().new("shutdown-log")
     out = Captured()
-    root = logging.getLogger()
-    saved = root.handlers[:], root.level
+    root, ours = logging.getLogger(), logging.getLogger("genericserver")
+    saved = root.handlers[:], root.level, ours.level
     klog.setup(out, "text", verbosity)
+    ours.setLevel(logging.NOTSET)  # whatever an earlier test left: klog's verbosity decides
     ctx, cancel = gocontext.with_cancel(gocontext.background())
     try:
         run = rt.go(s.prepare_run().run_with_context, ctx, name="run-with-context")
@@ -102,6 +103,7 @@ def run_shutdown(mode: str, verbosity: int, tls_cert: tuple[str, str]) -> tuple[
         klog.set_verbosity(0)
         root.handlers[:] = saved[0]
         root.setLevel(saved[1])
+        ours.setLevel(saved[2])
     ours = [parse_line(line) for line in out.getvalue().splitlines() if HEADER.match(line)]
     return [e for e in ours if e["file"].rsplit(".", 1)[0] in GO_FILES], addr
 

@@ -48,13 +48,18 @@ def run_mode(console: Console, mode: str, settings: DemoSettings, live: bool) ->
 def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
     console = console or Console(record=bool(args.svg))
     # the tables tell the story; the server's own log is shown after them (DemoResult.log)
-    logging.getLogger("genericserver").setLevel(logging.ERROR)
-    modes = ["default", "retry-after"] if args.mode == "both" else [args.mode]
-    for mode in modes:
-        settings = DemoSettings(retry_after=MODES[mode], shutdown_delay=args.shutdown_delay)
-        console.rule(f"[bold]mode: {mode}" + (" (--shutdown-send-retry-after)" if MODES[mode] else ""))
-        result = run_mode(console, mode, settings, live=not args.no_live and console.is_terminal)
-        report(console, result, mode)
+    logger = logging.getLogger("genericserver")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        modes = ["default", "retry-after"] if args.mode == "both" else [args.mode]
+        for mode in modes:
+            settings = DemoSettings(retry_after=MODES[mode], shutdown_delay=args.shutdown_delay)
+            console.rule(f"[bold]mode: {mode}" + (" (--shutdown-send-retry-after)" if MODES[mode] else ""))
+            result = run_mode(console, mode, settings, live=not args.no_live and console.is_terminal)
+            report(console, result, mode)
+    finally:
+        logger.setLevel(level)
     if args.svg:
         console.save_svg(args.svg, title="genericserver demo")
         console.print(f"saved {args.svg}")
