@@ -22,7 +22,7 @@ USER 10001
 WORKDIR /
 EXPOSE 8443
 # The flags a pod needs, all set in deploy/deployment.yaml's args:
-#   --bind-address=0.0.0.0 --secure-port=8443 --shutdown-delay-duration=5s --request-timeout=10s
+#   --bind-address=0.0.0.0 --secure-port=8443 --shutdown-delay-duration=5s --request-timeout=10s --v=2
 # SIGTERM from the kubelet reaches this process directly (exec form, PID 1): the graceful
 # shutdown of walkthrough section 1 starts at once.
 ENTRYPOINT ["genericserver", "serve"]

@@ -115,7 +115,7 @@ def build_server(opts: ServeOptions) -> Any:
     opts.audit.apply_to(config)
     opts.serving.apply_to(config)  # binds the listener last, so nothing above can leak it
     server = config.complete().new("genericserver")
-    sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout)
+    sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout, metrics=server.metrics)
     return server
 
 

@@ -186,6 +186,16 @@ class Metrics:
 
     def record_long_running(self, environ: dict, info: Optional[RequestInfo], component: str, fn: Callable[[], Any]) -> Any:
         """Count ``fn`` (serving a long-running request) in ``apiserver_longrunning_requests`` while it runs."""
+        done = self.long_running_started(environ, info, component)
+        try:
+            return fn()
+        finally:
+            done()
+
+    def long_running_started(self, environ: dict, info: Optional[RequestInfo], component: str) -> Callable[[], None]:
+        """``RecordLongRunning`` for a WSGI stream, which is served after the app returns: the
+        request is counted from now until the returned function is called (when the server closes
+        the stream)."""
         info = info if info is not None else _fallback_info(environ)
         scope = clean_scope(info)
         verb = _clean_verb(canonical_verb(_method(environ), scope), "", environ, info)
@@ -194,10 +204,7 @@ class Metrics:
         else:
             g = self.long_running_requests_gauge.labels(verb, "", "", "", info.path, scope, component)
         g.inc()
-        try:
-            return fn()
-        finally:
-            g.dec()
+        return g.dec
 
     def monitor_request(
         self, environ: dict, verb: str, group: str, version: str, resource: str, subresource: str, scope: str,

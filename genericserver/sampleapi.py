@@ -63,6 +63,8 @@ from werkzeug.utils import cached_property
 from genericserver import http1, request, responsewriters
 from genericserver import runtime as rt
 from genericserver.godur import format_go_duration
+from genericserver.metrics import APISERVER_COMPONENT
+from genericserver.wsgi import on_close
 from genericserver.mux import not_found
 
 log = logging.getLogger("genericserver.sampleapi")
@@ -423,21 +425,44 @@ def _watch_stream(store: Store, namespace: Optional[str], pending: collections.d
             return  # shutting down, the request is over, or timed out
 
 
-class SampleAPI:
-    """The WSGI app :func:`install` registers: werkzeug's URL map picks the endpoint method."""
+def route_metrics(endpoint: str, method: str, namespace: Optional[str]) -> Optional[tuple[str, str]]:
+    """The verb and scope Go's installer registers a route's metrics with (installer.go), or None
+    for what go-restful does not serve (``/echo`` and ``/slow`` stand for handlers on the
+    non-go-restful mux, which Go does not instrument)."""
+    verb = {("collection", "GET"): "LIST", ("collection", "POST"): "POST", ("item", "GET"): "GET",
+            ("item", "PUT"): "PUT", ("item", "DELETE"): "DELETE"}.get((endpoint, method))
+    if verb is None:
+        return None
+    if endpoint == "item" or verb == "POST":
+        return verb, "resource"
+    return verb, "namespace" if namespace is not None else "cluster"
 
-    def __init__(self, store: Store, min_request_timeout: float, rand: Callable[[], float], not_found_app: WSGIApp):
+
+class SampleAPI:
+    """The WSGI app :func:`install` registers: werkzeug's URL map picks the endpoint method.
+
+    With ``metrics`` (the server's :class:`genericserver.metrics.Metrics`) each REST route is
+    instrumented as Go's installer instruments it (``InstrumentRouteFunc``: the requests, their
+    codes and latencies), and a watch counts as long-running while it streams
+    (``RecordLongRunning``).
+    """
+
+    def __init__(self, store: Store, min_request_timeout: float, rand: Callable[[], float], not_found_app: WSGIApp,
+                 metrics: Any = None):
         self.store = store
         self.min_request_timeout = min_request_timeout
         self.rand = rand
         self.not_found_app = not_found_app
+        self.metrics = metrics
 
     def __call__(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
         req = Request(environ)
+        route = None
         try:
             endpoint, args = URLS.bind_to_environ(environ).match()
             if req.method == "HEAD" and endpoint in ("collection", "item"):
                 raise MethodNotAllowed()  # werkzeug lets HEAD in wherever GET is; go-restful does not
+            route = route_metrics(endpoint, req.method, args.get("namespace"))
             resp = getattr(self, endpoint)(req, **args)
         except NotFound:
             return self.not_found_app(environ, start_response)
@@ -447,7 +472,12 @@ class SampleAPI:
             resp = _status(err.status)
         except http1.BodyError as err:  # the body was cut off or malformed
             resp = _not_a_status(err)
-        return resp(environ, start_response)
+        if self.metrics is None or route is None:
+            return resp(environ, start_response)
+        verb, scope = route
+        instrumented = self.metrics.instrument_handler_func(
+            verb, "", API_VERSION, RESOURCE, "", scope, APISERVER_COMPONENT, False, "", resp)
+        return instrumented(environ, start_response)
 
     def watch_timeout(self, args: MultiDict) -> float:
         """``timeoutSeconds`` if given, else a random time in [min, 2*min) so watches end spread out."""
@@ -507,7 +537,10 @@ class SampleAPI:
         stops.append(request.context_from(req.environ).done())
         deadline = rt.now() + timeout if timeout > 0 else None
         pending = collections.deque(("ADDED", obj) for obj in initial)
-        events = _watch_stream(self.store, namespace, pending, rv, stops, deadline)
+        events: Iterable[bytes] = _watch_stream(self.store, namespace, pending, rv, stops, deadline)
+        if self.metrics is not None:  # a long-running request until its stream is closed
+            done = self.metrics.long_running_started(req.environ, request.request_info_from(req.environ), APISERVER_COMPONENT)
+            events = on_close(events, done)
         return Response(events, status=200, content_type="application/json", headers={"Transfer-Encoding": "chunked"})
 
     @staticmethod
@@ -550,13 +583,14 @@ def slow(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
 
 
 def install(mux: Any, store: Optional[Store] = None, *, min_request_timeout: float = 1800,
-            rand: Callable[[], float] = random.random, not_found_app: WSGIApp = not_found) -> Store:
+            rand: Callable[[], float] = random.random, not_found_app: WSGIApp = not_found, metrics: Any = None) -> Store:
     """Register the sample API on ``mux``; returns the store (a new one unless given).
 
-    ``min_request_timeout`` (seconds) sets the watch timeout range; ``rand`` picks within it.
+    ``min_request_timeout`` (seconds) sets the watch timeout range; ``rand`` picks within it;
+    ``metrics`` (the server's ``Metrics``) instruments the REST routes.
     """
     store = store if store is not None else Store()
-    api = SampleAPI(store, min_request_timeout, rand, not_found_app)
+    api = SampleAPI(store, min_request_timeout, rand, not_found_app, metrics)
     mux.handle_prefix("/api/v1/namespaces/", api)
     for path in ("/api/v1/" + RESOURCE, "/echo", "/slow"):
         mux.handle(path, api)

@@ -561,3 +561,53 @@ def test_snapshot_plus_events_is_the_final_state(ops, split):
     final, final_rv = store.list("x")
     assert newest == final_rv
     assert [state[k] for k in sorted(state)] == final
+
+
+# -- metrics, as Go's installer instruments its routes ----------------------------------------------
+
+
+def test_rest_routes_are_counted_as_go_counts_them_and_a_watch_is_long_running_until_closed():
+    from prometheus_client import CollectorRegistry
+
+    from genericserver.metrics import Metrics
+
+    registry = CollectorRegistry()
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux, Store(new_uid=uids()), metrics=Metrics(registry))
+    c = Client(mux)
+
+    def code(method: str, path: str, **kw: Any) -> int:
+        with c.open(path, method=method, buffered=True, **kw) as r:  # closed: its answer is recorded
+            return r.status_code
+
+    assert code("POST", NS, json=cm("a")) == 201
+    assert code("GET", NS + "/a") == 200
+    assert code("GET", NS + "/missing") == 404
+    assert code("GET", NS) == 200
+    assert code("GET", "/api/v1/configmaps") == 200
+    assert code("GET", "/echo?message=x") == 200  # the non-go-restful mux: not instrumented
+
+    def count(verb: str, scope: str, code: str) -> float:
+        return registry.get_sample_value("apiserver_request_total", {
+            "verb": verb, "dry_run": "", "group": "", "version": "v1", "resource": "configmaps",
+            "subresource": "", "scope": scope, "component": "apiserver", "code": code}) or 0.0
+
+    assert (count("POST", "resource", "201"), count("GET", "resource", "200"), count("GET", "resource", "404")) == (1, 1, 1)
+    assert (count("LIST", "namespace", "200"), count("LIST", "cluster", "200")) == (1, 1)
+    assert sum(s.value for m in registry.collect() if m.name == "apiserver_request" for s in m.samples
+               if s.name == "apiserver_request_total") == 5
+
+    def long_running() -> float:
+        return sum(s.value for m in registry.collect() if m.name == "apiserver_longrunning_requests" for s in m.samples)
+
+    signal = FakeServerShutdownSignal()
+    env = EnvironBuilder(path=NS, query_string="watch=true").get_environ()
+    request.with_server_shutdown_signal(env, signal)
+    body = mux(env, lambda status, headers, exc_info=None: None)
+    assert long_running() == 1  # streaming
+    signal.ev.set()
+    list(body)  # the stream ends: the server is shutting down
+    assert long_running() == 1  # until the server closes it
+    body.close()
+    assert long_running() == 0
+    assert count("WATCH", "namespace", "200") == 1

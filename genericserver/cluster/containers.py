@@ -176,7 +176,7 @@ class ServerContainer(Container):
         config.request_timeout = self.clock.to_runtime(self.options.request_timeout)
         config.secure_serving = SecureServingInfo(listener=listen("127.0.0.1", 0), server_factory=self._server_factory)
         server = config.complete().new(self.pod_name)
-        sampleapi.install(server.handler.non_go_restful_mux)
+        sampleapi.install(server.handler.non_go_restful_mux, metrics=server.metrics)
         self.lifecycle_signals = server.lifecycle_signals
         server.lifecycle_signals.observe(
             lambda sig, at: self.events.record("pod", f"{self.pod_name}: {sig.name}", signal=sig.name, pod=self.pod_name))

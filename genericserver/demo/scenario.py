@@ -145,7 +145,7 @@ class Demo:
         self.port = config.secure_serving.listener.getsockname()[1]
         self.config = config
         self.server = config.complete().new("demo")
-        sampleapi.install(self.server.handler.non_go_restful_mux)
+        sampleapi.install(self.server.handler.non_go_restful_mux, metrics=self.server.metrics)
         self.server.add_pre_shutdown_hook("demo-hook", lambda: rt.sleep(settings.hook_duration))
         self.result = DemoResult(settings, self.port)
         self.t0: Optional[float] = None
