@@ -106,6 +106,9 @@ class Response:
         self.content_length, self.written = -1, 0
         self.wants10_keep_alive, self.wants_close = req.wants_http10_keep_alive(), req.wants_close()
         self.expect_continue = self.can_write_continue = False
+        # called just before the write that completes the response (the server stops watching
+        # the connection then, so a keep-alive client's next request does not wake the watcher)
+        self.before_last_write: Optional[Callable[[], None]] = None
         # the app's Content-Length was not a number: it is not sent, yet, as in Go (whose header
         # snapshot still holds it), the response gets no Content-Length of the server's either
         self.invalid_content_length = False
@@ -141,14 +144,28 @@ class Response:
 
     def send_body(self, body: Any) -> None:
         """Send the app's iterable; the header goes with the first chunk, or with an empty one
-        (Go's ``Flush``: a watch with nothing to report yet still answers its client at once)."""
-        whole = isinstance(body, (list, tuple))
+        (Go's ``Flush``: a watch with nothing to report yet still answers its client at once).
+        A list or tuple is the whole body at hand: it goes out in one write, with its length."""
+        if isinstance(body, (list, tuple)):
+            data = b"".join(body)
+            self._last_write()
+            if data:
+                self.emit(data, data)
+            self.finish(b"" if not self.wrote_header else None)
+            return
         for chunk in body:
             if chunk:
-                self.emit(chunk, b"".join(body) if whole and not self.wrote_header else None)
-            elif not self.wrote_header and not whole and self.status is not None:
+                self.emit(chunk, None)
+            elif not self.wrote_header and self.status is not None:
                 self.emit(b"", None)
-        self.finish(b"" if whole and not self.wrote_header else None)
+        self._last_write()
+        self.finish()
+
+    def _last_write(self) -> None:
+        """Run ``before_last_write`` once, before the bytes that complete the answer go out."""
+        hook, self.before_last_write = self.before_last_write, None
+        if hook is not None:
+            hook()
 
     def write_continue(self) -> None:
         """Before the first body read: tell an ``Expect: 100-continue`` client to send it."""

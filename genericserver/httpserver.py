@@ -475,6 +475,9 @@ class Server:
             req.body.register_on_hit_eof(start_background_read)
         else:
             start_background_read()
+        # Go stops watching right after the answer's last write; stopping right before it keeps a
+        # fast keep-alive client's next request from waking the watcher for nothing
+        resp.before_last_write = lambda: self._background_reads.abort(c.sock)
         self._run_app(c, req, resp)
         # Go's finishRequest: stop watching, drop a small unread body
         self._background_reads.abort(c.sock)

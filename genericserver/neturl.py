@@ -16,6 +16,7 @@ pairs; values hold bytes (one character per byte), as Go's strings do, where
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 
 # Go's encoding modes (url.go): which bytes a part may hold unescaped
@@ -27,6 +28,9 @@ _UNRESERVED = frozenset("-_.~")
 _HOST_EXTRA = frozenset("!$&'()*+,;=:[]<>\"")
 _RESERVED = frozenset("$&+,/:;=?@")
 _USERINFO_OK = frozenset("-._:~!$&'()*+,;=%@")
+_CTL = re.compile(r"[\x00-\x1f\x7f]")
+# the bytes a path holds unescaped (shouldEscape(c, encodePath) is false): the common case
+_PATH_PLAIN = re.compile(r"[0-9A-Za-z\-_.~$&+,/:;=@]*\Z")
 
 
 class URLError(ValueError):
@@ -75,7 +79,9 @@ def should_escape(c: str, mode: str) -> bool:
 
 def unescape(s: str, mode: str) -> str:
     """Go's ``unescape``: decode ``%XX``; a bad escape, or (in a host) a byte a host may not
-    hold, is an error. ``+`` stays ``+`` (these are not query components)."""
+    hold, is an error. ``+`` is a space in a query component only."""
+    if "%" not in s and "+" not in s and mode in (ENCODE_PATH, ENCODE_USER_PASSWORD, ENCODE_QUERY_COMPONENT):
+        return s  # nothing to decode, and these modes refuse no plain byte
     n, i = 0, 0
     while i < len(s):
         c = s[i]
@@ -126,6 +132,8 @@ def parse_query(query: str) -> dict[str, list[str]]:
 
 def escape_path(s: str) -> str:
     """Go's ``escape(s, encodePath)``, to decide whether a raw path is the default encoding."""
+    if _PATH_PLAIN.match(s):
+        return s
     return "".join(f"%{b:02X}" if should_escape(chr(b), ENCODE_PATH) else chr(b) for b in s.encode("latin-1"))
 
 
@@ -212,7 +220,7 @@ def parse_request_uri(raw: str) -> URL:
 
 
 def _parse(raw: str) -> URL:
-    if any(c < " " or c == "\x7f" for c in raw):
+    if _CTL.search(raw):
         raise ValueError("net/url: invalid control character in URL")
     if raw == "":
         raise ValueError("empty url")

@@ -67,9 +67,25 @@ def canonical_mime_header_key(s: str) -> str:
     return key
 
 
+# Keys already canonicalised, as Go keeps its commonHeader table: the same few header names come
+# with every request. Bounded, so a client inventing names cannot grow it.
+_CANONICAL: dict[bytes, tuple[str, bool]] = {}
+_CANONICAL_MAX = 1024
+
+
 def _canonical_key(a: bytes) -> tuple[str, bool]:
     """``(key, ok)``: ``ok`` is False for an empty key or one with a byte other than token bytes
     and spaces; a key with a space is kept as is (Go lets it through for net/http to refuse)."""
+    known = _CANONICAL.get(a)
+    if known is not None:
+        return known
+    found = _canonical_key_uncached(a)
+    if len(_CANONICAL) < _CANONICAL_MAX:
+        _CANONICAL[a] = found
+    return found
+
+
+def _canonical_key_uncached(a: bytes) -> tuple[str, bool]:
     if not a:
         return "", False
     others = a.translate(None, _FIELD_NAME)  # the bytes that are not token bytes
@@ -121,6 +137,12 @@ class Reader:
             return line
         if b":" not in line:
             raise ProtocolError(f"malformed MIME header: missing colon: {go_quote(line)}")
+        # Go's shortcut: the next line is buffered and starts with a letter or ends the header,
+        # so it is no continuation (a copy of this line, and the byte-by-byte look, are spared)
+        if self.r.buffered() > 1:
+            peek = self.r.buf[:2]
+            if peek[:1].isalpha() or peek[:1] == b"\n" or peek == b"\r\n":
+                return _trim(line)
         buf = _trim(line)
         if lim < 0:
             lim = 1 << 63

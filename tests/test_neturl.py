@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+import urllib.parse
 
-from genericserver.neturl import URLError, parse_request_uri
+import pytest
+from hypothesis import given, strategies as st
+
+from genericserver.neturl import ENCODE_PATH, URLError, escape_path, parse_request_uri, should_escape, unescape
 
 
 @pytest.mark.parametrize(
@@ -52,3 +55,20 @@ def test_invalid_request_targets_have_go_texts(raw, reason):
     with pytest.raises(URLError) as err:
         parse_request_uri(raw)
     assert str(err.value) == f'parse "{raw}": {reason}'
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=40))
+def test_escape_path_is_gos_escape_byte_by_byte(s):
+    reference = "".join(f"%{b:02X}" if should_escape(chr(b), ENCODE_PATH) else chr(b) for b in s.encode("latin-1"))
+    assert escape_path(s) == reference
+
+
+@given(st.text(alphabet="ab/%+2fF5 ", max_size=20))
+def test_unescape_decodes_every_valid_escape_and_refuses_the_rest(s):
+    try:
+        got = unescape(s, ENCODE_PATH)
+    except ValueError:
+        assert any(s[i] == "%" and not all(c in "0123456789abcdefABCDEF" for c in s[i + 1 : i + 3].ljust(2, "x"))
+                   for i in range(len(s)))
+        return
+    assert got.encode("latin-1") == urllib.parse.unquote_to_bytes(s)  # '+' stays '+' in a path
