@@ -107,3 +107,23 @@ def test_the_live_panel_shows_signals_so_far_and_a_running_tally():
     out = io.StringIO()
     Console(file=out, width=100).print(panel)
     assert "NotAcceptingNewRequest" in out.getvalue()
+
+
+def test_at_60_columns_the_tables_keep_every_signal_name_whole():
+    from genericserver.demo.render import answers_table, timeline_table
+    from genericserver.demo.scenario import Answer, DemoResult
+
+    names = ["ShutdownInitiated", "PreShutdownHooksStopped", "AfterShutdownDelayDuration", "NotAcceptingNewRequest",
+             "HTTPServerStoppedListening", "InFlightRequestsDrained"]
+    result = DemoResult(DemoSettings(), port=0)
+    result.signals = [(name, i * 0.5) for i, name in enumerate(names)]
+    result.answers = [Answer("/echo, keep-alive", "/echo", 0.1, "200", phase="shutdown initiated", answered_at=0.2)]
+    for width in (60, 80):
+        out = io.StringIO()
+        console = Console(file=out, width=width)
+        console.print(timeline_table(result, "default"))
+        console.print(answers_table(result, "default"))
+        text = out.getvalue()
+        assert all(len(line) <= width for line in text.splitlines())
+        assert all(name in text for name in names), text  # not one cut with an ellipsis
+        assert "/echo, keep-alive" in text

@@ -51,9 +51,10 @@ class LivePanel:
 
 def timeline_table(result: DemoResult, mode: str) -> Table:
     t = Table(title=f"Lifecycle signals, {mode} (T0 = run context cancelled)", title_justify="left")
-    t.add_column("T+", justify="right")
-    t.add_column("signal")
-    t.add_column("what it means")
+    t.add_column("T+", justify="right", no_wrap=True)
+    # a signal's name is what people grep for: never cut it, let the explanation wrap instead
+    t.add_column("signal", no_wrap=True, min_width=len("AfterShutdownDelayDuration"))
+    t.add_column("what it means", ratio=1)
     for name, at in result.signals:
         t.add_row(f"{at:.3f}s", name, SIGNAL_NOTES.get(name, ""))
     if result.run_returned_at is not None:
@@ -66,7 +67,7 @@ def answers_table(result: DemoResult, mode: str) -> Table:
     outcomes = sorted({o for row in counts.values() for o in row}, key=lambda o: (not o.isdigit(), o))
     t = Table(title=f"New requests by the phase they were sent in, {mode}", title_justify="left")
     t.add_column("phase")
-    t.add_column("client")
+    t.add_column("client", no_wrap=True)
     for o in outcomes:
         t.add_column(o, justify="right", style=OUTCOME_STYLE.get(o, ""))
     previous = None
