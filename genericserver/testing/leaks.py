@@ -11,6 +11,8 @@ import socket
 import threading
 from typing import Iterable
 
+from genericserver.testing import sim_threads
+
 
 def _socket_fds() -> list[int]:
     """This process's file descriptors that are sockets (Linux ``/proc``; none elsewhere)."""
@@ -53,7 +55,12 @@ def listening_ports() -> set[int]:
 
 
 def stray_threads(before: Iterable[threading.Thread], wait: float = 5.0) -> list[threading.Thread]:
-    """Threads started since ``before`` that are still alive after up to ``wait`` seconds of joining."""
+    """Threads started since ``before`` that are still alive after up to ``wait`` seconds of joining.
+
+    The simulation's idle goroutine threads (:mod:`genericserver.testing.sim_threads`) are
+    told to end first, rather than waited for while they linger.
+    """
+    sim_threads.release_idle()
     known = set(before)
     stray = [t for t in threading.enumerate() if t not in known and t is not threading.current_thread()]
     alive = []

@@ -1,7 +1,8 @@
 """The simulation runtime: goroutines on real threads, one at a time, on a virtual clock (no Go twin).
 
-Each goroutine is a real thread (so a debugger steps through it like any other code), but only
-the one holding the *baton* runs. Every runtime call (``go``, event ``set``/``wait``, ``select``,
+Each goroutine is a real thread (so a debugger steps through it like any other code; threads
+are reused from run to run, see :mod:`genericserver.testing.sim_threads`), but only the one
+holding the *baton* runs. Every runtime call (``go``, event ``set``/``wait``, ``select``,
 lock ``acquire``/``release``, condition ops, ``sleep``; not ``now()`` or ``is_set()``) is a
 *decision point*: the calling thread works out which goroutines could run now, in a stable order
 (itself first when it may go on, then by creation order), asks the chooser for an index and, if
@@ -30,6 +31,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from genericserver import runtime
 from genericserver.runtime import Event, Goroutine, Runtime
+from genericserver.testing import sim_threads
 from genericserver.testing.choosers import PCT, Chooser, FirstRunnable, Scripted, SeededRandom, schedules
 
 __all__ = [
@@ -122,7 +124,7 @@ class Simulation(Runtime):
         self._cpu = _pick_cpu() if one_cpu else None
         self._running = _NOBODY
         self._gs: list[_G] = []  # live goroutines, by creation order
-        self._threads: list[threading.Thread] = []
+        self._threads: list[sim_threads.Task] = []
         self._idents: set[int] = set()
         self._names: dict[str, int] = {}
         self._next_gid = 1
@@ -194,22 +196,16 @@ class Simulation(Runtime):
         g = _G(self._next_gid, name)
         self._next_gid += 1
         g.handle = Goroutine(name, _SimEvent(self, f"{name}-done"))
-        t = threading.Thread(target=self._body, args=(g, fn, args), name=f"sim:{name}", daemon=True)
+        self._gs.append(g)
+        # a reused thread (see sim_threads): it waits for the baton before running anything
+        t = sim_threads.start(lambda: self._body(g, fn, args), f"sim:{name}", self._cpu)
         g.thread = t
         self._threads.append(t)
-        self._gs.append(g)
-        t.start()
         g.ident = t.ident
         self._idents.add(t.ident)  # type: ignore[arg-type]
         return g
 
     def _body(self, g: _G, fn: Callable[..., Any], args: tuple) -> None:
-        if g.gid == 1 and self._cpu is not None:  # main
-            # every other goroutine thread is started by main or its descendants: they inherit it
-            try:
-                os.sched_setaffinity(0, (self._cpu,))
-            except OSError:
-                pass  # not allowed here: the threads stay where the OS puts them
         g.sem.acquire()  # wait for the baton
         if self._stopping:
             return
@@ -251,9 +247,23 @@ class Simulation(Runtime):
         gs = self._gs
         now = self._now
         while True:
-            runnable = [g for g in gs if g is not cur and _ready(g, now)]
-            if cur.kind != _DEAD and _ready(cur, now):
-                runnable.insert(0, cur)
+            runnable = [cur] if cur.kind != _DEAD and _ready(cur, now) else []
+            for g in gs:  # _ready(g, now), inlined: this loop is a third of a run's own work
+                kind = g.kind
+                if g is cur:
+                    continue
+                if kind == _RUN or g.deadline <= now:
+                    runnable.append(g)
+                elif kind == _EVENTS:
+                    for ev in g.objs:
+                        if ev._set:
+                            runnable.append(g)
+                            break
+                elif kind == _LOCK:
+                    if g.objs._holder is None:
+                        runnable.append(g)
+                elif kind == _NOTIFY and g.notified:
+                    runnable.append(g)
             if runnable:
                 break
             soonest = min([g.deadline for g in gs], default=_INF)

@@ -68,7 +68,7 @@ class _G:
         self.sem = allocate_lock()
         self.sem.acquire()  # held: the thread waits on it until it is handed the baton
         self.ident: Optional[int] = None
-        self.thread: Optional[threading.Thread] = None
+        self.thread: Any = None  # its sim_threads.Task
         self.kind = _RUN
         self.objs: Any = None
         self.deadline = _INF

@@ -1,0 +1,154 @@
+"""The simulation's goroutine threads: a pool that reuses them from run to run (no Go twin).
+
+A speed trick, kept off the reader's path. Starting an OS thread costs about as much as a
+hundred baton handoffs, and a lifecycle run starts twenty goroutines, so fresh threads were a
+quarter of every fuzzing run. Here a thread whose goroutine returned waits (``IDLE_LINGER`` at
+most) for the next goroutine of this or a later :class:`~genericserver.testing.sim.Simulation`.
+
+Nothing a goroutine can observe changes: each task runs on a thread named ``sim:<goroutine>``,
+with the tracer and profiler the ``threading`` module would give a new thread (so a
+breakpoint set by ``replay --break`` or coverage still reaches it), on the CPU set the
+simulation asks for. :func:`release_idle` ends the idle threads at once, for leak checks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from _thread import allocate_lock
+from typing import Any, Callable, Optional
+
+__all__ = ["IDLE_LINGER", "Task", "start", "release_idle", "idle_count"]
+
+# An idle thread waits this long for the next goroutine before it ends: long enough to carry
+# over between the examples Hypothesis runs back to back, short enough not to matter after.
+IDLE_LINGER = 1.0
+
+_ALL_CPUS: Optional[frozenset[int]] = (
+    frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+)
+
+
+class Task:
+    """One goroutine's run on a pooled thread; ``join(timeout)`` waits for its body to return."""
+
+    __slots__ = ("body", "name", "cpu", "_exited", "ident")
+
+    def __init__(self, body: Callable[[], None], name: str, cpu: Optional[int]):
+        self.body, self.name, self.cpu = body, name, cpu
+        self._exited = allocate_lock()
+        self._exited.acquire()  # released once the body returned and the thread is idle again
+        self.ident: Optional[int] = None
+
+    def join(self, timeout: float) -> bool:
+        if self._exited.acquire(timeout=timeout):
+            self._exited.release()
+            return True
+        return False
+
+    def is_alive(self) -> bool:
+        return self._exited.locked()
+
+
+class _Worker:
+    __slots__ = ("wake", "task", "cpus", "ident")
+
+    def __init__(self, task: Task):
+        self.wake = allocate_lock()
+        self.wake.acquire()
+        self.task: Optional[Task] = task
+        self.cpus: Any = "inherited"  # the CPU set this thread is on, once it set one
+        self.ident: Optional[int] = None
+
+
+_lock = threading.Lock()
+_idle: list[_Worker] = []
+
+
+def start(body: Callable[[], None], name: str, cpu: Optional[int] = None) -> Task:
+    """Run ``body`` on a pooled thread named ``name`` (pinned to ``cpu`` if given).
+
+    Returns once the thread's ident is known (``task.ident``), as ``Thread.start`` does.
+    """
+    task = Task(body, name, cpu)
+    with _lock:
+        worker = _idle.pop() if _idle else None
+    if worker is None:
+        worker = _Worker(task)
+        started = allocate_lock()
+        started.acquire()
+        threading.Thread(target=_work, args=(worker, started), name=name, daemon=True).start()
+        started.acquire()
+    else:
+        worker.task = task
+        task.ident = worker.ident
+        worker.wake.release()
+    return task
+
+
+def _work(worker: _Worker, started: Any) -> None:
+    me = threading.current_thread()
+    worker.ident = threading.get_ident()
+    worker.task.ident = worker.ident  # type: ignore[union-attr]
+    started.release()
+    while True:
+        task = worker.task
+        if task is None:
+            return  # let go of (release_idle)
+        me.name = task.name
+        _place(worker, task.cpu)
+        _inherit_hooks()
+        try:
+            task.body()
+        finally:
+            if sys.gettrace() is not None or sys.getprofile() is not None:
+                sys.settrace(None)  # a debugger or coverage followed this goroutine: not the next
+                sys.setprofile(None)
+            me.name = "sim:idle"
+            worker.task = None
+            with _lock:
+                _idle.append(worker)
+            task._exited.release()  # only now: a finished run finds every thread in _idle
+        if not worker.wake.acquire(timeout=IDLE_LINGER):
+            with _lock:
+                if worker in _idle:  # nobody picked this thread: let it end
+                    _idle.remove(worker)
+                    return
+            worker.wake.acquire()  # a task was handed over just as we gave up: take it
+
+
+def _inherit_hooks() -> None:
+    """Give this thread the tracer and profiler a new thread would get now (``threading.settrace``)."""
+    trace, profile = threading.gettrace(), threading.getprofile()
+    if trace is not None:
+        sys.settrace(trace)
+    if profile is not None:
+        sys.setprofile(profile)
+
+
+def _place(worker: _Worker, cpu: Optional[int]) -> None:
+    wanted = _ALL_CPUS if cpu is None else frozenset((cpu,))
+    if wanted is None or worker.cpus == wanted:
+        return
+    if worker.cpus == "inherited" and cpu is None:
+        return  # a new thread asked for no placement: leave it where it was started
+    try:
+        os.sched_setaffinity(0, wanted)
+    except OSError:
+        pass  # not allowed here: the thread stays where the OS puts it
+    worker.cpus = wanted
+
+
+def release_idle() -> None:
+    """End every idle thread now rather than after ``IDLE_LINGER`` (a test's leak check)."""
+    with _lock:
+        idle, _idle[:] = list(_idle), []
+    for worker in idle:
+        worker.task = None
+        worker.wake.release()
+
+
+def idle_count() -> int:
+    with _lock:
+        return len(_idle)
