@@ -4,7 +4,8 @@ A token bucket of ``burst`` tokens, full at the start, refilled at ``limit`` tok
 second. ``RateLimitedSafeWaitGroup`` takes one token per ``done()`` once its ``wait`` has
 begun; the apiserver builds the limiter with burst 1 and a context whose deadline is the watch
 grace period. Only what that needs is ported: ``wait``/``wait_n`` with their reservation and
-its cancellation, ``reserve_n`` and the read accessors. Time comes from ``rt.now()``, so under the
+its cancellation, ``reserve_n``, ``allow``/``allow_n`` (the linearizability checker's
+non-blocking probe of the bucket) and the read accessors. Time comes from ``rt.now()``, so under the
 simulation runtime the limiter runs on virtual time.
 
 The semantics that matter to the shutdown:
@@ -121,6 +122,14 @@ class Limiter:
     def tokens_at(self, now: float) -> float:
         with self._mu:
             return self._advance(now)[2]
+
+    def allow(self) -> bool:
+        """Whether one event may happen now; takes its token if so (``Allow``)."""
+        return self.allow_n(rt.now(), 1)
+
+    def allow_n(self, now: float, n: int) -> bool:
+        """Whether ``n`` events may happen at ``now``; takes their tokens if so, never waits."""
+        return self._reserve_n(now, n, 0.0).ok
 
     def reserve_n(self, now: float, n: int) -> Reservation:
         """Take ``n`` tokens for an event at ``now`` or later; the reservation says when."""
