@@ -530,7 +530,8 @@ def _ops(name: str) -> dict[str, Any]:
         calls = st.one_of(op("add", 1), op("add", 2), op("add", -1), op("done"), op("wait"))
         return {"call": calls, "init": st.one_of(op("add", 1), op("add", 2))}
     if name == "RateLimitedSafeWaitGroup":
-        return {"call": st.one_of(op("add", 1), op("add", -1), op("done")), "init": op("add", 1), "once": op("wait")}
+        # a done() a second later comes after wait() began: it takes a token, and wait() counted it
+        return {"call": st.sampled_from([Op("add", (1,)), Op("done"), Op("done", (), 1.0)]), "init": op("add", 1), "once": op("wait")}
     if name == "Limiter":
         return {"call": st.builds(Op, st.sampled_from(("allow", "wait")), st.just(()), delays), "init": op("allow")}
     if name == "LifecycleSignal":
@@ -553,6 +554,18 @@ def _ops(name: str) -> dict[str, Any]:
     if name == "AuditBuffered":
         return {"call": st.builds(lambda i: Op("process", (i,)), st.integers(0, 9)), "once": op("shutdown")}
     raise KeyError(name)
+
+
+def schedules(max_size: int = 48, max_value: int = 3) -> Any:
+    """Schedules for lincheck's small runs: each entry 0 to ``max_value``, uniformly.
+
+    A history has a few dozen decisions and the interesting ones are anywhere, so unlike the
+    lifecycle fuzzer's sparse schedules these preempt often; shrinking still turns entries into
+    zeros ("no preemption") and cuts the list short.
+    """
+    from hypothesis import strategies as st
+
+    return st.lists(st.integers(min_value=0, max_value=max_value), max_size=max_size)
 
 
 def _rwlock_section() -> Any:
@@ -594,4 +607,4 @@ def scenarios(name: str, max_threads: int = 3, max_calls: int = 4) -> Any:
     return build()
 
 
-__all__ = ["TARGETS", "scenarios", "PENDING"]
+__all__ = ["TARGETS", "scenarios", "schedules", "PENDING"]

@@ -387,9 +387,8 @@ class _Driver:
         wg, wwg = RecordingWaitGroup(events), RecordingWatchWaitGroup(events)
         c.non_long_running_request_wait_group, c.watch_request_wait_group = wg, wwg
         signals = c.lifecycle_signals
-        audit = self.variant.audit_backend(RecordingAudit(events, sc.audit_flush), signals)
+        audit = RecordingAudit(events, sc.audit_flush)
         c.audit_backend = c.audit_policy_rule_evaluator = audit
-        c.build_handler_chain_func = self.variant.build_handler_chain(c.build_handler_chain_func)
         self.listener = listener = MemoryListener(probe=self.probe, events=events, locking=False)
         self._flags = [(s, signals.by_name(s).signaled().is_set) for s in PHASE_FLAGS[:4]] + [
             ("WaitBegan", lambda: wg._wait), ("WatchWaitBegan", lambda: wwg._wait),
@@ -408,7 +407,7 @@ class _Driver:
         mux.handle("/metrics", app)
         for i, hook in enumerate(sc.hooks):
             s.add_pre_shutdown_hook(f"hook-{i}", self._hook(i, hook))
-        prepared = self.variant.prepared(s.prepare_run())
+        prepared = s.prepare_run()
         self.signals = signals
         self.pool = MemoryClient(listener, locking=False)
         ctx, cancel = gocontext.with_cancel(gocontext.background())
@@ -511,7 +510,8 @@ def run_scenario(scenario: Scenario, schedule: Sequence[int] = (), variant: Opti
     sim = Simulation(chooser=chooser, watchdog=watchdog)
     run = Run(scenario, list(schedule), variant.name)
     try:
-        sim.run(driver.main)
+        with variant.switched_in():
+            sim.run(driver.main)
     except SimulationError as err:
         run.error = err
     except Exception as err:  # the driver itself failed: report it like a panic
