@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable, Sequence
 
-__all__ = ["Chooser", "FirstRunnable", "SeededRandom", "PCT", "Scripted", "schedules"]
+__all__ = ["Chooser", "FirstRunnable", "SeededRandom", "PCT", "Scripted", "schedules", "compact", "expand"]
 
 
 class Chooser:
@@ -127,3 +127,20 @@ def schedules(max_size: int = 64, max_value: int = 3) -> Any:
 
     entry = st.integers(min_value=-2 * max_value, max_value=max_value).map(lambda v: v if v > 0 else 0)
     return st.lists(entry, max_size=max_size)
+
+
+def compact(schedule: Sequence[int]) -> str:
+    """A schedule as only its non-zero entries, by position: ``[0, 0, 2, 0, 1]`` -> ``{2: 2, 4: 1}``.
+
+    Most entries are 0 ("no preemption"), so this is how a schedule is printed; ``{}`` is the
+    schedule that never preempts. :func:`expand` turns it back into a list.
+    """
+    return "{" + ", ".join(f"{i}: {c}" for i, c in enumerate(schedule) if c) + "}"
+
+
+def expand(preemptions: dict[int, int]) -> list[int]:
+    """The list form of a compact schedule: ``{2: 2, 4: 1}`` -> ``[0, 0, 2, 0, 1]``."""
+    out = [0] * (max(preemptions, default=-1) + 1)
+    for i, c in preemptions.items():
+        out[i] = c
+    return out

@@ -39,17 +39,16 @@ primitives are in :mod:`genericserver.testing.lincheck_targets`.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
 import pathlib
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
+from typing import Any, Callable, Hashable, Optional, Sequence
 
 from genericserver import runtime as rt
-from genericserver.testing.choosers import PCT, Chooser, Scripted
+from genericserver.testing.choosers import Chooser, Scripted, compact
 from genericserver.testing.sim import Simulation, SimulationError
 
 __all__ = [
@@ -381,11 +380,6 @@ def format_history(history: History, width: int = 24) -> str:
         if c.pending:
             rows.append(row("end", c.goroutine, "  (never returned)"))
     return "\n".join(rows)
-
-
-def compact(schedule: Sequence[int]) -> str:
-    """Only the non-zero entries, with their positions: ``{17: 2, 40: 1}`` (``{}``: no preemption)."""
-    return "{" + ", ".join(f"{i}: {c}" for i, c in enumerate(schedule) if c) + "}"
 
 
 def _trim(schedule: Sequence[int]) -> list[int]:

@@ -2,12 +2,17 @@
 
 A run is fully determined by (scenario, schedule, variant): the simulation reads no real time.
 When a property finds a violated invariant, :func:`check_run` writes those three to a JSON file
-under ``replays/`` (or ``$GENERICSERVER_REPLAYS``) and fails with the scenario, the schedule,
-the violations and the command that replays it::
+under ``replays/`` (or ``$GENERICSERVER_REPLAYS``) and fails with the scenario, the schedule
+(its non-zero entries by position, ``{17: 2, 40: 1}``), the violations and the command that
+replays it, with the interpreter that ran the test::
 
     python -m genericserver.testing.replay replays/3f2a9c1d.json            # timeline + violations
     python -m genericserver.testing.replay replays/3f2a9c1d.json --trace    # + every scheduling decision
     python -m genericserver.testing.replay replays/3f2a9c1d.json --break genericserver/filters/waitgroup.py:51
+
+The same command replays a linearizability failure (a ``lincheck-*.json`` file written by
+:mod:`genericserver.testing.lincheck`): it prints the history, one column per goroutine, and
+whether an order of it fits the model.
 
 ``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (each goroutine is a
 real thread; the others wait for the baton, so nothing moves while you look around). The
@@ -28,6 +33,8 @@ import sys
 import threading
 from typing import Any, Callable, Iterator, Optional
 
+from genericserver.testing import lincheck
+from genericserver.testing.choosers import compact
 from genericserver.testing.invariants import PHASE_ABBREVIATIONS, Violation, check
 from genericserver.testing.scenario import Run, Scenario, run_scenario
 from genericserver.testing.sim import format_trace
@@ -80,7 +87,8 @@ def load(path: os.PathLike | str) -> tuple[Scenario, list[int], str]:
 
 
 def command(path: pathlib.Path) -> str:
-    return f"python -m genericserver.testing.replay {path}"
+    """The command that replays ``path``, with the interpreter running now (a venv's, say)."""
+    return f"{sys.executable} -m genericserver.testing.replay {path}"
 
 
 def check_run(run: Run) -> None:
@@ -94,7 +102,7 @@ def check_run(run: Run) -> None:
         + ("" if run.variant == "real" else f" of variant {run.variant!r}") + ":",
         *[f"  - {v}" for v in violations],
         f"scenario: {run.scenario!r}",
-        f"schedule: {trim(run.schedule)!r} ({sum(1 for c in run.schedule if c)} non-zero entries, {run.decisions} decisions)",
+        f"schedule: {compact(run.schedule)} ({sum(1 for c in run.schedule if c)} non-zero entries, {run.decisions} decisions)",
         f"replay:   {command(path)}",
     ]
     raise InvariantViolation("\n".join(lines), path, violations)
@@ -173,8 +181,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="print only the violations")
     parser.add_argument("--break", dest="brk", metavar="FILE:LINE", help="stop in pdb when any goroutine reaches FILE:LINE")
     args = parser.parse_args(argv)
+    doc = json.loads(pathlib.Path(args.file).read_text())
+    if "lincheck" in doc:
+        return _replay_lincheck(doc, args)
     scenario, schedule, variant = load(args.file)
-    print(f"scenario: {scenario!r}\nschedule: {schedule!r}\nvariant:  {variant}")
+    print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant}")
     with stop_at(args.brk, _pdb_here) if args.brk else contextlib.nullcontext():
         run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
     if args.trace:
@@ -190,6 +201,26 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not violations:
         print("all invariants hold")
     return 1 if violations else 0
+
+
+def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
+    from genericserver.testing.lincheck_targets import TARGETS
+
+    name, scenario, schedule, variant = lincheck.load(doc)
+    target = TARGETS[name]
+    print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {variant}")
+    with stop_at(args.brk, _pdb_here) if args.brk else contextlib.nullcontext():
+        with make_variant(variant).switched_in():
+            history = lincheck.run_history(target, scenario, schedule, variant=variant, watchdog=None if args.brk else 10.0)
+    if args.trace:
+        print("\n-- scheduling decisions (step, virtual time, goroutine, what it resumed from)")
+        print(format_trace(history.trace))
+    print("\n-- history")
+    print(lincheck.format_history(history))
+    why = lincheck.verdict(target, history)
+    print(f"\n-- {len(history.trace)} decisions, {len(history.choices)} with a choice")
+    print(f"NOT LINEARIZABLE: {why}" if why else "linearizable: an order of these calls fits the model")
+    return 1 if why else 0
 
 
 if __name__ == "__main__":
