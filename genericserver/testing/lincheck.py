@@ -48,12 +48,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Optional, Sequence
 
 from genericserver import runtime as rt
-from genericserver.testing.choosers import Chooser, Scripted, compact
+from genericserver.testing.choosers import PCT, Chooser, Scripted, compact
 from genericserver.testing.sim import Simulation, SimulationError
 
 __all__ = [
     "Op", "LinScenario", "Model", "Target", "History", "Call", "NotLinearizable", "BLOCKED", "FINISHED", "PENDING",
-    "run_history", "linearize", "check", "format_history", "save", "load", "replay_command",
+    "run_history", "linearize", "explore", "check", "verdict", "format_history", "save", "load", "replay_command",
     "coverage", "interleaving",
 ]
 
@@ -323,12 +323,33 @@ def verdict(target: Target, history: History) -> Optional[str]:
     return f"no order of these calls fits the {target.name} model"
 
 
-def check(target: Target, scenario: LinScenario, schedule: Sequence[int] = (), *,
-          chooser: Optional[Chooser] = None, variant: str = "real", directory: Optional[pathlib.Path] = None) -> History:
-    """Run and judge one scenario; raise :class:`NotLinearizable` (saving a replay file) if it fails."""
-    history = run_history(target, scenario, schedule, chooser=chooser, variant=variant)
-    coverage.add(target.name, history)
-    why = verdict(target, history)
+def explore(target: Target, scenario: LinScenario, schedule: Sequence[int] = (), *, seed: int = 0, tries: int = 1,
+            variant: str = "real") -> tuple[History, Optional[str]]:
+    """Run ``scenario`` under ``schedule``, then under ``tries - 1`` PCT schedules made from
+    ``seed`` (depth 2 and 3 in turn); return the first history that is not linearizable and
+    why, or the last one and None.
+
+    Drawing a scenario costs Hypothesis several times what running it costs, so one drawn
+    example is worth a few interleavings. Every run is a replayable schedule: a PCT run's
+    ``choices`` replay it under :class:`~genericserver.testing.choosers.Scripted`.
+    """
+    history = run_history(target, scenario, schedule, variant=variant)
+    steps = max(len(history.choices), 2)
+    for i in range(tries):
+        if i:
+            history = run_history(target, scenario, chooser=PCT(seed * tries + i, depth=2 + i % 2, max_steps=steps), variant=variant)
+        coverage.add(target.name, history)
+        why = verdict(target, history)
+        if why is not None:
+            return history, why
+    return history, None
+
+
+def check(target: Target, scenario: LinScenario, schedule: Sequence[int] = (), *, seed: int = 0, tries: int = 1,
+          variant: str = "real", directory: Optional[pathlib.Path] = None) -> History:
+    """Explore one scenario (see :func:`explore`); raise :class:`NotLinearizable`, saving a
+    replay file, if a history is not linearizable."""
+    history, why = explore(target, scenario, schedule, seed=seed, tries=tries, variant=variant)
     if why is None:
         return history
     path = save(history, directory)
@@ -360,7 +381,7 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def format_history(history: History, width: int = 24) -> str:
+def format_history(history: History, width: int = 26) -> str:
     """The history as one column per goroutine: a call where it began, ``-> result`` where it returned."""
     names = (["init"] if history.scenario.init else []) + [f"g{i}" for i in range(len(history.scenario.threads))]
     col = {name: i for i, name in enumerate(names)}

@@ -557,15 +557,20 @@ def _ops(name: str) -> dict[str, Any]:
 
 
 def schedules(max_size: int = 48, max_value: int = 3) -> Any:
-    """Schedules for lincheck's small runs: each entry 0 to ``max_value``, uniformly.
+    """Schedules for lincheck's small runs, of two shapes drawn half and half.
 
-    A history has a few dozen decisions and the interesting ones are anywhere, so unlike the
-    lifecycle fuzzer's sparse schedules these preempt often; shrinking still turns entries into
-    zeros ("no preemption") and cuts the list short.
+    *Sparse*: up to three preemptions anywhere in an otherwise unpreempted run (a bug that
+    needs one goroutine stopped at one exact point). *Dense*: every entry 0 to ``max_value``,
+    a random walk through the interleavings (a bug that needs a tangle of them). A history has
+    a few dozen decisions, so both fit in ``max_size``. Shrinking turns entries into zeros
+    ("no preemption"), drops them, and prefers the sparse shape.
     """
     from hypothesis import strategies as st
 
-    return st.lists(st.integers(min_value=0, max_value=max_value), max_size=max_size)
+    point = st.tuples(st.integers(min_value=0, max_value=max_size // 2), st.integers(min_value=1, max_value=max_value))
+    sparse = st.lists(point, max_size=3).map(lambda ps: [c for gap, choice in ps for c in [0] * gap + [choice]])
+    dense = st.lists(st.integers(min_value=0, max_value=max_value), max_size=max_size)
+    return st.one_of(sparse, dense)
 
 
 def _rwlock_section() -> Any:
