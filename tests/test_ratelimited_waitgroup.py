@@ -2,7 +2,7 @@
 
 Ports of k8s.io/apimachinery/pkg/util/waitgroup/ratelimited_waitgroup_test.go (v1.36.0), the
 burst-of-one case on the simulation runtime's virtual clock, and a Hypothesis state machine
-against a plain counter model.
+against a plain counter model, run on the simulation runtime.
 """
 
 from __future__ import annotations
@@ -12,13 +12,15 @@ from typing import Optional
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from genericserver import context
 from genericserver import runtime as rt
 from genericserver.context import CANCELED, Context
 from genericserver.ratelimit import INF, Limiter
+from genericserver.testing.choosers import schedules
 from genericserver.testing.sim import Simulation
+from genericserver.testing.sim_machine import SimulatedMachine
 from genericserver.waitgroup import (
     ADD_AFTER_WAIT,
     NO_FACTORY,
@@ -331,18 +333,12 @@ class CountingLimiter:
         self.contexts.append(ctx)
 
 
-class RateLimitedSafeWaitGroupMachine(RuleBasedStateMachine):
-    """RateLimitedSafeWaitGroup against a model: counter, wait flag, limiter calls, result."""
+class _GroupEnv:
+    """What the program works on inside the simulation: the group, its limiter and the waiter."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.group = RateLimitedSafeWaitGroup()
         self.limiter = CountingLimiter()
-        self.counter = 0
-        self.waiting = False
-        self.limited_dones = 0
-        self.count_at_wait: Optional[int] = None
-        self.expected_result: Optional[tuple] = None
         self.ctx, self.cancel = context.with_cancel(context.background())
         self.factory_counts: list[int] = []
         self.cancels = 0
@@ -356,96 +352,135 @@ class RateLimitedSafeWaitGroupMachine(RuleBasedStateMachine):
     def count_cancel(self) -> None:
         self.cancels += 1
 
-    @initialize(n=st.integers(0, 5))
-    def requests_in_flight(self, n: int) -> None:
-        self.group.add(n)
+
+def _expect(error: Optional[type], fn, *args) -> None:  # type: ignore[no-untyped-def]
+    if error is None:
+        fn(*args)
+    else:
+        with pytest.raises(error):
+            fn(*args)
+
+
+class RateLimitedSafeWaitGroupMachine(SimulatedMachine):
+    """RateLimitedSafeWaitGroup against a model: counter, wait flag, limiter calls, result.
+
+    Runs on the simulation runtime (genericserver.testing.sim_machine): a wait() that never
+    returns is a deadlock report naming it. ``let_time_pass`` lets every goroutine run until it
+    blocks, then checks the model against the group.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counter = 0
+        self.waiting = False
+        self.limited_dones = 0
+        self.count_at_wait: Optional[int] = None
+        self.expected_result: Optional[tuple] = None
+
+    def make(self) -> _GroupEnv:
+        return _GroupEnv()
+
+    @initialize(n=st.integers(0, 5), schedule=schedules())
+    def requests_in_flight(self, n: int, schedule: list[int]) -> None:
+        self.schedule = schedule
         self.counter = n
+        self.step(f"add({n})", lambda env: env.group.add(n))
 
     @rule(delta=st.integers(-2, 3))
     def add(self, delta: int) -> None:
+        error: Optional[type] = None
         if self.waiting and delta > 0:
-            with pytest.raises(AddAfterWaitError, match=f"^{ADD_AFTER_WAIT}$"):
-                self.group.add(delta)
+            error = AddAfterWaitError
         elif self.counter + delta < 0:
-            with pytest.raises(NegativeCounterError):
-                self.group.add(delta)
+            error = NegativeCounterError
         else:
-            self.group.add(delta)
             self.counter += delta
             self._maybe_drained()
+        self.step(f"add({delta})", lambda env: _expect(error, env.group.add, delta))
 
     @rule()
     def done(self) -> None:
         if self.counter == 0:
-            with pytest.raises(NegativeCounterError):
-                self.group.done()
+            self.step("done()", lambda env: _expect(NegativeCounterError, env.group.done))
             return
-        self.group.done()
         self.counter -= 1
         if self.waiting:
             self.limited_dones += 1
         self._maybe_drained()
+        self.step("done()", lambda env: env.group.done())
 
     @rule()
     def wait_without_factory(self) -> None:
-        assert self.group.wait(None)[:2] == (0, 0)
+        def call(env: _GroupEnv) -> None:
+            assert env.group.wait(None)[:2] == (0, 0)
+
+        self.step("wait(None)", call)
 
     @precondition(lambda self: not self.waiting)
     @rule()
     def start_wait(self) -> None:
-        called = rt.event("factory-called")
-        factory = self.factory
-
-        def traced(count: int):
-            out = factory(count)
-            called.set()
-            return out
-
-        self.waiter = rt.go(lambda: self.result.append(self.group.wait(traced)), name="waiter")
-        # the flag flips under the lock the factory ran under: no race with the next rule
-        assert called.wait(JOIN)
         self.waiting = True
         self.count_at_wait = self.counter
         self._maybe_drained()
 
+        def start(env: _GroupEnv) -> None:
+            called = rt.event("factory-called")
+
+            def traced(count: int):
+                out = env.factory(count)
+                called.set()
+                return out
+
+            env.waiter = rt.go(lambda: env.result.append(env.group.wait(traced)), name="waiter")
+            # the flag flips under the lock the factory ran under: no race with the next step
+            called.wait()
+
+        self.step("go wait(factory)", start)
+
     @precondition(lambda self: self.waiting and self.expected_result is None)
     @rule()
     def hard_stop(self) -> None:
-        self.cancel()
         self.expected_result = (self.count_at_wait, self.counter, CANCELED)
-        # wait() reads the count after the stop: let it return before the next done()
-        assert self.waiter is not None and self.waiter.join(JOIN)
+
+        def stop(env: _GroupEnv) -> None:
+            env.cancel()
+            # wait() reads the count after the stop: let it return before the next done()
+            assert env.waiter is not None
+            env.waiter.join()
+
+        self.step("hard stop", stop)
 
     def _maybe_drained(self) -> None:
         if self.waiting and self.expected_result is None and self.counter == 0:
             self.expected_result = (self.count_at_wait, 0, None)
 
-    @invariant()
-    def wait_returns_when_drained_or_stopped(self) -> None:
-        if self.waiter is None:
-            return
-        if self.expected_result is None:
-            assert not self.waiter.done.is_set(), f"wait() returned early: {self.result}"
-            return
-        assert self.waiter.join(JOIN)
-        assert self.result == [self.expected_result]
-        assert self.cancels == 1
+    @rule()
+    def let_time_pass(self) -> None:
+        model = (self.counter, self.waiting, self.limited_dones, self.count_at_wait, self.expected_result)
+        self.step("let time pass", lambda env: self.check(env, *model))
 
-    @invariant()
-    def done_is_rate_limited_only_after_wait_began(self) -> None:
-        assert len(self.limiter.contexts) == self.limited_dones
-        assert all(ctx is self.ctx for ctx in self.limiter.contexts)
-        assert self.factory_counts == ([] if self.count_at_wait is None else [self.count_at_wait])
+    @staticmethod
+    def check(env: _GroupEnv, counter: int, waiting: bool, limited: int, count_at_wait: Optional[int],
+              expected: Optional[tuple]) -> None:
+        rt.sleep(1.0)  # every other goroutine runs until it blocks
+        if env.waiter is not None:
+            if expected is None:
+                assert not env.waiter.done.is_set(), f"wait() returned early: {env.result}"
+            else:
+                env.waiter.join()  # one that never returns is the simulation's deadlock report
+                assert env.result == [expected]
+                assert env.cancels == 1
+        assert len(env.limiter.contexts) == limited, "done() is rate limited only after wait() began"
+        assert all(ctx is env.ctx for ctx in env.limiter.contexts)
+        assert env.factory_counts == ([] if count_at_wait is None else [count_at_wait])
+        assert Wrapper(env.group).count() == counter
+        assert Wrapper(env.group).waiting() == waiting
 
-    @invariant()
-    def count_matches(self) -> None:
-        assert Wrapper(self.group).count() == self.counter
-        assert Wrapper(self.group).waiting() == self.waiting
-
-    def teardown(self) -> None:
-        self.cancel()
-        if self.waiter is not None:
-            assert self.waiter.join(JOIN)
+    def finish(self, env: _GroupEnv) -> None:
+        self.check(env, self.counter, self.waiting, self.limited_dones, self.count_at_wait, self.expected_result)
+        env.cancel()
+        if env.waiter is not None:
+            env.waiter.join()
 
 
 TestRateLimitedSafeWaitGroupMachine = RateLimitedSafeWaitGroupMachine.TestCase

@@ -1,18 +1,24 @@
 """Tests of genericserver/waitgroup.py: SafeWaitGroup and the WaitGroup under it.
 
 Ports of k8s.io/apimachinery/pkg/util/waitgroup/waitgroup_test.go (v1.36.0) plus a
-Hypothesis state machine against a plain counter model.
+Hypothesis state machine against a plain counter model, run on the simulation runtime.
 """
 
 from __future__ import annotations
 
 import queue
+import time
+from typing import Any, Callable, Optional
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, precondition, rule
 
 from genericserver import runtime as rt
+from genericserver.testing.choosers import schedules
+from genericserver.testing.sim import Deadlock
+from genericserver.testing.sim_machine import SimulatedMachine
+from genericserver.testing.variants import variant
 from genericserver.waitgroup import (
     ADD_AFTER_WAIT,
     AddAfterWaitError,
@@ -142,72 +148,135 @@ def _spy_on_wait(wg: SafeWaitGroup) -> rt.Event:
     return entered
 
 
-class SafeWaitGroupMachine(RuleBasedStateMachine):
-    """SafeWaitGroup against a model: a counter and a "wait began" flag."""
+class _WaitGroupEnv:
+    """What the program works on inside the simulation: the group and its waiters."""
+
+    def __init__(self) -> None:
+        self.wg = SafeWaitGroup()
+        self.waiters: list[rt.Goroutine] = []
+
+
+def _expect(error: Optional[type], fn: Callable[..., None], *args: Any) -> None:
+    if error is None:
+        fn(*args)
+    else:
+        with pytest.raises(error):
+            fn(*args)
+
+
+class SafeWaitGroupMachine(SimulatedMachine):
+    """SafeWaitGroup against a model: a counter and a "wait began" flag.
+
+    Runs on the simulation runtime (see genericserver.testing.sim_machine): a waiter that never
+    returns is a deadlock report naming it, not a hung test. Waiters start as goroutines;
+    ``let_time_pass`` lets every goroutine run until it blocks and then checks that the waiters
+    returned exactly when the counter is zero.
+    """
 
     def __init__(self) -> None:
         super().__init__()
-        self.wg = SafeWaitGroup()
         self.counter = 0
         self.waiting = False
-        self.waiters: list[rt.Goroutine] = []
+        self.waiters = 0
 
-    @initialize(n=st.integers(0, 5))
-    def requests_in_flight(self, n: int) -> None:
-        self.wg.add(n)
+    def make(self) -> _WaitGroupEnv:
+        return _WaitGroupEnv()
+
+    @initialize(n=st.integers(0, 5), schedule=schedules())
+    def requests_in_flight(self, n: int, schedule: list[int]) -> None:
+        self.schedule = schedule
         self.counter = n
+        self.step(f"add({n})", lambda env: env.wg.add(n))
 
     @rule(delta=st.integers(-2, 3))
     def add(self, delta: int) -> None:
+        error: Optional[type] = None
         if self.waiting and delta > 0:
-            with pytest.raises(AddAfterWaitError, match=f"^{ADD_AFTER_WAIT}$"):
-                self.wg.add(delta)
+            error = AddAfterWaitError
         elif self.counter + delta < 0:
-            with pytest.raises(NegativeCounterError):
-                self.wg.add(delta)
+            error = NegativeCounterError
         else:
-            self.wg.add(delta)
             self.counter += delta
+        self.step(f"add({delta})", lambda env: _expect(error, env.wg.add, delta))
 
     @rule()
     def done(self) -> None:
-        if self.counter == 0:
-            with pytest.raises(NegativeCounterError):
-                self.wg.done()
-        else:
-            self.wg.done()
-            self.counter -= 1
+        error = NegativeCounterError if self.counter == 0 else None
+        self.counter = max(self.counter - 1, 0)
+        self.step("done()", lambda env: _expect(error, env.wg.done))
 
     @rule()
     def start_wait(self) -> None:
-        inner = self.wg._wg
-        inner.zero = WaitGroup.zero.__get__(inner)  # type: ignore[method-assign]  # drop older spies
-        entered = _spy_on_wait(self.wg)
-        self.waiters.append(rt.go(self.wg.wait, name=f"waiter-{len(self.waiters)}"))
-        # once the waiter reaches the counter, its flag is set: no race with the next rule
-        assert entered.wait(JOIN)
+        name = f"waiter-{self.waiters}"
+        self.waiters += 1
         self.waiting = True
+
+        def start(env: _WaitGroupEnv) -> None:
+            # go on once the waiter flipped the flag (the write side of the lock is released):
+            # from then on adds must fail; the waiter itself may still be on its way to the counter
+            flipped = rt.event(f"{name}-flipped")
+            mu = env.wg._mu
+            unlock = mu.unlock
+
+            def spy() -> None:
+                unlock()
+                del mu.unlock  # type: ignore[attr-defined]
+                flipped.set()
+
+            mu.unlock = spy  # type: ignore[method-assign]
+            env.waiters.append(rt.go(env.wg.wait, name=name))
+            flipped.wait()
+
+        self.step("go wait()", start)
 
     @precondition(lambda self: self.counter == 0)
     @rule()
     def wait_at_zero_returns_at_once(self) -> None:
-        self.wg.wait()
         self.waiting = True
+        self.step("wait() at zero", lambda env: env.wg.wait())
 
-    @invariant()
-    def waiters_return_exactly_when_the_counter_is_zero(self) -> None:
-        for g in self.waiters:
-            if self.counter == 0:
-                assert g.join(JOIN), f"{g.name} still blocked with the counter at zero"
+    @rule()
+    def let_time_pass(self) -> None:
+        counter = self.counter
+        self.step("let time pass", lambda env: self.check_waiters(env, counter))
+
+    @staticmethod
+    def check_waiters(env: _WaitGroupEnv, counter: int) -> None:
+        rt.sleep(1.0)  # every other goroutine runs until it blocks
+        for g in env.waiters:
+            if counter == 0:
+                g.join()  # a waiter stuck here is the simulation's deadlock report, by name
             else:
-                assert not g.done.is_set(), f"{g.name} returned with {self.counter} in flight"
+                assert not g.done.is_set(), f"{g.name} returned with {counter} in flight"
 
-    def teardown(self) -> None:
-        leftover = self.wg._wg._n  # the real counter: it may differ from the model on a failure
-        if leftover:
-            self.wg._wg.add(-leftover)
-        for g in self.waiters:
-            assert g.join(JOIN)
+    def finish(self, env: _WaitGroupEnv) -> None:
+        self.check_waiters(env, self.counter)
+        if self.counter:
+            env.wg.add(-self.counter)
+            for g in env.waiters:
+                g.join()
 
 
 TestSafeWaitGroupMachine = SafeWaitGroupMachine.TestCase
+
+
+def _lost_wake_up_program(schedule: list[int]) -> None:
+    machine = SafeWaitGroupMachine()
+    machine.requests_in_flight(1, schedule)
+    machine.start_wait()
+    machine.done()  # preempted at the right point, the waiter is still between its check and its event
+    machine.let_time_pass()
+    machine.teardown()
+
+
+def test_a_primitive_that_hangs_is_a_named_deadlock_report_within_seconds():
+    _lost_wake_up_program([0, 0, 1])  # the real wait group: the waiter returns
+    started = time.perf_counter()
+    with variant("wait-group-lost-wake-up").switched_in(), pytest.raises(Deadlock) as err:
+        _lost_wake_up_program([0, 0, 1])
+    assert time.perf_counter() - started < 2.0
+    assert err.value.blocked == {
+        "main": "waiting for event 'waiter-0-done'",
+        "waiter-0": "waiting for event 'waitgroup-zero'",
+    }
+
