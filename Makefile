@@ -21,8 +21,11 @@ check: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench
 
+# The fuzz profile runs each property 2,000 times (lincheck's 1,000 scenarios x 8 schedules):
+# minutes per test instead of seconds, so the per-test limit is sized to it.
+FUZZ_TIMEOUT ?= 900
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests -k "fuzz or property or stateful" -p no:randomly
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest tests -k "fuzz or property or stateful or Machine or lincheck" -p no:randomly -o timeout=$(FUZZ_TIMEOUT)
 
 demo: $(STAMP)
 	$(PY) -m genericserver demo

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -68,3 +69,13 @@ def no_leaks(request: pytest.FixtureRequest):
         problems.append("goroutines panicked: " + "; ".join(f"{n}: {e!r}" for n, e in panics))
     if problems:
         pytest.fail("leak check: " + " | ".join(problems), pytrace=False)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """``make fuzz``: how many distinct interleavings each scenario family explored."""
+    from genericserver.testing.lincheck import coverage
+
+    if os.environ.get("HYPOTHESIS_PROFILE") == "fuzz" and coverage.runs:
+        terminalreporter.section("interleavings explored (distinct orders of the recorded events)")
+        for line in coverage.lines():
+            terminalreporter.write_line(line)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 import time
 
 import pytest
@@ -34,21 +35,21 @@ def replays_in_tmp(tmp_path, monkeypatch):
 @settings(max_examples=EXAMPLES)
 @given(scenario=scenarios(), schedule=deep_schedules())
 def test_property_shutdown_invariants_hold(scenario, schedule):
-    replay.check_run(run_scenario(scenario, schedule))
+    replay.check_run(run_scenario(scenario, schedule), "lifecycle")
 
 
 @settings(max_examples=max(EXAMPLES // 2, 20))
 @given(scenario=scenarios(max_requests=3, max_hooks=1), schedule=deep_schedules(max_value=8))
 def test_property_invariants_hold_under_wide_preemption(scenario, schedule):
     # big indexes: each preemption picks among many goroutines, not just the next one or two
-    replay.check_run(run_scenario(scenario, schedule))
+    replay.check_run(run_scenario(scenario, schedule), "lifecycle, wide preemption")
 
 
 @settings(max_examples=max(EXAMPLES // 2, 20))
 @given(scenario=scenarios(), schedule=schedules())
 def test_property_invariants_hold_under_start_up_preemption(scenario, schedule):
     # the plain short schedules of the simulation: they perturb the start-up only
-    replay.check_run(run_scenario(scenario, schedule))
+    replay.check_run(run_scenario(scenario, schedule), "lifecycle, start-up preemption")
 
 
 # -- the graceful-termination test's story, told as a scenario ----------------------------------
@@ -167,8 +168,8 @@ def test_a_failure_saves_a_replay_file_and_prints_the_command(tmp_path):
     message = str(err.value)
     assert "tracked_requests_complete_before_drained" in message
     assert f"scenario: {scenario!r}" in message
-    assert "schedule: [0, 1]" in message
-    assert f"replay:   python -m genericserver.testing.replay {err.value.path}" in message
+    assert "schedule: {1: 1} (1 non-zero entries" in message
+    assert f"replay:   {sys.executable} -m genericserver.testing.replay {err.value.path}" in message
     assert replay.load(err.value.path) == (scenario, [0, 1], "slot-released-before-body")
     assert replay.replay(err.value.path).fingerprint() == run.fingerprint()
 

@@ -72,7 +72,7 @@ class ShutdownWorkshop(RuleBasedStateMachine):
         scenario = Scenario(**self.config, actions=tuple(self.actions))
         run = run_scenario(scenario, chooser=StepChooser(), variant=self.variant)
         run.schedule = replay.trim(run.choices)  # what the steps chose, as a schedule Scripted replays
-        replay.check_run(run)
+        replay.check_run(run, "workshop scripts")
 
 
 @pytest.fixture(autouse=True)

@@ -91,8 +91,19 @@ def command(path: pathlib.Path) -> str:
     return f"{sys.executable} -m genericserver.testing.replay {path}"
 
 
-def check_run(run: Run) -> None:
-    """Raise :class:`InvariantViolation` (saving a replay file) if ``run`` breaks an invariant."""
+def event_order(run: Run) -> tuple:
+    """The order of the run's recorded events, as (kind, name, request): what "distinct
+    interleavings" counts for the lifecycle fuzzer."""
+    return tuple((e.kind, e.name, e.fields.get("rid", "")) for e in run.events)
+
+
+def check_run(run: Run, family: str = "lifecycle") -> None:
+    """Raise :class:`InvariantViolation` (saving a replay file) if ``run`` breaks an invariant.
+
+    The run's event order is counted in :data:`genericserver.testing.lincheck.coverage` under
+    ``family`` (``make fuzz`` prints how many distinct ones each family explored).
+    """
+    lincheck.coverage.add_order(family, event_order(run))
     violations = check(run)
     if not violations:
         return
