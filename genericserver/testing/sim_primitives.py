@@ -59,7 +59,7 @@ class _G:
 
     __slots__ = (
         "gid", "name", "sem", "ident", "thread", "kind", "objs",
-        "deadline", "op", "notified", "handle", "killed",
+        "deadline", "op", "notified", "handle", "killed", "awake", "timed",
     )
 
     def __init__(self, gid: int, name: str):
@@ -76,6 +76,8 @@ class _G:
         self.notified = False
         self.handle: Optional[Goroutine] = None
         self.killed = False  # unwinding from _Killed during teardown
+        self.awake = False  # on the simulation's awake list (it may be able to run)
+        self.timed = False  # on its list of blocked goroutines with a deadline
 
     def __repr__(self) -> str:
         return f"<goroutine {self.gid} {self.name!r}>"
@@ -116,6 +118,10 @@ class Scheduler(Protocol):
         """``g`` has recorded what it waits for: pick who runs next and park ``g`` until chosen."""
         ...
 
+    def _wake(self, g: _G) -> None:
+        """What ``g`` waits for may have happened: consider it at the next decision."""
+        ...
+
 
 class _SimEvent(Event):
     """A closed-once channel under the simulation: ``set`` and ``wait`` are decision points."""
@@ -124,6 +130,7 @@ class _SimEvent(Event):
         self.name = name
         self._sim = sim
         self._set = False
+        self._waiters: list[_G] = []  # blocked goroutines to wake when it is set
         self._wait_op = f"wait event {name!r}"
         self._set_op = f"set event {name!r}"
 
@@ -135,9 +142,16 @@ class _SimEvent(Event):
         g = sim._running
         if g.ident != get_ident():
             g = sim._foreign()
-        self._set = True
+        self._fire()
         g.op = self._set_op
         sim._decide(g)
+
+    def _fire(self) -> None:
+        """Set it and wake its waiters, without a decision (a goroutine's exit sets its done event)."""
+        self._set = True
+        waiters, self._waiters = self._waiters, []
+        for w in waiters:
+            self._sim._wake(w)
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         sim = self._sim
@@ -159,6 +173,7 @@ class _SimLock:
         self.name = name
         self._sim = sim
         self._holder: Optional[_G] = None
+        self._waiters: list[_G] = []  # blocked goroutines to wake when it is freed
         self._acquire_op = f"lock {name!r}"
         self._release_op = f"unlock {name!r}"
 
@@ -189,9 +204,15 @@ class _SimLock:
             g = sim._foreign()
         if self._holder is None:
             raise RuntimeError("release unlocked lock")
-        self._holder = None
+        self._free()
         g.op = self._release_op
         sim._decide(g)
+
+    def _free(self) -> None:
+        self._holder = None
+        waiters, self._waiters = self._waiters, []
+        for w in waiters:
+            self._sim._wake(w)
 
     def locked(self) -> bool:
         return self._holder is not None
@@ -235,7 +256,7 @@ class _SimCondition:
         lk = self._lock
         if lk._holder is not g:
             raise RuntimeError("cannot wait on un-acquired lock")
-        lk._holder = None
+        lk._free()
         g.notified = False
         self._waiters.append(g)
         g.kind = _NOTIFY
@@ -277,6 +298,7 @@ class _SimCondition:
         del self._waiters[:n]
         for w in woken:
             w.notified = True
+            sim._wake(w)
         g.op = self._notify_op
         sim._decide(g)
 
