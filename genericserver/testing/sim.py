@@ -254,36 +254,31 @@ class Simulation(Runtime):
             # Only the awake goroutines can be ready: a blocked one is woken (put back on the
             # list) by what it waits for, an event set, a lock freed, a notify or its deadline.
             # This is _ready(g, now), inlined: the decision is the simulation's hot path.
-            cur_ready = cur.kind != _DEAD and _ready(cur, now)
+            cur_ready = cur.kind == _RUN or cur.kind != _DEAD and _ready(cur, now)
             runnable = [cur] if cur_ready else []
-            awake = []
+            asleep = []
             for g in self._awake:
                 if g is cur:
-                    if cur_ready:
-                        awake.append(g)
-                    else:
-                        self._sleep(g)
+                    if not cur_ready:
+                        asleep.append(g)
                     continue
                 kind = g.kind
                 if kind == _RUN or g.deadline <= now:
-                    ready = True
+                    runnable.append(g)
                 elif kind == _EVENTS:
                     for ev in g.objs:
                         if ev._set:
-                            ready = True
+                            runnable.append(g)
                             break
                     else:
-                        ready = False
-                elif kind == _LOCK:
-                    ready = g.objs._holder is None
-                else:
-                    ready = kind == _NOTIFY and g.notified
-                if ready:
+                        asleep.append(g)
+                elif kind == _LOCK and g.objs._holder is None or kind == _NOTIFY and g.notified:
                     runnable.append(g)
-                    awake.append(g)
                 else:
-                    self._sleep(g)
-            self._awake = awake
+                    asleep.append(g)
+            for g in asleep:
+                self._awake.remove(g)
+                self._sleep(g)
             if runnable:
                 break
             soonest = min([g.deadline for g in self._gs], default=_INF)
