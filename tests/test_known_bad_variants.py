@@ -30,8 +30,8 @@ from genericserver.testing.choosers import compact, expand
 from genericserver.testing.invariants import check
 from genericserver.testing.lincheck import LinScenario, Op
 from genericserver.testing.lincheck_targets import TARGETS
-from genericserver.testing.lincheck_targets import scenarios as lin_scenarios
-from genericserver.testing.lincheck_targets import schedules as lin_schedules
+from genericserver.testing.lincheck_scenarios import scenarios as lin_scenarios
+from genericserver.testing.lincheck_scenarios import schedules as lin_schedules
 from genericserver.testing.scenario import HookSpec, RequestSpec, Scenario, deep_schedules, run_scenario, scenarios
 from genericserver.testing.variants import VARIANTS, Variant, registry
 

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from genericserver.testing import lincheck, replay
 from genericserver.testing.lincheck import BLOCKED, Call, History, LinScenario, Op, linearize
-from genericserver.testing.lincheck_targets import TARGETS, SafeWaitGroupModel, WaitGroupModel, scenarios, schedules
+from genericserver.testing.lincheck_scenarios import scenarios, schedules
+from genericserver.testing.lincheck_targets import TARGETS, SafeWaitGroupModel, WaitGroupModel
 from genericserver.testing.variants import variant
 
 FUZZING = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"

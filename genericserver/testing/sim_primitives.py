@@ -7,7 +7,6 @@ records what its goroutine waits for and calls back into the simulation to decid
 from __future__ import annotations
 
 import math
-import threading
 from _thread import allocate_lock, get_ident
 from typing import Any, Callable, Optional, Protocol
 
