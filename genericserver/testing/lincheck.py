@@ -385,7 +385,7 @@ def format_history(history: History, width: int = 26) -> str:
     """The history as one column per goroutine: a call where it began, ``-> result`` where it returned."""
     names = (["init"] if history.scenario.init else []) + [f"g{i}" for i in range(len(history.scenario.threads))]
     col = {name: i for i, name in enumerate(names)}
-    rows = ["  time  " + "".join(f"{name:<{width}}" for name in names)]
+    rows = [("  time  " + "".join(f"{name:<{width}}" for name in names)).rstrip()]
 
     def row(at: str, name: str, text: str) -> str:
         cells = [""] * len(names)
