@@ -11,6 +11,7 @@ from hypothesis import find, given, settings
 
 from genericserver import context
 from genericserver import runtime as rt
+from genericserver.testing import sim_threads
 from genericserver.testing.sim import (
     EPOCH,
     PCT,
@@ -515,3 +516,87 @@ def test_context_deadlines_run_on_virtual_time():
     assert at == 60.0
     assert err is context.DEADLINE_EXCEEDED
     assert sim.leftover() == []
+
+
+# -- goroutine threads are reused (genericserver.testing.sim_threads) ------------------------------
+
+
+def _thread_of_each_goroutine() -> dict[str, tuple[int, str]]:
+    seen: dict[str, tuple[int, str]] = {}
+
+    def note(name: str) -> None:
+        seen[name] = (threading.get_ident(), threading.current_thread().name)
+        rt.sleep(0.1)
+
+    for name in ("a", "b", "c"):
+        rt.go(note, name, name=name)
+    rt.sleep(1)
+    return seen
+
+
+def test_goroutine_threads_are_reused_from_run_to_run_and_named_after_their_goroutine():
+    first, _ = run(_thread_of_each_goroutine)
+    again, _ = run(_thread_of_each_goroutine)
+    assert {name for _, name in first.values()} == {"sim:a", "sim:b", "sim:c"}
+    assert {ident for ident, _ in first.values()} & {ident for ident, _ in again.values()}
+    sim_threads.release_idle()
+    assert sim_threads.idle_count() == 0
+
+
+def test_a_reused_thread_gets_the_tracer_a_new_thread_would_get():
+    run(_thread_of_each_goroutine)  # leaves idle threads behind
+    calls: list[str] = []
+
+    def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event == "call" and frame.f_code.co_name == "note":
+            calls.append(threading.current_thread().name)
+        return None
+
+    threading.settrace(tracer)
+    try:
+        run(_thread_of_each_goroutine)
+    finally:
+        threading.settrace(None)  # type: ignore[arg-type]
+    assert sorted(calls) == ["sim:a", "sim:b", "sim:c"]
+    calls.clear()
+    run(_thread_of_each_goroutine)  # and it is gone again once the tracer is
+    assert calls == []
+
+
+def test_goroutines_blocked_on_many_things_wake_in_creation_order():
+    # every kind of wake-up (event, lock, notify, deadline) at once: who runs is still decided
+    # among the runnable goroutines in creation order, so FirstRunnable runs them 0, 1, 2, 3
+    def scenario() -> list[str]:
+        order: list[str] = []
+        ev, lk, cond = rt.event("ev"), rt.lock(), rt.condition()
+        lk.acquire()
+
+        def by_event() -> None:
+            ev.wait()
+            order.append("event")
+
+        def by_lock() -> None:
+            with lk:
+                order.append("lock")
+
+        def by_notify() -> None:
+            with cond:
+                cond.wait()
+            order.append("notify")
+
+        def by_deadline() -> None:
+            rt.sleep(1)
+            order.append("deadline")
+
+        for fn in (by_event, by_lock, by_notify, by_deadline):
+            rt.go(fn, name=fn.__name__)
+        rt.sleep(1)  # all four blocked; at t=1 the sleeper is due and main wakes the others
+        ev.set()
+        lk.release()
+        with cond:
+            cond.notify()
+        rt.sleep(1)
+        return order
+
+    order, _ = run(scenario)
+    assert order == ["deadline", "event", "lock", "notify"]
