@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from typing import Iterable
 
 from genericserver.testing import sim_threads
@@ -58,14 +59,18 @@ def stray_threads(before: Iterable[threading.Thread], wait: float = 5.0) -> list
     """Threads started since ``before`` that are still alive after up to ``wait`` seconds of joining.
 
     The simulation's idle goroutine threads (:mod:`genericserver.testing.sim_threads`) are
-    told to end first, rather than waited for while they linger.
+    told to end rather than waited for while they linger, also one that goes idle while we
+    wait (a goroutine that escaped the simulation's control and came back late).
     """
     sim_threads.release_idle()
     known = set(before)
     stray = [t for t in threading.enumerate() if t not in known and t is not threading.current_thread()]
     alive = []
     for t in stray:
-        t.join(wait)
+        deadline = time.monotonic() + wait
+        while t.is_alive() and time.monotonic() < deadline:
+            t.join(min(0.05, max(0.0, deadline - time.monotonic())))
+            sim_threads.release_idle()
         if t.is_alive():
             alive.append(t)
             wait = 0.0  # after the first stuck thread, do not wait again for each of the others
