@@ -31,10 +31,14 @@ Two refinements make blocking operations checkable:
 So a ``wait`` that returned while a concurrent ``add`` was admitted has no valid order, and
 neither has a ``wait`` still blocked with the counter at zero (a lost wake-up).
 
-:func:`check` runs one scenario and raises :class:`NotLinearizable`; its message has the
-history as one column per goroutine and the command that replays it (a JSON file under
-``replays/``, the same place as the lifecycle fuzzer's). The models and targets of the
-primitives are in :mod:`genericserver.testing.lincheck_targets`.
+:func:`explore` runs one scenario under the drawn schedule and a few PCT schedules (drawing a
+scenario costs Hypothesis far more than running it); :func:`check` raises
+:class:`NotLinearizable`, whose message has the history as one column per goroutine and the
+command that replays it (a JSON file under ``replays/``, the same place as the lifecycle
+fuzzer's). The models and targets of the primitives are in
+:mod:`genericserver.testing.lincheck_targets`, the Hypothesis strategies in
+:mod:`genericserver.testing.lincheck_scenarios`; :data:`coverage` counts the distinct
+interleavings explored per family.
 """
 
 from __future__ import annotations
@@ -443,14 +447,8 @@ def load(doc: dict) -> tuple[str, LinScenario, list[int], str]:
 
 
 def interleaving(history: History) -> tuple:
-    """The order of the recorded events: (goroutine, its k-th call, call or return), in turn."""
-    seen: dict[str, int] = {}
-    out = []
-    for _, kind, c in history.events():
-        if kind == "call":
-            seen[c.goroutine] = seen.get(c.goroutine, 0) + 1
-        out.append((c.goroutine, str(c.op), kind))
-    return tuple(out)
+    """The order of the recorded events: (goroutine, call, "call" or "return"), in turn."""
+    return tuple((c.goroutine, str(c.op), kind) for _, kind, c in history.events())
 
 
 class Coverage:

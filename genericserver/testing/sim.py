@@ -5,7 +5,8 @@ are reused from run to run, see :mod:`genericserver.testing.sim_threads`), but o
 holding the *baton* runs. Every runtime call (``go``, event ``set``/``wait``, ``select``,
 lock ``acquire``/``release``, condition ops, ``sleep``; not ``now()`` or ``is_set()``) is a
 *decision point*: the calling thread works out which goroutines could run now, in a stable order
-(itself first when it may go on, then by creation order), asks the chooser for an index and, if
+(itself first when it may go on, then by creation order; it looks only at goroutines whose wait
+may have ended, as events, locks and conditions wake their waiters), asks the chooser for an index and, if
 that is another goroutine, hands it the baton and waits for it back. Index 0 means "no
 preemption". The decision is made in the yielding thread itself, so a switch costs one handoff.
 
