@@ -157,7 +157,7 @@ def main() -> None:
         ("sim decisions, each a switch (one_cpu)", switching, f"{switching / raw_same:.2f} x raw one-core handoff"),
         ("sim decisions, each a switch (OS placed)", switching_free, f"{switching_free / raw_across:.2f} x two-core"),
         ("sim decisions, no switch", staying, f"{staying / raw_same:.2f} x raw one-core handoff"),
-        ("lifecycle schedules (one_cpu)", schedules, f"{mean_decisions:.0f} decisions each; budget 200 /s"),
+        ("lifecycle schedules (one_cpu)", schedules, f"{mean_decisions:.0f} decisions each; budget 400 /s"),
         ("lifecycle schedules (OS placed)", schedules_free, ""),
     ]
     for label, rate, note in rows:
