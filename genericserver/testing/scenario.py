@@ -340,7 +340,7 @@ def request_target(kind: str, rid: str, duration: float) -> tuple[str, str, dict
         "mutating": ("POST", f"/api/v1/namespaces/default/configmaps?{d}"),
         "watch": ("GET", f"/api/v1/namespaces/default/pods?watch=true&{d}"),
         "long-running": ("GET", f"/debug/pprof/profile?{d}"),
-        "exempt": ("GET", f"/metrics?{d}"),
+        "exempt": ("GET", f"/metrics/fuzz?{d}"),  # exempt by its /metrics prefix, served by the test app
         "loopback": ("GET", f"/api/v1/namespaces/default/pods/p{rid}?{d}"),
         "readyz": ("GET", "/readyz"),
     }
@@ -404,7 +404,7 @@ class _Driver:
         mux = s.handler.non_go_restful_mux
         mux.handle_prefix("/api/", app)
         mux.handle_prefix("/debug/pprof/", app)
-        mux.handle("/metrics", app)
+        mux.handle("/metrics/fuzz", app)  # beside the server's own /metrics, not instead of it
         for i, hook in enumerate(sc.hooks):
             s.add_pre_shutdown_hook(f"hook-{i}", self._hook(i, hook))
         prepared = s.prepare_run()
