@@ -214,16 +214,16 @@ class Simulation(Runtime):
         g.handle = Goroutine(name, _SimEvent(self, f"{name}-done"))
         self._gs.append(g)
         self._wake(g)
-        # a reused thread (see sim_threads): it waits for the baton before running anything
+        # a reused thread (see sim_threads): it runs nothing until it is first handed the baton
         t = sim_threads.start(lambda: self._body(g, fn, args), f"sim:{name}", self._cpu)
-        g.thread = t
+        g.thread, g.sem = t, t.baton
         self._threads.append(t)
         g.ident = t.ident
         self._idents.add(t.ident)  # type: ignore[arg-type]
         return g
 
     def _body(self, g: _G, fn: Callable[..., Any], args: tuple) -> None:
-        g.sem.acquire()  # wait for the baton
+        # the thread starts this when it is first handed the baton (g.sem)
         if self._stopping:
             return
         try:

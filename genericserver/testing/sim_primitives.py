@@ -7,7 +7,7 @@ records what its goroutine waits for and calls back into the simulation to decid
 from __future__ import annotations
 
 import math
-from _thread import allocate_lock, get_ident
+from _thread import get_ident
 from typing import Any, Callable, Optional, Protocol
 
 from genericserver.runtime import BoundedSemaphore, Event, Goroutine
@@ -64,8 +64,7 @@ class _G:
     def __init__(self, gid: int, name: str):
         self.gid = gid
         self.name = name
-        self.sem = allocate_lock()
-        self.sem.acquire()  # held: the thread waits on it until it is handed the baton
+        self.sem: Any = None  # its thread's baton (sim_threads.Task.baton): released to let it run
         self.ident: Optional[int] = None
         self.thread: Any = None  # its sim_threads.Task
         self.kind = _RUN

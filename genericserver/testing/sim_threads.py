@@ -37,15 +37,22 @@ _ALL_CPUS: Optional[frozenset[int]] = (
 
 
 class Task:
-    """One goroutine's run on a pooled thread; ``join(timeout)`` waits for its body to return."""
+    """One goroutine's run on a pooled thread.
 
-    __slots__ = ("body", "name", "cpu", "_exited", "ident")
+    The thread starts ``body`` when ``baton`` is first released (the simulation's first handoff
+    to the goroutine: the thread wakes once, straight into the goroutine, instead of once to
+    take the task and again for the baton) and then holds it; ``join(timeout)`` waits for the
+    body to return.
+    """
+
+    __slots__ = ("body", "name", "cpu", "_exited", "ident", "baton")
 
     def __init__(self, body: Callable[[], None], name: str, cpu: Optional[int]):
         self.body, self.name, self.cpu = body, name, cpu
         self._exited = allocate_lock()
         self._exited.acquire()  # released once the body returned and the thread is idle again
         self.ident: Optional[int] = None
+        self.baton: Any = None  # the thread's lock, held while it does not run
 
     def join(self, timeout: float) -> bool:
         if self._exited.acquire(timeout=timeout):
@@ -58,11 +65,11 @@ class Task:
 
 
 class _Worker:
-    __slots__ = ("wake", "task", "cpus", "ident")
+    __slots__ = ("baton", "task", "cpus", "ident")
 
     def __init__(self, task: Task):
-        self.wake = allocate_lock()
-        self.wake.acquire()
+        self.baton = allocate_lock()  # released: run (the next task, or go on with this one)
+        self.baton.acquire()
         self.task: Optional[Task] = task
         self.cpus: Any = "inherited"  # the CPU set this thread is on, once it set one
         self.ident: Optional[int] = None
@@ -73,10 +80,8 @@ _idle: list[_Worker] = []
 
 
 def start(body: Callable[[], None], name: str, cpu: Optional[int] = None) -> Task:
-    """Run ``body`` on a pooled thread named ``name`` (pinned to ``cpu`` if given).
-
-    Returns once the thread's ident is known (``task.ident``), as ``Thread.start`` does.
-    """
+    """Give ``body`` to a pooled thread, to run as ``name`` (pinned to ``cpu`` if given) once
+    ``task.baton`` is released. Returns once the thread's ident is known (``task.ident``)."""
     task = Task(body, name, cpu)
     with _lock:
         worker = _idle.pop() if _idle else None
@@ -88,20 +93,25 @@ def start(body: Callable[[], None], name: str, cpu: Optional[int] = None) -> Tas
         started.acquire()
     else:
         worker.task = task
-        task.ident = worker.ident
-        worker.wake.release()
+    task.ident, task.baton = worker.ident, worker.baton
     return task
 
 
 def _work(worker: _Worker, started: Any) -> None:
     me = threading.current_thread()
     worker.ident = threading.get_ident()
-    worker.task.ident = worker.ident  # type: ignore[union-attr]
     # a goroutine handed the baton waits for the one that handed it to block, instead of
     # preempting it only to find the GIL taken (three context switches a handoff instead of one)
     thread_placement.no_wakeup_preemption()
     started.release()
     while True:
+        # wait for the first handoff to the next goroutine, IDLE_LINGER at most without one
+        if not worker.baton.acquire(timeout=IDLE_LINGER):
+            with _lock:
+                if worker.task is None and worker in _idle:  # nobody picked this thread: end
+                    _idle.remove(worker)
+                    return
+            worker.baton.acquire()  # it was picked just as we gave up: wait for the handoff
         task = worker.task
         if task is None:
             return  # let go of (release_idle)
@@ -119,12 +129,6 @@ def _work(worker: _Worker, started: Any) -> None:
             with _lock:
                 _idle.append(worker)
             task._exited.release()  # only now: a finished run finds every thread in _idle
-        if not worker.wake.acquire(timeout=IDLE_LINGER):
-            with _lock:
-                if worker in _idle:  # nobody picked this thread: let it end
-                    _idle.remove(worker)
-                    return
-            worker.wake.acquire()  # a task was handed over just as we gave up: take it
 
 
 def _inherit_hooks() -> None:
@@ -155,7 +159,7 @@ def release_idle() -> None:
         idle, _idle[:] = list(_idle), []
     for worker in idle:
         worker.task = None
-        worker.wake.release()
+        worker.baton.release()
 
 
 def idle_count() -> int:
