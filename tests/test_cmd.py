@@ -14,6 +14,7 @@ from typing import Optional
 
 import pytest
 
+from genericserver import cmd
 from genericserver.testing.client import Client
 
 WAIT = 30.0
@@ -168,7 +169,7 @@ def test_retry_after_mode_answers_429_then_exits_0(server_process):
     # still running when the late request comes
     sp = server_process("--v=1", "--shutdown-send-retry-after", "--shutdown-delay-duration", "1s")
     slow_result = {}
-    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=3", timeout=WAIT)), name="slow-client")
+    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=2", timeout=WAIT)), name="slow-client")
     slow.start()
     sp.signal()
     sp.expect(r'name="NotAcceptingNewRequest"')
@@ -201,26 +202,43 @@ def test_a_second_signal_exits_1_at_once(server_process):
     ],
     ids=["bad-duration", "bad-int", "negative-delay", "unknown-mode", "unknown-flag"],
 )
-def test_a_bad_flag_exits_2_with_one_line_naming_it(flags, flag_name):
-    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", *flags], capture_output=True, text=True, timeout=WAIT)
-    assert proc.returncode == 2
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
+def test_a_bad_flag_exits_2_with_one_line_naming_it(flags, flag_name, capsys):
+    # in process: main() is what the console script and python -m run (see the next test)
+    code, _, err = run_main(["serve", "--secure-port", "0", *flags], capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
     assert flag_name in lines[0]
-    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in err
 
 
-def test_version_prints_the_pinned_kubernetes_version():
+def test_the_process_exits_2_with_the_one_line_and_no_traceback():
+    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--no-such-flag"],
+                          capture_output=True, text=True, timeout=WAIT)
+    assert (proc.returncode, proc.stderr) == (2, "genericserver: error: unrecognized arguments: --no-such-flag\n")
+
+
+def run_main(argv: list[str], capsys) -> tuple[int, str, str]:
+    """``genericserver ARGV`` in process: its exit code, stdout and stderr (argparse exits)."""
+    try:
+        code = cmd.main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version_prints_the_pinned_kubernetes_version(capsys):
     for argv in (["--version"], ["serve", "--version"]):
-        proc = subprocess.run([sys.executable, "-m", "genericserver", *argv], capture_output=True, text=True, timeout=WAIT)
-        assert proc.returncode == 0
-        assert re.fullmatch(r"genericserver \S+ \(a port of k8s\.io/apiserver v1\.36\.0\)\n", proc.stdout), proc.stdout
+        code, out, _ = run_main(argv, capsys)
+        assert code == 0
+        assert re.fullmatch(r"genericserver \S+ \(a port of k8s\.io/apiserver v1\.36\.0\)\n", out), out
 
 
-def test_a_bad_verbosity_is_pflag_s_one_line_error():
-    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "-v", "x"], capture_output=True, text=True, timeout=WAIT)
-    assert proc.returncode == 2
-    assert proc.stderr.strip().endswith('invalid argument "x" for "-v, --v" flag: strconv.ParseUint: parsing "x": invalid syntax')
+def test_a_bad_verbosity_is_pflag_s_one_line_error(capsys):
+    code, _, err = run_main(["serve", "-v", "x"], capsys)
+    assert code == 2
+    assert err.strip().endswith('invalid argument "x" for "-v, --v" flag: strconv.ParseUint: parsing "x": invalid syntax')
 
 
 def test_json_logging_and_the_v1_graceful_termination_lines(server_process):
@@ -238,16 +256,16 @@ def test_json_logging_and_the_v1_graceful_termination_lines(server_process):
     assert {(caller, v) for caller, v, _ in events} == {("genericserver/genericapiserver.py", 1)}
 
 
-def test_help_explains_each_flag():
-    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--help"], capture_output=True, text=True, timeout=WAIT)
-    assert proc.returncode == 0
+def test_help_explains_each_flag(capsys):
+    code, out, _ = run_main(["serve", "--help"], capsys)
+    assert code == 0
     for flag in ("--bind-address", "--secure-port", "--tls-cert-file", "--tls-private-key-file", "--shutdown-delay-duration",
                  "--shutdown-send-retry-after", "--shutdown-watch-termination-grace-period", "--max-requests-inflight",
                  "--max-mutating-requests-inflight", "--request-timeout", "--min-request-timeout", "--audit-log-path",
                  "--token-auth-file", "--authorization-mode", "--anonymous-auth", "--v", "--logging-format", "--version"):
-        assert flag in proc.stdout, flag
-    top = subprocess.run([sys.executable, "-m", "genericserver", "--help"], capture_output=True, text=True, timeout=WAIT)
-    assert top.returncode == 0 and "serve" in top.stdout and "demo" in top.stdout
+        assert flag in out, flag
+    code, top, _ = run_main(["--help"], capsys)
+    assert code == 0 and "serve" in top and "demo" in top
 
 
 def test_a_used_port_is_a_one_line_error(server_process):
