@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 
+import pytest
 from rich.console import Console
 
 from genericserver.demo import cli
@@ -35,8 +36,14 @@ def assert_outcomes(result, phase: str, client: str, expected: set[str]) -> None
     )
 
 
-def test_default_mode_timeline_and_answers():
-    result = run_demo(DemoSettings(retry_after=False, **FAST))
+@pytest.fixture(scope="module")
+def runs() -> dict:
+    """One real demo run of each mode, shared by the tests below (each takes a second or two)."""
+    return {mode: run_demo(DemoSettings(retry_after=mode == "retry-after", **FAST)) for mode in ("default", "retry-after")}
+
+
+def test_default_mode_timeline_and_answers(runs):
+    result = runs["default"]
     assert result.signal_names() == [
         "ShutdownInitiated",
         "PreShutdownHooksStopped",
@@ -63,8 +70,8 @@ def test_default_mode_timeline_and_answers():
     assert all(" genericapiserver.py:" in line for line in result.log if "[graceful-termination]" in line)
 
 
-def test_retry_after_mode_answers_429_until_drained():
-    result = run_demo(DemoSettings(retry_after=True, **FAST))
+def test_retry_after_mode_answers_429_until_drained(runs):
+    result = runs["retry-after"]
     names = result.signal_names()
     assert names.index("InFlightRequestsDrained") < names.index("HTTPServerStoppedListening")
     assert_outcomes(result, "not accepting", "/echo, new conn", {"429"})
@@ -74,8 +81,10 @@ def test_retry_after_mode_answers_429_until_drained():
     assert result.slow is not None and result.slow.outcome == "200"
 
 
-def test_the_command_prints_both_timelines_and_saves_an_svg(tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "DemoSettings", lambda retry_after, shutdown_delay: DemoSettings(retry_after=retry_after, **FAST))
+def test_the_command_prints_both_timelines_and_saves_an_svg(tmp_path, monkeypatch, runs):
+    # the command around the runs: both modes in order, the tables, the log, the picture
+    modes = []
+    monkeypatch.setattr(cli, "run_mode", lambda console, mode, settings, live: modes.append(mode) or runs[mode])
     out = io.StringIO()
     console = Console(file=out, width=120, record=True, force_terminal=False)
     svg = tmp_path / "timeline.svg"
@@ -88,6 +97,7 @@ def test_the_command_prints_both_timelines_and_saves_an_svg(tmp_path, monkeypatc
     assert [first.index(n) for n in order] == sorted(first.index(n) for n in order)
     assert second.index("InFlightRequestsDrained") < second.index("HTTPServerStoppedListening")
     assert svg.read_text().startswith("<svg")
+    assert modes == ["default", "retry-after"]
 
 
 def test_the_live_panel_shows_signals_so_far_and_a_running_tally():
