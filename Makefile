@@ -12,8 +12,10 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# one worker per core, each test file on one worker (module fixtures run once); `pytest` by
+# itself runs serially, as a debugger needs
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 check: $(STAMP)
 	$(PY) -m pytest tests/test_conventions.py
