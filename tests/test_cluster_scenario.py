@@ -16,7 +16,7 @@ from rich.console import Console
 
 from genericserver.cluster import cli
 from genericserver.cluster.scenario import ScenarioConfig, run_scenario
-from genericserver.cluster.timeline import collapse
+from genericserver.cluster.timeline import collapse, readyz_answers
 
 FAST = dict(scale=0.1, workers=3, warmup=1.0, tail=1.0)
 
@@ -35,6 +35,10 @@ def test_a_shutdown_delay_longer_than_the_lags_loses_no_request():
     assert first(rows, "kube-proxy", "not to web-0") < first(rows, "pod", "web-0: NotAcceptingNewRequest")
     assert first(rows, "kubectl", "delete pod web-0") <= sigterm
     assert first(rows, "store", "pod web-0 deleted") > 5.0
+    # the replica's own /metrics, scraped as Prometheus would: the kubelet's readiness probes
+    # met a red /readyz during the delay; the replicas that stayed up never did
+    assert readyz_answers(r, "web-0").get("500", 0) > 0
+    assert readyz_answers(r, "web-1").get("200", 0) > 0
 
 
 def test_no_shutdown_delay_and_a_slow_proxy_loses_requests_until_the_proxy_catches_up():
@@ -72,7 +76,7 @@ def test_cli_prints_the_timeline_and_the_results():
     assert cli.run(args, Console(file=out, width=140)) == 0
     text = out.getvalue()
     for needle in ("kubectl delete pod web-0", "Running preStop hook (sleep 3)", "web-0: ShutdownInitiated",
-                   "What the client saw", "No request lost."):
+                   "What the client saw", "No request lost.", "Each replica's own /metrics"):
         assert needle in text, needle
     # the grace left after a 3 s preStop of a 30 s grace period (less if the machine is slow)
     assert re.search(r"StopContainer with 2[0-7]s grace: SIGTERM", text), text

@@ -19,6 +19,7 @@ Deployment manifest.
 
 from __future__ import annotations
 
+import http.client
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from genericserver.cluster.proxy import KubeProxy
 from genericserver.cluster.shutdownmanager import ShutdownManagerContainer, ShutdownOptions, shutdown_hook
 from genericserver.cluster.store import Store, new_pod
 from genericserver.events import Event, EventStream
+from genericserver.scrape import Samples, scrape
 
 PRE_STOPS = ("none", "sleep", "contour")
 SERVICE = "web"
@@ -76,6 +78,7 @@ class ScenarioConfig:
     keep_alive: bool = False
     warmup: float = 1.0
     tail: float = 1.0
+    scrape_period: float = 1.0  # cluster seconds between two scrapes of each replica's /metrics
     source: str = ""  # where the pod settings came from (a manifest's path), for the heading
 
     def __post_init__(self) -> None:
@@ -103,6 +106,8 @@ class ScenarioResult:
     events: list[Event]
     t0: float
     duration: float
+    # each replica's own /metrics, as its last scrape before it stopped listening saw it
+    pod_metrics: dict[str, Samples] = field(default_factory=dict)
     outcome: Outcome = field(init=False)
 
     def __post_init__(self) -> None:
@@ -151,11 +156,16 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
     return pod
 
 
-def container_factory(clock: ClusterClock, events: EventStream) -> Any:
+def container_factory(clock: ClusterClock, events: EventStream, servers: Optional[list] = None) -> Any:
+    """Containers for the kubelet; each replica of our server is also added to ``servers``."""
+
     def make(pod: dict, spec: dict, sandbox: Sandbox) -> Container:
         name, pod_name = spec["name"], pod["metadata"]["name"]
         if spec["image"] == "genericserver":
-            return ServerContainer(name, pod_name, sandbox, spec["options"], clock=clock, events=events, port_name=spec["portName"])
+            c = ServerContainer(name, pod_name, sandbox, spec["options"], clock=clock, events=events, port_name=spec["portName"])
+            if servers is not None:
+                servers.append(c)
+            return c
         if spec["image"] == "envoy":
             return EnvoyContainer(name, pod_name, sandbox, events=events)
         if spec["image"] == "shutdown-manager":
@@ -174,7 +184,8 @@ class World:
         self.events = EventStream()
         self.store = Store(self.clock, self.events)
         self.store.create(new_service(SERVICE, {"app": SERVICE}))
-        self.kubelet = Kubelet(self.store, container_factory(self.clock, self.events), clock=self.clock,
+        self.servers: list[ServerContainer] = []
+        self.kubelet = Kubelet(self.store, container_factory(self.clock, self.events, self.servers), clock=self.clock,
                                start_delay=cfg.pod_start)
         self.endpoints = EndpointsController(self.store, lag=cfg.endpoints_lag)
         self.proxy = KubeProxy(self.store, SERVICE, lag=cfg.proxy_lag)
@@ -187,6 +198,21 @@ class World:
                 max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
         for part in (self.kubelet, self.endpoints, self.proxy):
             part.run()
+        self.pod_metrics: dict[str, Samples] = {}
+        self._stop_scraping = rt.event("scraper-stop")
+        self._scraper = rt.go(self._scrape_loop, name="metrics-scraper")
+
+    def _scrape_loop(self) -> None:
+        """Prometheus's part: every ``scrape_period`` scrape each replica that listens; keep the last."""
+        while self.clock.select(self._stop_scraping, timeout=self.cfg.scrape_period) is None:
+            for c in list(self.servers):
+                port = c.sandbox.ports.get(c.port_name)
+                if port is None:
+                    continue
+                try:
+                    self.pod_metrics[c.pod_name] = scrape("127.0.0.1", port, timeout=5.0)
+                except (OSError, ValueError, http.client.HTTPException):
+                    pass  # not listening (yet, or any more): the last scrape stands
 
     def start_pods(self, timeout: float) -> list[str]:
         """Create the replicas (bare pods, or the Deployment's first revision) and wait until
@@ -209,6 +235,8 @@ class World:
             raise TimeoutError(f"pod {name} still in kube-proxy's table after {timeout:g}s")
 
     def close(self) -> None:
+        self._stop_scraping.set()
+        self._scraper.join()
         self.load.stop()
         if self.deployment is not None:
             self.deployment.stop()
@@ -250,7 +278,8 @@ def run_scenario(cfg: ScenarioConfig) -> ScenarioResult:
             quiet.setLevel(level)
     samples = list(world.load.samples)
     events = world.events.events()
-    return ScenarioResult(cfg, timeline_rows(cfg, events, samples, t0, end), samples, events, t0, (end - t0) / cfg.scale)
+    return ScenarioResult(cfg, timeline_rows(cfg, events, samples, t0, end), samples, events, t0, (end - t0) / cfg.scale,
+                          dict(world.pod_metrics))
 
 
 def timeline_rows(cfg: ScenarioConfig, events: list[Event], samples: list[Sample], t0: float, end: float) -> list[Row]:

@@ -74,6 +74,28 @@ def results_table(result: ScenarioResult) -> Table:
     return table
 
 
+def pod_metrics_table(result: ScenarioResult) -> Optional[Table]:
+    """What each replica's own ``/metrics`` said at its last scrape (Prometheus's view): its
+    ``/readyz`` answers by code, the kubelet's readiness probes among them. A replica that shut
+    down shows its red ``/readyz`` (500) during the shutdown delay."""
+    if not result.pod_metrics:
+        return None
+    table = Table(title="Each replica's own /metrics (last scrape before it stopped listening)", title_justify="left")
+    for name, justify in (("pod", "left"), ("/readyz 200", "right"), ("/readyz 500", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for pod in sorted(result.pod_metrics):
+        readyz = readyz_answers(result, pod)
+        table.add_row(pod, str(readyz.get("200", 0)), str(readyz.get("500", 0)))
+    return table
+
+
+def readyz_answers(result: ScenarioResult, pod: str) -> dict[str, int]:
+    """``apiserver_request_total`` of ``/readyz`` by code, from ``pod``'s last scrape."""
+    samples = result.pod_metrics.get(pod, [])
+    return {s.labels["code"]: int(s.value) for s in samples
+            if s.name == "apiserver_request_total" and s.labels.get("subresource") == "/readyz"}
+
+
 def why_lines(result: ScenarioResult) -> list[str]:
     """One line per cause of loss: count and explanation (see :mod:`.losses`)."""
     return [f"{n} {CAUSES[cause][1]}" for cause, n in result.outcome.by_cause.most_common()]
@@ -103,6 +125,9 @@ def render(result: ScenarioResult, console: Optional[Console] = None) -> None:
     console.print(describe_config(result))
     console.print(timeline_table(result))
     console.print(results_table(result))
+    pods = pod_metrics_table(result)
+    if pods is not None:
+        console.print(pods)
     if result.lost:
         console.print(f"[red]{format_loss(result.outcome)} of the requests lost.[/red] Why:")
         for line in why_lines(result):
