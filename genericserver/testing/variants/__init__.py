@@ -19,7 +19,14 @@ real ones back. Two kinds:
 * ``primitive`` variants (:mod:`.primitives`) plant a classic concurrency bug in one primitive;
   :mod:`genericserver.testing.lincheck` catches them on the primitive's ``target``.
 
-``VARIANTS`` maps each name to its class, in the order of the table in walkthrough.md section 7.
+``VARIANTS`` maps each name to its class, in the order of the table in walkthrough.md section 7:
+the fifteen the fuzzers are measured against.
+
+Besides those, the labs (:mod:`genericserver.labs`) switch in bugs from the real history of the
+shutdown, each named after the upstream issue or pull request that fixed it: lifecycle ones in
+:mod:`.history` (kube-apiserver) and ``kind = "cluster"`` ones in :mod:`.cluster` (the kubelet,
+kubectl, Contour). ``HISTORY_VARIANTS`` maps their names; :func:`variant` knows every name, so a
+replay file of a lab's bug replays like any other.
 """
 
 from __future__ import annotations
@@ -88,10 +95,18 @@ LIFECYCLE_VARIANTS: tuple[type[Variant], ...] = (
 
 VARIANTS: dict[str, type[Variant]] = {v.name: v for v in (*LIFECYCLE_VARIANTS, *PRIMITIVE_VARIANTS)}
 
+from genericserver.testing.variants.cluster import CLUSTER_VARIANTS  # noqa: E402
+from genericserver.testing.variants.history import HISTORY_VARIANTS as _HISTORY  # noqa: E402
+
+HISTORY_VARIANTS: dict[str, type[Variant]] = {v.name: v for v in (*_HISTORY, *CLUSTER_VARIANTS)}
+
 
 def variant(name: str) -> Variant:
-    """The variant called ``name``; ``"real"`` (or ``""``) is the server as it is."""
-    return Variant() if name in ("", "real") else VARIANTS[name]()
+    """The variant called ``name`` (one of the fifteen or of history); ``"real"`` (or ``""``) is
+    the server as it is. An unknown name raises ``KeyError``."""
+    if name in ("", "real"):
+        return Variant()
+    return (VARIANTS.get(name) or HISTORY_VARIANTS[name])()
 
 
 def registry() -> list[Variant]:
@@ -100,7 +115,7 @@ def registry() -> list[Variant]:
 
 
 __all__ = [
-    "Variant", "VARIANTS", "LIFECYCLE_VARIANTS", "PRIMITIVE_VARIANTS", "variant", "registry",
+    "Variant", "VARIANTS", "HISTORY_VARIANTS", "LIFECYCLE_VARIANTS", "PRIMITIVE_VARIANTS", "variant", "registry",
     "AuditShutdownBeforeDrain", "ExemptionRulesDiffer", "ListenerStoppedAtNotAccepting",
     "NotAcceptingWithoutHooks", "SlotReleasedBeforeBody",
 ]
