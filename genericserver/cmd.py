@@ -17,6 +17,12 @@ goroutine's stack and exits with status 2 (:mod:`genericserver.goroutines`).
 
 Exit codes: 0 after a graceful shutdown, 1 on a second signal or when the server fails, 2 for
 a bad flag or value (one line naming the flag), and 2 for a panic or SIGQUIT, as in Go.
+
+The other commands live beside their code: ``demo`` (:mod:`genericserver.demo.cli`), ``cluster``
+and ``load`` (:mod:`genericserver.cluster`), ``fuzz`` and ``replay``
+(:mod:`genericserver.testing.hunt`), ``lab`` (:mod:`genericserver.labs.cli`). A lab started in
+the current directory (``genericserver lab start NAME``) has its bug switched in for every
+command but ``lab`` itself, for the whole process (:func:`genericserver.labs.state.activated`).
 """
 
 from __future__ import annotations
@@ -163,19 +169,37 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     cluster_cli.add_parser(sub)
     loadcmd.add_parser(sub)
+    from genericserver.labs import cli as lab_cli
+    from genericserver.labs import state as lab_state
+    from genericserver.testing import hunt
+
+    hunt.add_parsers(sub)
+    lab_cli.add_parser(sub)
     args = parser.parse_args(argv)
     command = getattr(args, "command", None)
     if command is None:
         parser.print_help()
         return 2
-    if command == "serve":
-        args.serve_options.logs.read(args)
-        return serve(args.serve_options)
-    if command == "demo":
-        return demo_cli.run(args)
-    if command == "cluster":
-        return cluster_cli.run(args)
-    if command == "load":
-        return loadcmd.run(args)
+    if command == "lab":
+        return lab_cli.run(args)
+    try:
+        active_lab, bug = lab_state.active_bug()
+    except lab_state.LabStateError as err:
+        print(f"genericserver: error: {err}", file=sys.stderr)
+        return 2
+    with bug.switched_in():
+        if command == "serve":
+            args.serve_options.logs.read(args)
+            return serve(args.serve_options)
+        if command == "demo":
+            return demo_cli.run(args)
+        if command == "cluster":
+            return cluster_cli.run(args)
+        if command == "load":
+            return loadcmd.run(args)
+        if command == "fuzz":
+            return hunt.run_fuzz(args, bug.name if active_lab else "")
+        if command == "replay":
+            return hunt.run_replay(args)
     parser.error(f"unknown command {command!r}")
     return 2

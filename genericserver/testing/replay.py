@@ -235,4 +235,7 @@ def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from genericserver.labs.state import activated  # a lab started in this directory applies here too
+
+    with activated():
+        sys.exit(main())

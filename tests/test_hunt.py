@@ -1,0 +1,75 @@
+"""Tests for genericserver.testing.hunt: ``genericserver fuzz`` writes the replay file of what it finds, ``genericserver replay`` plays it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from genericserver import cmd
+from genericserver.labs import state
+from genericserver.testing import replay
+from genericserver.testing.invariants import check
+from genericserver.testing.scenario import run_scenario
+from genericserver.testing.variants import variant
+
+
+@pytest.fixture(autouse=True)
+def no_lab(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(state.LAB_ENV, "")
+    monkeypatch.setenv(replay.REPLAY_DIR_ENV, str(tmp_path / "replays"))
+
+
+def test_fuzz_finds_a_lifecycle_variants_counterexample_and_writes_its_replay_file(tmp_path, capsys):
+    out = tmp_path / "found.json"
+    assert cmd.main(["fuzz", "--variant", "no-shutdown-delay", "--no-shrink", "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "delay_is_respected" in printed and f"replay:   genericserver replay {out}" in printed
+    scenario, schedule, name = replay.load(out)
+    assert name == "no-shutdown-delay"
+    assert "delay_is_respected" in {v.invariant for v in check(run_scenario(scenario, schedule, variant(name)))}
+    assert not check(run_scenario(scenario, schedule)), "the real server passes the same run"
+    assert cmd.main(["replay", str(out), "--quiet"]) == 1
+    assert "VIOLATED delay_is_respected" in capsys.readouterr().out
+
+
+def test_fuzz_hunts_a_primitive_variant_with_lincheck(tmp_path, capsys):
+    out = tmp_path / "lin.json"
+    assert cmd.main(["fuzz", "--variant", "safe-wait-group-check-outside-lock", "--no-shrink", "--out", str(out)]) == 1
+    assert "no order of these calls fits the SafeWaitGroup model" in capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert doc["lincheck"] == "SafeWaitGroup" and doc["variant"] == "safe-wait-group-check-outside-lock"
+    assert cmd.main(["replay", str(out)]) == 1
+    assert "NOT LINEARIZABLE" in capsys.readouterr().out
+
+
+def test_fuzz_hunts_the_active_labs_bug_by_default(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(state.LAB_ENV, "no-shutdown-delay")
+    assert cmd.main(["fuzz", "--no-shrink", "--examples", "20"]) == 1
+    assert "run of no-shutdown-delay" in capsys.readouterr().out
+
+
+def test_fuzz_of_the_real_server_finds_nothing_in_a_few_examples(capsys):
+    assert cmd.main(["fuzz", "--examples", "5", "--seed", "3"]) == 0
+    assert capsys.readouterr().out == "no counterexample for real in 5 examples (seed 3)\n"
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--variant", "nope"], "genericserver fuzz: error: --variant: unknown variant 'nope' (known: real, "),
+        (["--variant", "kubelet-prestop-full-grace"], "genericserver fuzz: error: --variant: kubelet-prestop-full-grace is a bug of the cluster world"),
+        (["--examples", "0"], "genericserver fuzz: error: --examples must be at least 1"),
+    ],
+    ids=["unknown", "cluster-world", "no-examples"],
+)
+def test_fuzz_refuses_what_it_cannot_hunt_in_one_line(argv, message, capsys):
+    assert cmd.main(["fuzz", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_replay_of_a_missing_file_is_one_line(capsys):
+    assert cmd.main(["replay", "missing.json"]) == 2
+    assert capsys.readouterr().err == "genericserver replay: error: missing.json: no such file\n"
