@@ -1,0 +1,238 @@
+"""``genericserver lab check FILE``: does the learner's file catch the lab's bug? (no Go twin)
+
+For a bug hunt the file is run twice, once with the lab's bug switched in and once on the server
+as it is, and it is right when it **fails with the bug and passes without it**. Any other pair of
+results gets one line saying what to change. Three kinds of file:
+
+* a pytest test file (``*.py``): run by pytest in a subprocess, with the plugin
+  :mod:`genericserver.labs.pytest_plugin` and :data:`~genericserver.labs.state.LAB_ENV` saying
+  which bug to switch in (the learner's code runs in a process of its own, with real pytest:
+  fixtures, ``pytest.raises``, conftest files);
+* a replay file (``*.json``) of :mod:`genericserver.testing.replay`: a lifecycle run (it passes
+  when every invariant holds) or a lincheck history (it passes when it is linearizable). The
+  file's own ``variant`` is ignored: the check decides what is switched in. These run in this
+  process, on the simulation runtime, in milliseconds;
+* for a what-if lab, a manifest (``*.yaml``): it passes when the timing rules of
+  :func:`genericserver.cluster.manifest.check_manifests` hold and rolling it under load in the
+  simulated world (:func:`~genericserver.cluster.manifest.rollout_outcome`, time scaled by
+  :data:`WHAT_IF_SCALE`) loses no request. There is no bug to switch in: it runs once.
+
+``isolate=False`` runs a pytest file in this process instead, with a small runner that imports
+it and calls each ``test_*`` function that takes no arguments: what the project's own tests use
+to check every lab's answer in milliseconds (a test with fixtures needs the real pytest run).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import itertools
+import json
+import os
+import pathlib
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+from genericserver.labs.registry import Lab
+from genericserver.labs.state import LAB_ENV
+from genericserver.testing.variants import Variant, variant
+
+WHAT_IF_SCALE = 0.05  # real seconds per cluster second for a what-if rollout: about a second in all
+PYTEST_TIMEOUT = 300.0  # seconds one pytest run of a learner's file may take
+_module_names = itertools.count()
+
+
+class LabCheckError(Exception):
+    """The check itself cannot run (a file of no kind it knows, a test that needs fixtures)."""
+
+
+@dataclass
+class Outcome:
+    """One run of the file: ``passed``, and one line saying what happened. ``ran`` is False when
+    the file did not run at all (no test in it, a syntax error, not a replay file...)."""
+
+    passed: bool
+    summary: str
+    ran: bool = True
+
+
+@dataclass
+class Verdict:
+    lab: Lab
+    path: pathlib.Path
+    with_bug: Outcome
+    without_bug: Optional[Outcome]  # None for a what-if lab
+    caught: bool
+    message: str
+
+    def lines(self) -> list[str]:
+        out = [f"lab {self.lab.name}: checking {self.path}"]
+        if self.without_bug is None:
+            out.append(f"  the rollout:     {self.with_bug.summary}")
+        else:
+            out.append(f"  with the bug:    {self.with_bug.summary}")
+            out.append(f"  without the bug: {self.without_bug.summary}")
+        out.append(self.message)
+        return out
+
+
+def file_kind(path: pathlib.Path) -> str:
+    """``pytest``, ``replay`` (a lifecycle or lincheck replay file) or ``manifest``."""
+    suffix = path.suffix.lower()
+    if suffix == ".py":
+        return "pytest"
+    if suffix == ".json":
+        return "replay"
+    if suffix in (".yaml", ".yml"):
+        return "manifest"
+    raise LabCheckError(f"{path}: a lab answer is a pytest file (.py), a replay file (.json) or a manifest (.yaml)")
+
+
+def check(lab: Lab, path: os.PathLike | str, *, isolate: bool = True) -> Verdict:
+    """Judge ``path`` as an answer to ``lab`` (see the module docstring)."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise LabCheckError(f"{path}: no such file")
+    kind = file_kind(path)
+    if not lab.variant:
+        if kind != "manifest":
+            raise LabCheckError(f"{path}: lab {lab.name} is a what-if lab: its answer is a manifest (.yaml)")
+        outcome = run_what_if(path)
+        message = ("fixed: the rollout loses nothing and the shutdown fits the grace period" if outcome.passed
+                   else "not yet: the rollout must lose nothing, and the shutdown fit the grace period")
+        return Verdict(lab, path, outcome, None, outcome.passed, message)
+    if kind == "manifest":
+        raise LabCheckError(f"{path}: lab {lab.name} is a bug hunt: its answer is a test (.py) or a replay file (.json)")
+    with_bug = run(lab, path, bug=True, isolate=isolate)
+    without_bug = run(lab, path, bug=False, isolate=isolate)
+    caught = with_bug.ran and without_bug.ran and not with_bug.passed and without_bug.passed
+    return Verdict(lab, path, with_bug, without_bug, caught, explain(lab, path, with_bug, without_bug))
+
+
+def explain(lab: Lab, path: pathlib.Path, with_bug: Outcome, without_bug: Outcome) -> str:
+    if not with_bug.ran or not without_bug.ran:
+        why = with_bug.summary if not with_bug.ran else without_bug.summary
+        return f"not caught: {path.name} does not run: {why}"
+    if not with_bug.passed and without_bug.passed:
+        return "caught: fails with the bug, passes without it"
+    if with_bug.passed and without_bug.passed:
+        return (f"not caught: it passes with the bug too - does it reach what {lab.python.qualname} "
+                "does, and assert on it?")
+    if not with_bug.passed and not without_bug.passed:
+        return "not caught: it fails without the bug too - make it pass on the server as it is first"
+    return "backwards: it passes with the bug and fails without it - assert what the server as it is does"
+
+
+def run(lab: Lab, path: pathlib.Path, *, bug: bool, isolate: bool = True) -> Outcome:
+    """Run ``path`` once, with ``lab``'s bug switched in or not."""
+    kind = file_kind(path)
+    if kind == "pytest":
+        return run_pytest(lab, path, bug) if isolate else run_tests_here(path, variant(lab.variant) if bug else Variant())
+    if kind == "replay":
+        return run_replay(path, variant(lab.variant) if bug else Variant())
+    raise LabCheckError(f"{path}: a manifest is the answer of a what-if lab only")
+
+
+# -- pytest files --------------------------------------------------------------------------------
+
+
+def run_pytest(lab: Lab, path: pathlib.Path, bug: bool) -> Outcome:
+    """pytest on ``path`` in a subprocess, the plugin switching the bug in (or not)."""
+    env = dict(os.environ, **{LAB_ENV: lab.name if bug else ""})
+    argv = [sys.executable, "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider",
+            "-p", "genericserver.labs.pytest_plugin", str(path)]
+    try:
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PYTEST_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return Outcome(False, f"pytest did not finish within {PYTEST_TIMEOUT:g} s")
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    summary = lines[-1].strip("= ") if lines else (done.stderr.strip().splitlines() or ["no output"])[-1]
+    if done.returncode == 0:
+        return Outcome(True, summary)
+    if done.returncode == 1:
+        failure = next((line for line in lines if "Error" in line or "assert" in line), "")
+        return Outcome(False, f"{summary}: {failure}" if failure else summary)
+    if done.returncode == 5:
+        return Outcome(False, "no test in it (a test is a function whose name starts with test_)", ran=False)
+    return Outcome(False, f"pytest could not run it: {summary}", ran=False)
+
+
+def run_tests_here(path: pathlib.Path, bug: Variant) -> Outcome:
+    """Import ``path`` with ``bug`` switched in and call its ``test_*`` functions, in this process."""
+    spec = importlib.util.spec_from_file_location(f"_genericserver_lab_answer_{next(_module_names)}", path)
+    if spec is None or spec.loader is None:
+        raise LabCheckError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    failed, passed = [], 0
+    with bug.switched_in():
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:
+            return Outcome(False, f"importing it failed: {type(err).__name__}: {err}", ran=False)
+        tests = [fn for name, fn in vars(module).items() if name.startswith("test") and inspect.isfunction(fn)]
+        if not tests:
+            return Outcome(False, "no test in it (a test is a function whose name starts with test_)", ran=False)
+        for fn in tests:
+            if inspect.signature(fn).parameters:
+                raise LabCheckError(f"{path}: {fn.__name__} takes fixtures: check it with pytest (isolate=True)")
+            try:
+                fn()
+                passed += 1
+            except Exception as err:
+                failed.append(f"{fn.__name__}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}".rstrip(": "))
+    if failed:
+        return Outcome(False, f"{len(failed)} failed, {passed} passed: {failed[0]}")
+    return Outcome(True, f"{passed} passed")
+
+
+# -- replay files ----------------------------------------------------------------------------------
+
+
+def run_replay(path: pathlib.Path, bug: Variant) -> Outcome:
+    """A lifecycle replay file passes when every invariant holds; a lincheck one when its
+    history is linearizable. Its recorded variant is replaced by ``bug``."""
+    from genericserver.testing import lincheck
+    from genericserver.testing.invariants import check as check_invariants
+    from genericserver.testing.lincheck_targets import TARGETS
+    from genericserver.testing.scenario import Scenario, run_scenario
+
+    try:
+        doc = json.loads(path.read_text())
+        if "lincheck" in doc:
+            name, lin_scenario, schedule, _ = lincheck.load(doc)
+            target = TARGETS[name]
+        else:
+            scenario, schedule = Scenario.from_dict(doc["scenario"]), [int(c) for c in doc.get("schedule", [])]
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        return Outcome(False, f"not a replay file ({type(err).__name__}: {err})", ran=False)
+    if "lincheck" in doc:
+        with bug.switched_in():
+            history = lincheck.run_history(target, lin_scenario, schedule, variant=bug.name)
+        why = lincheck.verdict(target, history)
+        return Outcome(why is None, "linearizable" if why is None else f"not linearizable: {why}")
+    violations = check_invariants(run_scenario(scenario, schedule, bug))
+    if violations:
+        return Outcome(False, f"{len(violations)} invariant(s) broken: {violations[0]}")
+    return Outcome(True, "all invariants hold")
+
+
+# -- what-if manifests -----------------------------------------------------------------------------
+
+
+def run_what_if(path: pathlib.Path, scale: float = WHAT_IF_SCALE) -> Outcome:
+    """The timing rules (instant, and they say why), then the rollout under load (what it costs)."""
+    from genericserver.cluster.manifest import ManifestError, check_manifests, load_documents, rollout_outcome
+
+    try:
+        problems = check_manifests(load_documents(path), endpoints_lag=1.0, proxy_lag=1.0, source=path.name)
+        outcome = rollout_outcome(path, endpoints_lag=1.0, proxy_lag=1.0, scale=scale)
+    except (ManifestError, OSError, ValueError) as err:
+        return Outcome(False, str(err), ran=False)
+    rollout = (f"the rollout lost {outcome.lost} of {outcome.sent} requests: {outcome.why()}" if outcome.lost
+               else f"the rollout lost nothing ({outcome.sent} requests sent)")
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        return Outcome(False, f"{problems[0]}{more}; {rollout}")
+    return Outcome(not outcome.lost, rollout)

@@ -1,0 +1,250 @@
+"""Tests for genericserver.labs: the labs, ``genericserver lab``, the state file and the pytest plugin.
+
+For every lab: ``lab start`` writes the state file and makes the lab active, the project's
+answer is caught (it fails with the bug and passes without it; a what-if answer's rollout loses
+nothing), an empty answer is not, and ``lab stop`` removes the file. The answers' pytest files
+run in this process (the check's small runner) so the fourteen labs cost well under a second;
+one test runs a pytest file the way ``genericserver lab check`` does for a learner, in pytest
+subprocesses with the plugin, and one shows the state file switching the bug in for a
+``genericserver`` subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import types
+
+import pytest
+
+from genericserver import cmd
+from genericserver.cluster.manifest import check_manifests, load_documents
+from genericserver.genericapiserver import PreparedGenericAPIServer
+from genericserver.labs import LABS, lab, pytest_plugin, state
+from genericserver.labs.check import LabCheckError, check
+from genericserver.labs.registry import EXERCISES
+from genericserver.testing import replay
+from genericserver.testing.variants import HISTORY_VARIANTS, VARIANTS, Variant, variant
+
+NAMES = [the_lab.name for the_lab in LABS]
+UPSTREAM = re.compile(r"^https://github\.com/(kubernetes/kubernetes|projectcontour/contour)/(pull|issues)/\d+$")
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """A learner's empty directory, and no lab named by the environment."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(state.LAB_ENV, raising=False)
+    return tmp_path
+
+
+def lab_cmd(*argv: str) -> int:
+    return cmd.main(["lab", *argv])
+
+
+def test_lab_list_shows_every_lab_and_marks_the_active_one(here, capsys):
+    assert len(LABS) >= 10
+    assert lab_cmd("list") == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith(f"{len(LABS)} labs: genericserver lab start NAME")
+    assert re.findall(r"^[ *]\s*\d+ (\S+)", listed, re.M) == NAMES
+    state.write("watches-not-drained")
+    assert lab_cmd() == 0  # list is the default
+    assert re.findall(r"^\*\s*\d+ (\S+)", capsys.readouterr().out, re.M) == ["watches-not-drained"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_lab_names_its_history_its_go_and_python_and_its_bug(name):
+    the_lab = lab(name)
+    assert the_lab.upstream and all(UPSTREAM.match(url) for url in the_lab.upstream), the_lab.upstream
+    assert all(f"#{url.rsplit('/', 1)[1]}" in the_lab.story for url in the_lab.upstream[:1])  # the story cites it
+    assert the_lab.go_url.startswith("https://github.com/kubernetes/kubernetes/blob/v1.36.0/") or "projectcontour" in the_lab.go_url
+    assert the_lab.python.line() > 0 and the_lab.python.path.exists()
+    if the_lab.breakpoint is not None:  # replay --break FILE:LINE, at a line of code the bug leaves alone
+        assert re.fullmatch(r"genericserver/\S+\.py:\d+", the_lab.breakpoint.location())
+    assert the_lab.tools and the_lab.task and the_lab.hint and len(the_lab.title) <= 56
+    assert the_lab.answer_path.exists()
+    if the_lab.variant:
+        bug = variant(the_lab.variant)
+        assert bug.name == the_lab.variant and bug.kind in ("lifecycle", "primitive", "cluster")
+    else:
+        assert the_lab.exercise_path is not None and the_lab.exercise_path.exists()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_lab_show_reads_on_a_60_column_projector(name, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "61")
+    assert lab_cmd("show", name) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"{name} ({lab(name).kind})\n{lab(name).title}\n") and lab(name).go_url in text
+    too_wide = [line for line in text.splitlines() if len(line) > 60 and " " in line.strip()]
+    assert not too_wide  # only a lone URL may run past the edge
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_answer_is_caught_and_an_empty_answer_is_not(name, here, capsys):
+    the_lab = lab(name)
+    assert lab_cmd("start", name) == 0
+    assert f"lab {name} started" in capsys.readouterr().out
+    assert state.active_lab() == name and (here / state.STATE_FILE).exists()
+
+    verdict = check(the_lab, the_lab.answer_path, isolate=False)
+    assert verdict.caught, "\n".join(verdict.lines())
+    if the_lab.variant:
+        assert verdict.message == "caught: fails with the bug, passes without it"
+        assert not verdict.with_bug.passed and verdict.without_bug is not None and verdict.without_bug.passed
+    else:
+        assert verdict.message.startswith("fixed: the rollout loses nothing")
+        # the exercise 'start' wrote here breaks the timing rule the answer fixes
+        assert (here / the_lab.exercise).read_text() == (EXERCISES / the_lab.exercise).read_text()
+        assert any("shorter than the endpoints lag" in p for p in check_manifests(load_documents(here / the_lab.exercise)))
+
+    empty = here / f"empty{the_lab.answer_path.suffix}"
+    empty.write_text("")
+    verdict = check(the_lab, empty, isolate=False)
+    assert not verdict.caught
+    assert verdict.message.startswith("not caught: empty") or verdict.message.startswith("not yet")
+
+    assert lab_cmd("stop") == 0
+    assert f"lab {name} stopped" in capsys.readouterr().out
+    assert not (here / state.STATE_FILE).exists() and state.active_lab() is None
+
+
+WRONG_ANSWERS = {
+    "passes both ways": ("def test_nothing():\n    assert True\n", "not caught: it passes with the bug too"),
+    "fails both ways": ("def test_wrong():\n    assert 1 == 2\n", "not caught: it fails without the bug too"),
+    "backwards": (
+        "from genericserver.testing.scenario import RequestSpec, Scenario, run_scenario\n"
+        "def test_backwards():\n"
+        "    run = run_scenario(Scenario(shutdown_delay=0.5, requests=(RequestSpec('readyz', 'ShutdownInitiated', 0.1),)))\n"
+        "    assert run.of('client', 'answer')[0].fields['status'] == 200\n",
+        "backwards: it passes with the bug and fails without it",
+    ),
+    "does not import": ("import no_such_module\ndef test_x():\n    pass\n", "not caught: answer.py does not run: importing it failed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG_ANSWERS))
+def test_a_wrong_answer_gets_one_line_saying_what_to_change(case, here):
+    source, message = WRONG_ANSWERS[case]
+    (here / "answer.py").write_text(source)
+    verdict = check(lab("readyz-red-too-late"), here / "answer.py", isolate=False)
+    assert not verdict.caught and verdict.message.startswith(message)
+
+
+def test_check_refuses_files_it_cannot_judge(here):
+    (here / "notes.txt").write_text("x")
+    with pytest.raises(LabCheckError, match="a pytest file"):
+        check(lab("readyz-red-too-late"), here / "notes.txt")
+    (here / "a.yaml").write_text("")
+    with pytest.raises(LabCheckError, match="is a bug hunt"):
+        check(lab("readyz-red-too-late"), here / "a.yaml")
+    with pytest.raises(LabCheckError, match="no such file"):
+        check(lab("readyz-red-too-late"), here / "missing.py")
+    (here / "fixture.py").write_text("def test_x(tmp_path):\n    pass\n")
+    with pytest.raises(LabCheckError, match="takes fixtures"):
+        check(lab("readyz-red-too-late"), here / "fixture.py", isolate=False)
+
+
+def test_a_replay_file_is_judged_with_the_labs_bug_whatever_variant_it_records(here):
+    # the file says "no-shutdown-delay": the check replaces that with the lab's choice each time
+    doc = json.loads(lab("no-shutdown-delay").answer_path.read_text())
+    doc["variant"] = "no-shutdown-delay"
+    (here / "mine.json").write_text(json.dumps(doc))
+    assert check(lab("no-shutdown-delay"), here / "mine.json").caught
+    (here / "broken.json").write_text("{\"schedule\": []}")
+    verdict = check(lab("no-shutdown-delay"), here / "broken.json")
+    assert verdict.message.startswith("not caught: broken.json does not run: not a replay file")
+
+
+def test_lab_commands_without_an_active_lab_or_with_an_unknown_one_exit_2(here, capsys):
+    assert lab_cmd("check", "x.py") == 2
+    assert lab_cmd("hint") == 2
+    assert lab_cmd("start", "no-such-lab") == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "genericserver lab check: no lab is active here: 'genericserver lab start NAME', or --lab NAME",
+        "genericserver lab hint: no lab is active here: name one, or 'genericserver lab start NAME'",
+        "genericserver lab: no lab called 'no-such-lab': 'genericserver lab list' shows them",
+    ]
+    (here / state.STATE_FILE).write_text("not json")
+    assert cmd.main(["replay", "x.json"]) == 2
+    assert "not a lab state file" in capsys.readouterr().err
+    assert lab_cmd("stop") == 0
+    assert capsys.readouterr().out == f"removed an unreadable {state.STATE_FILE}: the server is itself again\n"
+    assert not (here / state.STATE_FILE).exists()
+
+
+def test_hint_and_solution_print_the_labs_own(here, capsys):
+    assert lab_cmd("start", "kubectl-grace-zero-forces") == 0
+    capsys.readouterr()
+    assert lab_cmd("hint") == 0
+    assert capsys.readouterr().out.startswith("Hint: delete_pod(store, 'p', DeleteFlags(grace_period=0))")
+    assert lab_cmd("solution") == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"# {lab('kubectl-grace-zero-forces').answer_path}"
+    assert out.rstrip("\n").endswith(lab("kubectl-grace-zero-forces").answer_path.read_text().rstrip("\n"))
+    assert lab_cmd("stop") == 0
+
+
+def test_lab_check_runs_a_pytest_file_twice_in_pytest_with_the_plugin(here, capsys, monkeypatch):
+    # the learner's route: start, write a test file, check it. pytest's auto-loaded plugins
+    # (Hypothesis's costs half a second to import) are not needed by this file.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert lab_cmd("start", "readyz-red-too-late") == 0
+    (here / "test_mine.py").write_text(lab("readyz-red-too-late").answer_path.read_text())
+    capsys.readouterr()
+    assert lab_cmd("check", "test_mine.py") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "lab readyz-red-too-late: checking test_mine.py"
+    assert re.match(r"  with the bug: +1 failed in [\d.]+s: .*AssertionError: ok", lines[1]), lines
+    assert re.match(r"  without the bug: +1 passed in [\d.]+s", lines[2]), lines
+    assert lines[-1] == "caught: fails with the bug, passes without it"
+    assert lab_cmd("stop") == 0
+
+
+def test_the_state_file_switches_the_bug_in_for_a_genericserver_subprocess(here):
+    answer = lab("no-shutdown-delay").answer_path
+    assert replay.main([str(answer), "--quiet"]) == 0  # without a lab the server keeps its delay
+    state.write("no-shutdown-delay")
+    env = {k: v for k, v in os.environ.items() if k != state.LAB_ENV}
+    done = subprocess.run([sys.executable, "-m", "genericserver", "replay", str(answer), "--quiet"],
+                          cwd=here, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "VIOLATED delay_is_respected: AfterShutdownDelayDuration at t=1, before ShutdownInitiated (t=1) + 0.5s" in done.stdout
+    assert "genericserver: lab no-shutdown-delay is active: its bug is switched in" in done.stderr
+
+
+def test_the_pytest_plugin_switches_the_bug_in_for_the_session(here):
+    real = vars(PreparedGenericAPIServer)["_delayed_stop"]
+    config = types.SimpleNamespace(invocation_params=types.SimpleNamespace(dir=here))
+    state.write("no-shutdown-delay")
+    pytest_plugin.pytest_configure(config)
+    try:
+        assert vars(PreparedGenericAPIServer)["_delayed_stop"] is not real
+        assert pytest_plugin.pytest_report_header(config) == "genericserver lab: no-shutdown-delay (its bug is switched in)"
+    finally:
+        pytest_plugin.pytest_unconfigure(config)
+    assert vars(PreparedGenericAPIServer)["_delayed_stop"] is real
+    assert pytest_plugin.pytest_report_header(config) == "genericserver lab: none active"
+
+
+def test_the_environment_overrides_the_state_file(here, monkeypatch):
+    state.write("no-shutdown-delay")
+    monkeypatch.setenv(state.LAB_ENV, "")
+    assert state.active_lab() is None
+    monkeypatch.setenv(state.LAB_ENV, "readyz-red-too-late")
+    assert state.active_lab() == "readyz-red-too-late"
+
+
+@pytest.mark.parametrize("name", sorted(HISTORY_VARIANTS))
+def test_a_historical_variant_switches_in_and_out_and_is_known_by_name(name):
+    v = variant(name)
+    assert name not in VARIANTS and v.kind in ("lifecycle", "cluster") and v.story and v.breaks and v.bug_class
+    before = [(owner, attr, vars(owner).get(attr)) for owner, attr, _ in v.patches()]
+    with v.switched_in():
+        assert all(getattr(owner, attr) is not old for owner, attr, old in before)
+    assert all(vars(owner).get(attr) is old for owner, attr, old in before)
+    assert isinstance(variant("real"), Variant) and variant("real").patches() == []
