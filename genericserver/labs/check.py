@@ -30,6 +30,7 @@ import itertools
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from genericserver.testing.variants import Variant, variant
 WHAT_IF_SCALE = 0.05  # real seconds per cluster second for a what-if rollout: about a second in all
 PYTEST_TIMEOUT = 300.0  # seconds one pytest run of a learner's file may take
 _module_names = itertools.count()
+_TB_LINE = re.compile(r"^\S*?([^/\\\s]+\.py:\d+): (.*)$")
 
 
 class LabCheckError(Exception):
@@ -152,11 +154,19 @@ def run_pytest(lab: Lab, path: pathlib.Path, bug: bool) -> Outcome:
     if done.returncode == 0:
         return Outcome(True, summary)
     if done.returncode == 1:
-        failure = next((line for line in lines if "Error" in line or "assert" in line), "")
-        return Outcome(False, f"{summary}: {failure}" if failure else summary)
+        return Outcome(False, f"{summary}: {first_failure(lines)}".rstrip(": "))
     if done.returncode == 5:
         return Outcome(False, "no test in it (a test is a function whose name starts with test_)", ran=False)
     return Outcome(False, f"pytest could not run it: {summary}", ran=False)
+
+
+def first_failure(lines: list[str]) -> str:
+    """``test_x.py:14: AssertionError: ok (assert 200 == 500)`` from pytest's ``--tb=line`` output."""
+    where = next((m for m in map(_TB_LINE.match, lines) if m), None)
+    detail = next((line for line in lines if line.startswith("assert ")), "")
+    if where is None:
+        return detail
+    return f"{where.group(1)}: {where.group(2)}" + (f" ({detail})" if detail else "")
 
 
 def run_tests_here(path: pathlib.Path, bug: Variant) -> Outcome:

@@ -93,7 +93,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
     elif action == "hint":
         out(wrap(the_lab.hint, "  ", "Hint: "))
     elif action == "solution":
-        out(f"# {the_lab.answer_path}")
+        # the file alone on stdout, so that 'genericserver lab solution NAME > FILE' gives a file that runs
+        print(f"genericserver lab solution: {the_lab.answer_path}", file=sys.stderr)
         out(the_lab.answer_path.read_text().rstrip("\n"))
     return 0
 

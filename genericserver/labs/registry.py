@@ -323,7 +323,7 @@ LABS: tuple[Lab, ...] = (
         go_url=GENERICAPISERVER_GO + "#L740-L742",
         python=Place("genericserver.secure_serving", "run_server"),
         tools=(
-            "fuzz: genericserver fuzz - finds nothing: no invariant looks at this",
+            "fuzz: genericserver fuzz --examples 200 - finds nothing: no invariant looks at this",
             "replay: genericserver replay FILE --break {break} - p stopped_ch",
         ),
         task="Write a test where a long-running request is in flight at the shutdown: run_with_context "

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import logging
 import pathlib
 import random
@@ -85,9 +86,7 @@ def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:
     if (args.examples is not None and args.examples < 1) or (args.seed is not None and args.seed < 0):
         print("genericserver fuzz: error: --examples must be at least 1 and --seed not negative", file=sys.stderr)
         return 2
-    try:
-        import hypothesis  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("hypothesis") is None:
         print("genericserver fuzz: error: the hunt needs Hypothesis: pip install 'genericserver[test]'", file=sys.stderr)
         return 2
     out = pathlib.Path(args.out) if args.out else None
