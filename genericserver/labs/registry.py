@@ -175,14 +175,14 @@ LABS: tuple[Lab, ...] = (
         name="not-accepting-without-hooks",
         title="A pre-shutdown hook refused by its own server",
         variant="not-accepting-without-hooks",
-        upstream=(pr(110000), pr(110026)),
+        upstream=(pr(108033), pr(110026), pr(110000)),
         story=(
             "kube-apiserver's pre-shutdown hooks call the server itself: the lease reconciler "
-            "removes this server from the 'kubernetes' endpoints. When the server stopped "
-            "accepting requests as soon as the delay was over, a hook still running got refused "
-            "and left a stale endpoint behind. kubernetes/kubernetes#110000 made "
-            "NotAcceptingNewRequest wait for PreShutdownHooksStopped as well; #110026 reworked "
-            "the hooks' place in the graceful termination."
+            "removes this server from the 'kubernetes' endpoints. In early 2022 the HTTP server "
+            "stopped as soon as the delay was over, so a hook still running had its own API calls "
+            "refused (kubernetes/kubernetes#108033, with a reproducer: a hook that keeps sending "
+            "requests). #108033 stopped the HTTP server after the hooks; #110026 made "
+            "NotAcceptingNewRequest itself wait for PreShutdownHooksStopped, as #110000 proposed."
         ),
         go_file="apiserver/pkg/server/genericapiserver.go",
         go_function="preparedGenericAPIServer.RunWithContext, the goroutine that signals NotAcceptingNewRequest",
@@ -286,10 +286,10 @@ LABS: tuple[Lab, ...] = (
         upstream=(pr(114925),),
         story=(
             "Watches are long-running: the drain of the other requests ignores them. "
-            "kubernetes/kubernetes#114925 added --shutdown-watch-termination-grace-period: at "
-            "NotAcceptingNewRequest every watch is told to end, and the server waits for them, "
-            "rate-limited, at most the grace period, before InFlightRequestsDrained (and the "
-            "audit flush that follows it)."
+            "kubernetes/kubernetes#114925 (2023) made the server tell every watch to end at "
+            "NotAcceptingNewRequest and wait for them, rate-limited, at most a grace period, "
+            "before InFlightRequestsDrained and the audit flush that follows it; its review asked "
+            "for that grace to be configurable: --shutdown-watch-termination-grace-period."
         ),
         go_file="apiserver/pkg/server/genericapiserver.go",
         go_function="preparedGenericAPIServer.RunWithContext, the goroutine that waits for active watches",
@@ -313,8 +313,8 @@ LABS: tuple[Lab, ...] = (
         upstream=(pr(72970),),
         story=(
             "kubernetes/kubernetes#72970 (2019): 'We did not wait for the http server to shut down "
-            "completely.' Run returned while net/http was still writing responses, the process "
-            "exited, and clients lost the end of their answers. Since then RunWithContext waits for "
+            "completely.' Run returned before net/http's Shutdown had finished, the process "
+            "exited, and connections closed before all bytes were sent. Since then RunWithContext waits for "
             "stoppedCh, closed when the HTTP server's Shutdown returned. None of the thirteen "
             "invariants watches this: the fuzzer finds nothing. Write the check yourself."
         ),
