@@ -340,3 +340,14 @@ def test_each_command_is_dispatched(command, monkeypatch):
     monkeypatch.setattr(cluster_cli, "run", lambda args: called.append("cluster") or 0)
     assert cmd.main([command]) == 0
     assert called == [command]
+
+
+def test_a_reader_that_goes_away_gets_no_traceback():
+    # `genericserver lab list | head -1`: the pipe closes before Python flushes its output
+    proc = subprocess.Popen([sys.executable, "-m", "genericserver", "lab", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    proc.stdout.close()  # type: ignore[union-attr]
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    assert proc.wait(WAIT) == 1
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err
+    proc.stderr.close()  # type: ignore[union-attr]
