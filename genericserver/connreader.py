@@ -11,8 +11,8 @@ away (end of stream, or a reset), the request's context is cancelled at once, so
 nothing to send, or a slow request, ends instead of holding the shutdown up until its timeout.
 Go does this with one goroutine per connection blocked in a one-byte read that the handler's end
 aborts with a past deadline. A Python thread blocked in ``recv`` cannot be woken without shutting
-the socket down, so here one goroutine per server waits on all watched sockets at once
-(``selectors``), and aborting a watch is taking the socket out of the set. It peeks rather than
+the socket down, so here one goroutine per server waits on all watched sockets at once (epoll
+on Linux, ``selectors`` elsewhere), and aborting a watch is a flag under a lock. It peeks rather than
 reads (``MSG_PEEK``): bytes of a pipelined next request stay in the socket for the next read, where
 Go keeps its one byte in the ``connReader``. Over TLS the peek sees raw bytes, which a thread
 cannot decrypt while another writes (an OpenSSL connection is not shared between threads): any
@@ -23,6 +23,7 @@ without close_notify is seen as gone, as in Go.
 from __future__ import annotations
 
 import errno
+import select
 import selectors
 import socket
 from typing import Any, Callable, Optional
@@ -82,39 +83,46 @@ class _Watch:
     __slots__ = ("sock", "gone", "state")
 
     def __init__(self, sock: Any, gone: Callable[[], None]):
-        self.sock, self.gone, self.state = sock, gone, WATCHING
+        self.sock, self.gone, self.state = sock, gone, IDLE
 
 
 class BackgroundReads:
-    """Go's background reads for every connection of one server, on one goroutine."""
+    """Go's background reads for every connection of one server, on one goroutine.
+
+    :meth:`start` and :meth:`abort` bracket each request's handler; :meth:`forget` ends a
+    connection. On Linux a connection is registered with epoll once, for hang-ups only
+    (``EPOLLRDHUP``: the peer shut its side; a reset or error is always reported): a request
+    then costs no system call, and a keep-alive client's next request wakes nobody. Elsewhere
+    (``selectors``) each request registers the socket for reading and takes it out again.
+    """
 
     def __init__(self, name: str = "http-background-read"):
         self._name = name
         self._mu = rt.lock()
         self._cond = rt.condition(self._mu)
         self._watches: dict[int, _Watch] = {}  # by the socket's file descriptor
-        self._sel: Optional[selectors.BaseSelector] = None  # with the two below, while the goroutine runs
-        self._wake_r: Optional[socket.socket] = None
-        self._wake_w: Optional[socket.socket] = None
+        self._poller: Optional[_Poller] = None  # while the goroutine runs
         self._running = self._stopping = False
 
     def start(self, sock: Any, gone: Callable[[], None]) -> None:
         """Go's ``startBackgroundRead``: call ``gone()`` if the client hangs up before ``abort``."""
         with self._mu:
             fd = sock.fileno()
-            if fd < 0 or fd in self._watches:
+            if fd < 0:
                 return
-            self._watches[fd] = _Watch(sock, gone)
-            if self._sel is None:
-                self._sel = selectors.DefaultSelector()
-                self._wake_r, self._wake_w = socket.socketpair()
-                self._sel.register(self._wake_r, selectors.EVENT_READ)
-            self._sel.register(fd, selectors.EVENT_READ)
-            if not self._running:
-                self._running = True
-                rt.go(self._loop, self._sel, self._wake_r, name=self._name)
-            elif not isinstance(self._sel, (getattr(selectors, "EpollSelector", ()), getattr(selectors, "KqueueSelector", ()))):
-                self._wake()  # a poll()- or select()-based selector only sees new sockets on its next call
+            w = self._watches.get(fd)
+            if w is None or w.sock is not sock:
+                if self._poller is None:
+                    self._poller = _Poller.new()
+                elif w is not None:
+                    self._poller.remove(fd)  # a closed connection's, whose descriptor was reused
+                w = self._watches[fd] = _Watch(sock, gone)
+                self._poller.add(fd)
+                if not self._running:
+                    self._running = True
+                    rt.go(self._loop, self._poller, name=self._name)
+            w.gone, w.state = gone, WATCHING
+            self._poller.arm(fd)  # type: ignore[union-attr]
 
     def abort(self, sock: Any) -> None:
         """Go's ``abortPendingRead``: stop watching ``sock``, waiting out a peek in progress."""
@@ -125,7 +133,20 @@ class BackgroundReads:
                 return
             while w.state == READING:
                 self._cond.wait()
-            if self._watches.get(fd) is w:
+            if w.state == WATCHING:
+                w.state = IDLE
+                self._poller.disarm(fd)  # type: ignore[union-attr]
+
+    def forget(self, sock: Any) -> None:
+        """The connection ends: stop watching it for good (before its socket is closed)."""
+        with self._mu:
+            fd = sock.fileno()
+            w = self._watches.get(fd)
+            if w is None or w.sock is not sock:
+                return
+            while w.state == READING:
+                self._cond.wait()
+            if self._watches.get(fd) is w:  # (the peek may have let go of it meanwhile)
                 self._forget_locked(fd)
 
     def stop_when_idle(self) -> None:
@@ -133,44 +154,33 @@ class BackgroundReads:
         with self._mu:
             self._stopping = True
             if self._running and not self._watches:
-                self._wake()
+                self._poller.wake()  # type: ignore[union-attr]
 
     def _forget_locked(self, fd: int) -> None:
         del self._watches[fd]
-        try:
-            self._sel.unregister(fd)  # type: ignore[union-attr]
-        except (KeyError, ValueError, OSError):
-            pass
+        self._poller.remove(fd)  # type: ignore[union-attr]
         if self._stopping and not self._watches:
-            self._wake()
+            self._poller.wake()  # type: ignore[union-attr]
 
-    def _wake(self) -> None:
-        if self._wake_w is not None:
-            try:
-                self._wake_w.send(b"x")
-            except OSError:
-                pass
-
-    def _loop(self, sel: selectors.BaseSelector, wake_r: socket.socket) -> None:
+    def _loop(self, poller: "_Poller") -> None:
         while True:
-            for key, _ in sel.select():
-                if key.fileobj is wake_r:
-                    wake_r.recv(4096)
-                else:
-                    self._peek(key.fd)
+            for fd in poller.wait():
+                self._peek(fd)
             with self._mu:
                 if self._stopping and not self._watches:
                     self._running = False
-                    sel.close()
-                    wake_r.close()
-                    self._wake_w.close()  # type: ignore[union-attr]
-                    self._sel = self._wake_r = self._wake_w = None
+                    poller.close()
+                    self._poller = None
                     return
 
     def _peek(self, fd: int) -> None:
         with self._mu:
             w = self._watches.get(fd)
-            if w is None or w.state != WATCHING:
+            if w is None:
+                return
+            if w.state != WATCHING:
+                # the peer hung up between two requests: the connection's own read will see it
+                self._forget_locked(fd)
                 return
             w.state = READING
         gone = rearm = False
@@ -182,9 +192,127 @@ class BackgroundReads:
         except OSError as err:
             gone = err.errno != errno.EAGAIN
         with self._mu:
-            w.state = WATCHING if rearm else IDLE
-            if not rearm and self._watches.get(fd) is w:
-                self._forget_locked(fd)
+            if rearm:
+                w.state = WATCHING
+            else:
+                # bytes of a pipelined request (Go keeps its one byte and stops watching), or the
+                # end: either way this connection is not watched until its next request
+                w.state = IDLE
+                if self._watches.get(fd) is w:
+                    self._forget_locked(fd)
             self._cond.notify_all()
         if gone:
             w.gone()
+
+
+class _Poller:
+    """Waits for the watched sockets; :meth:`new` picks the best this system has."""
+
+    @staticmethod
+    def new() -> "_Poller":
+        return _EpollHangups() if hasattr(select, "epoll") and hasattr(select, "EPOLLRDHUP") else _SelectorReads()
+
+    def add(self, fd: int) -> None:
+        """A new connection (under the watcher's lock)."""
+
+    def arm(self, fd: int) -> None:
+        """Its handler starts."""
+
+    def disarm(self, fd: int) -> None:
+        """Its handler ended."""
+
+    def remove(self, fd: int) -> None:
+        """The connection ends, or its hang-up was handled."""
+
+    def wait(self) -> list[int]:
+        """Block until sockets need a look; their descriptors."""
+        raise NotImplementedError
+
+    def wake(self) -> None:
+        """Make :meth:`wait` return (for the loop to see that it should end)."""
+
+    def close(self) -> None:
+        pass
+
+
+class _EpollHangups(_Poller):
+    """Linux: each connection registered once, for its peer hanging up (``EPOLLRDHUP``); a
+    socket's readability (a keep-alive client's next request) wakes nobody."""
+
+    def __init__(self) -> None:
+        self._ep = select.epoll()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._ep.register(self._wake_r.fileno(), select.EPOLLIN)
+
+    def add(self, fd: int) -> None:
+        self._ep.register(fd, select.EPOLLRDHUP)  # errors and hang-ups are always reported
+
+    def remove(self, fd: int) -> None:
+        try:
+            self._ep.unregister(fd)
+        except (OSError, ValueError):
+            pass
+
+    def wait(self) -> list[int]:
+        fds = []
+        for fd, _ in self._ep.poll():
+            if fd == self._wake_r.fileno():
+                self._wake_r.recv(4096)
+            else:
+                fds.append(fd)
+        return fds
+
+    def wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._ep.close()
+        self._wake_r.close()
+        self._wake_w.close()
+
+
+class _SelectorReads(_Poller):
+    """Elsewhere: a socket is registered for reading while its handler runs."""
+
+    def __init__(self) -> None:
+        self._sel = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._sel.register(self._wake_r, selectors.EVENT_READ)
+        self._notices_new = type(self._sel).__name__ in ("EpollSelector", "KqueueSelector", "DevpollSelector")
+
+    def arm(self, fd: int) -> None:
+        self._sel.register(fd, selectors.EVENT_READ)
+        if not self._notices_new:
+            self.wake()  # a poll()- or select()-based selector sees a new socket on its next call only
+
+    def disarm(self, fd: int) -> None:
+        self.remove(fd)
+
+    def remove(self, fd: int) -> None:
+        try:
+            self._sel.unregister(fd)
+        except (KeyError, ValueError, OSError):
+            pass
+
+    def wait(self) -> list[int]:
+        fds = []
+        for key, _ in self._sel.select():
+            if key.fileobj is self._wake_r:
+                self._wake_r.recv(4096)
+            else:
+                fds.append(key.fd)
+        return fds
+
+    def wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._sel.close()
+        self._wake_r.close()
+        self._wake_w.close()

@@ -360,7 +360,7 @@ class Server:
         except (OSError, ValueError, EOFError):
             pass  # the client went away, timed out or broke the protocol mid-stream
         finally:
-            self._background_reads.abort(c.sock)
+            self._background_reads.forget(c.sock)
             c.cancel()
             with self._mu:
                 c.released = True

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
 
+import pytest
+
+from genericserver import connreader
 from genericserver import runtime as rt
 from genericserver.connreader import BackgroundReads, ConnReader
 
@@ -32,8 +36,26 @@ def test_the_read_limit_ends_the_stream_and_says_it_was_hit():
         b.close()
 
 
-def test_a_watch_ends_when_its_peer_hangs_up_not_when_it_sends_and_abort_stops_it():
+POLLERS = ["selectors"] + (["epoll"] if hasattr(select, "EPOLLRDHUP") else [])
+
+
+@pytest.fixture(params=POLLERS)
+def reads(request, monkeypatch):
+    """Background reads on each way this system has of waiting for sockets."""
+    if request.param == "selectors":
+        monkeypatch.setattr(connreader._Poller, "new", staticmethod(connreader._SelectorReads))
     reads = BackgroundReads("test-background-read")
+    yield reads
+    reads.stop_when_idle()
+
+
+def _forgotten(reads: BackgroundReads, sock: socket.socket) -> bool:
+    """Wait until the watcher let go of ``sock`` (it notifies after each look at a socket)."""
+    with reads._mu:
+        return reads._cond.wait_for(lambda: sock.fileno() not in reads._watches, WAIT)
+
+
+def test_a_watch_ends_when_its_peer_hangs_up_not_when_it_sends_and_abort_stops_it(reads):
     pairs = [socket.socketpair() for _ in range(3)]
     gone = {i: rt.event(f"gone-{i}") for i in range(3)}
     try:
@@ -41,21 +63,41 @@ def test_a_watch_ends_when_its_peer_hangs_up_not_when_it_sends_and_abort_stops_i
             reads.start(server, gone[i].set)
         pairs[0][0].close()  # hangs up
         assert gone[0].wait(WAIT)
-        pairs[1][0].sendall(b"GET /next")  # a pipelined request: the watch ends, nothing consumed
-        for _ in range(1000):
-            with reads._mu:
-                if pairs[1][1].fileno() not in reads._watches:
-                    break
-            os.sched_yield()
+        # a pipelined request, then the client's half-close: the watch ends on the bytes, which
+        # stay in the socket for the connection's next read, and the hang-up after them is not seen
+        pairs[1][0].sendall(b"GET /next")
+        pairs[1][0].shutdown(socket.SHUT_WR)
+        assert _forgotten(reads, pairs[1][1])
         assert pairs[1][1].recv(100) == b"GET /next" and not gone[1].is_set()
         reads.abort(pairs[2][1])  # the handler finished first
         pairs[2][0].close()
         assert not gone[2].wait(0.05)  # nobody watches any more: no call
+        # the next request's watch sees that the client is gone, as Go's next background read would
+        again = rt.event("gone-again")
+        reads.start(pairs[2][1], again.set)
+        assert again.wait(WAIT) and not gone[2].is_set()
     finally:
-        reads.stop_when_idle()
         for client, server in pairs:
+            reads.forget(server)
             client.close()
             server.close()
+
+
+def test_each_request_of_a_connection_is_watched_with_its_own_callback(reads):
+    client, server = socket.socketpair()
+    calls = []
+    fired = rt.event("fired")
+    try:
+        for request in range(3):  # three requests on one keep-alive connection
+            reads.start(server, lambda r=request: (calls.append(r), fired.set()))
+            if request < 2:
+                reads.abort(server)
+        client.close()  # during the third
+        assert fired.wait(WAIT)
+        assert calls == [2]
+    finally:
+        reads.forget(server)
+        server.close()
 
 
 def _threads(pid: int) -> int:
