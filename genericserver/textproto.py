@@ -156,7 +156,10 @@ class Reader:
 
     def read_mime_header(self, max_headers: int = 1 << 63) -> dict[str, list[str]]:
         """Go's ``readMIMEHeader`` as net/http calls it: no memory limit, ``max_headers`` lines."""
-        m: dict[str, list[str]] = {}
+        m = self._read_buffered_header(max_headers)
+        if m is not None:
+            return m
+        m = {}
         first, err = self.r.peek(1)
         if err is None and first in (b" ", b"\t"):
             try:
@@ -179,3 +182,32 @@ class Reader:
             if max_headers < 0:
                 raise MessageTooLarge()
             m.setdefault(key, []).append(v.lstrip(b" \t").decode("latin-1"))
+
+    def _read_buffered_header(self, max_headers: int) -> "dict[str, list[str]] | None":
+        """The usual header at one go: all of it already in bufio's buffer, each line ending in
+        ``\r\n``, none folded, each well formed, no more than ``max_headers``; the same map as
+        the line-by-line reading gives. None for anything else, with the buffer untouched, so the
+        line-by-line reading takes over and fails, or not, as Go does."""
+        buf = self.r.buf
+        if buf[:2] == b"\r\n":
+            del buf[:2]
+            return {}
+        end = buf.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        block = bytes(buf[:end])
+        lines = block.split(b"\r\n")
+        if len(lines) > max_headers:
+            return None
+        m: dict[str, list[str]] = {}
+        for line in lines:
+            if line[:1] in (b" ", b"\t"):
+                return None  # folded (or a first line starting with a space)
+            k, colon, v = line.partition(b":")
+            key, ok = _canonical_key(k)
+            v = v.strip(b" \t")
+            if not colon or not ok or len(v.translate(None, _BAD_VALUE)) != len(v):
+                return None  # (a line ending in a bare "\n" shows here: a control byte in a key or value)
+            m.setdefault(key, []).append(v.decode("latin-1"))
+        del buf[: end + 4]
+        return m

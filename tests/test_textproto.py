@@ -78,3 +78,48 @@ def test_canonical_keys_are_idempotent_and_case_insensitive(key):
     once = canonical_mime_header_key(key)
     assert canonical_mime_header_key(once) == once == canonical_mime_header_key(key.swapcase())
     assert once.lower() == key.lower()
+
+
+def _outcome(r: Reader, max_headers: int):
+    """What reading the header gives: the map and the bytes left after it, or the error."""
+    try:
+        m = r.read_mime_header(max_headers)
+    except (ProtocolError, MessageTooLarge, UnexpectedEOF) as err:
+        return type(err).__name__, str(err)
+    rest = b""
+    while True:
+        more = r.r.read(4096)
+        if not more:
+            return m, rest
+        rest += more
+
+
+def buffered(data: bytes) -> Reader:
+    """A reader with all of ``data`` in its buffer already, as the request line's read leaves it."""
+    r = reader(data)
+    r.r.peek(1)
+    assert r.r.buffered() == len(data)
+    return r
+
+
+def byte_by_byte(data: bytes) -> Reader:
+    """A reader whose source gives one byte per read, so the header is never buffered whole."""
+    src = list(data)
+    return Reader(bufio.Reader(lambda n: bytes([src.pop(0)]) if src else b""))
+
+
+_PIECES = ["Host", "a", "x-Y", ":", ": ", " ", "\t", "\r", "\x00", "\x7f", "\xe9", "(", "v 1"]
+_LINE = st.one_of(
+    st.builds("{}:{}{}".format, st.sampled_from(["Host", "accept", "X-a", "a b", "K\xe9"]), st.sampled_from(["", " ", "\t "]),
+              st.sampled_from(["v", "a b ", "\xe9", "x\ty", ""])),  # well formed, mostly
+    st.lists(st.sampled_from(_PIECES), max_size=6).map("".join),  # anything
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["", "", " ", "\t"]), _LINE, st.sampled_from(["\r\n", "\r\n", "\n"])), max_size=8),
+       st.sampled_from(["\r\n", "\n"]), st.integers(1, 6))
+def test_a_header_read_at_one_go_is_read_as_line_by_line(lines, end, max_headers):
+    # the buffered shortcut (the whole header in bufio's buffer) against Go's line-by-line
+    # reading: the same map and the same bytes left, or the same error
+    data = "".join(fold + line + eol for fold, line, eol in lines).encode("latin-1") + end.encode() + b"BODY"
+    assert _outcome(buffered(data), max_headers) == _outcome(byte_by_byte(data), max_headers)
