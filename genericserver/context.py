@@ -88,8 +88,11 @@ def todo() -> Context:
 class _CancelCtx(Context):
     def __init__(self, parent: Context, name: str = "cancelCtx"):
         self._parent = parent
+        self._name = name
         self._lock = rt.lock()
-        self._done_ev = rt.event(f"{name}.done")
+        # made by the first done(), as Go makes the channel: a context nobody waits on (most
+        # requests' contexts) costs no event
+        self._done_ev: Optional[rt.Event] = None
         self._err: Optional[ContextError] = None
         self._cause_err: Optional[BaseException] = None
         # a dict, not a set: children are cancelled in the order they were made, so a run
@@ -101,6 +104,14 @@ class _CancelCtx(Context):
             owner._adopt(self)
 
     def done(self) -> rt.Event:
+        with self._lock:
+            if self._done_ev is None:
+                self._done_ev = rt.event(f"{self._name}.done")
+                cancelled = self._err is not None
+            else:
+                return self._done_ev
+        if cancelled:
+            self._done_ev.set()  # asked after the cancel: done already (Go hands out a closed channel)
         return self._done_ev
 
     def err(self) -> Optional[ContextError]:
@@ -137,7 +148,9 @@ class _CancelCtx(Context):
             self._err, self._cause_err = err, cause
             children, self._children = self._children, {}
             timer, self._timer = self._timer, None
-        self._done_ev.set()
+            done = self._done_ev
+        if done is not None:
+            done.set()
         if timer is not None:
             timer.stop()
         for child in children:
