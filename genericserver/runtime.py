@@ -97,6 +97,38 @@ class _ThreadEvent(threading.Event, Event):
         return Event.__repr__(self)
 
 
+class _ThreadGoroutine(Goroutine):
+    """A goroutine's handle whose ``done`` event is made when first asked for.
+
+    Most goroutines are never joined (each request's timeout handler is one): an event made and
+    set for each would cost the request its making and, worse, its setting on the way out, while
+    the goroutine that wakes the request's thread still holds the GIL.
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.exception: Optional[BaseException] = None
+        self._lock = threading.Lock()
+        self._done: Optional[_ThreadEvent] = None
+        self._returned = False
+
+    @property
+    def done(self) -> Event:
+        with self._lock:
+            if self._done is None:
+                self._done = _ThreadEvent(f"{self.name}-done")
+                if self._returned:
+                    self._done.set()
+            return self._done
+
+    def returned(self) -> None:
+        with self._lock:
+            self._returned = True
+            done = self._done
+        if done is not None:
+            done.set()
+
+
 def _select(events: Sequence[_ThreadEvent], timeout: Optional[float]) -> Optional[Event]:
     """Go's ``select`` over closed-once channels: the first of ``events`` that is set, or None."""
     for ev in events:
@@ -318,7 +350,7 @@ class ThreadsRuntime(Runtime):
         self._timers = _TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
-        g = Goroutine(name, _ThreadEvent(f"{name}-done"))
+        g = _ThreadGoroutine(name)
         live = self._live
 
         def body() -> None:
@@ -332,7 +364,7 @@ class ThreadsRuntime(Runtime):
                 log.error("goroutine %s panicked:\n%s", name, traceback.format_exc())
             finally:
                 del live[g]
-                g.done.set()
+                g.returned()
 
         live[g] = None
         self._pool.run(body, f"go:{name}")

@@ -56,8 +56,12 @@ class Goroutine:
 
     def __init__(self, name: str, done: Event):
         self.name = name
-        self.done = done
+        self._done = done
         self.exception: Optional[BaseException] = None
+
+    @property
+    def done(self) -> Event:
+        return self._done
 
     def join(self, timeout: Optional[float] = None) -> bool:
         return self.done.wait(timeout)
