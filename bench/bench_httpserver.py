@@ -4,15 +4,27 @@ One client thread, a trivial app, the same run. Our server keeps the connection 
 does); werkzeug's always answers ``Connection: close``, so its client dials once per request.
 Our server is also measured with a new connection per request, which isolates what keep-alive buys
 from what the request path itself costs. Rounds alternate between the servers; medians are shown.
+
+Then, in process, what the request path costs per request and what its steps cost, each measured
+alone (issue 11's question: what do Go's checks cost?): the whole path over a fake socket that
+holds many pipelined requests and swallows the answers; Go's ``readRequest`` (request line,
+header, framing, with its checks); the server's checks on what it read (``conn.readRequest``:
+version, Host, header names and values); the WSGI environ; the request's context; the background
+read's start and abort on a real socket; the answer (``chunkWriter.writeHeader`` and the body).
 """
 
 from __future__ import annotations
 
 
 import http.client
+import socket
 import statistics
 import time
+from typing import Callable
 
+from genericserver import bufio, http1, httpresponse, httpserver
+from genericserver import context as gocontext
+from genericserver.connreader import BackgroundReads
 
 from bench.serving import serve, serve_werkzeug
 
@@ -43,6 +55,136 @@ def _rate(port: int, new_connection: bool) -> float:
     return n / (time.perf_counter() - started)
 
 
+REQUEST = (b"GET /api/v1/namespaces/default/pods/p1 HTTP/1.1\r\nHost: 127.0.0.1:6443\r\n"
+           b"User-Agent: kubectl/v1.36.0\r\nAccept: application/json\r\nAccept-Encoding: gzip\r\n\r\n")
+PIPELINED = 2000
+
+
+class _FakeSocket:
+    """Hands out ``data`` and swallows what is sent: the request path without the kernel."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pos = data, 0
+
+    def recv(self, n: int) -> bytes:
+        chunk = self.data[self.pos : self.pos + n]
+        self.pos += len(chunk)
+        return chunk
+
+    def sendall(self, data: bytes) -> None:
+        pass
+
+    def settimeout(self, t) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return -1  # (so the background read leaves it alone: it is measured on its own below)
+
+    def getsockname(self):
+        return ("127.0.0.1", 6443)
+
+
+def _us(step: Callable[[], object], n: int) -> float:
+    started = time.perf_counter()
+    for _ in range(n):
+        step()
+    return (time.perf_counter() - started) / n * 1e6
+
+
+def _whole_path() -> float:
+    server = httpserver.Server(app)
+    c = httpserver.Conn(1, _FakeSocket(REQUEST * PIPELINED), ("127.0.0.1", 50000))
+    started = time.perf_counter()
+    while server._serve_one(c) and server._wait_for_next_request(c):
+        pass
+    return (time.perf_counter() - started) / PIPELINED * 1e6
+
+
+def _parsed() -> list:
+    b = bufio.Reader(_FakeSocket(REQUEST * PIPELINED).recv)
+    return [http1.read_request(b) for _ in range(PIPELINED)]
+
+
+def _read_request() -> float:
+    b = bufio.Reader(_FakeSocket(REQUEST * PIPELINED).recv)
+    return _us(lambda: http1.read_request(b), PIPELINED)
+
+
+def _server_checks() -> float:
+    # conn.readRequest's checks after readRequest: the whole of Server._read_request, minus readRequest
+    server = httpserver.Server(app)
+    c = httpserver.Conn(1, _FakeSocket(REQUEST * PIPELINED), ("127.0.0.1", 50000))
+    return _us(lambda: server._read_request(c), PIPELINED) - _read_request()
+
+
+def _environ() -> float:
+    c = httpserver.Conn(1, _FakeSocket(b""), ("127.0.0.1", 50000))
+    reqs = iter(_parsed())
+    return _us(lambda: http1.environ(c, next(reqs)), PIPELINED)
+
+
+def _context() -> float:
+    parent, cancel_parent = gocontext.with_cancel(gocontext.background())
+
+    def step() -> None:
+        _, cancel = gocontext.with_cancel(parent)
+        cancel()
+
+    us = _us(step, PIPELINED)
+    cancel_parent()
+    return us
+
+
+def _background_read() -> float:
+    reads = BackgroundReads("bench-background-read")
+    a, b = socket.socketpair()
+    try:
+        us = _us(lambda: (reads.start(b, _nothing), reads.abort(b)), PIPELINED)
+        reads.forget(b)
+    finally:
+        reads.stop_when_idle()
+        a.close()
+        b.close()
+    return us
+
+
+def _nothing() -> None:
+    pass
+
+
+def _answer() -> float:
+    c = httpserver.Conn(1, _FakeSocket(b""), ("127.0.0.1", 50000))
+    reqs = iter(_parsed())
+
+    def step() -> None:
+        resp = httpresponse.Response(c, next(reqs), lambda: True, print)
+        resp.start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(BODY)))])
+        resp.send_body([BODY])
+
+    return _us(step, PIPELINED)
+
+
+STEPS = {
+    "whole request path (fake socket)": _whole_path,
+    "  Go's readRequest: line, header, framing": _read_request,
+    "  conn.readRequest's checks (Host, names...)": _server_checks,
+    "  the WSGI environ": _environ,
+    "  the request's context (WithCancel, cancel)": _context,
+    "  background read: start + abort": _background_read,
+    "  the answer: writeHeader + body": _answer,
+}
+
+
+def in_process() -> None:
+    rows: dict[str, list[float]] = {name: [] for name in STEPS}
+    for _ in range(ROUNDS + 2):
+        for name, measure in STEPS.items():
+            rows[name].append(measure())
+    print(f"in process, per request ({PIPELINED} requests, median of {ROUNDS + 2} rounds):")
+    for name, values in rows.items():
+        print(f"  {name:46s} {statistics.median(values):6.1f} us")
+
+
 def main() -> None:
     rows = {"ours, keep-alive": [], "ours, new connection each": [], "werkzeug threaded (closes each)": []}
     for _ in range(ROUNDS):
@@ -63,6 +205,7 @@ def main() -> None:
     base = medians["werkzeug threaded (closes each)"]
     print(f"ratio ours keep-alive / werkzeug: {medians['ours, keep-alive'] / base:.2f}x")
     print(f"ratio ours new connection / werkzeug: {medians['ours, new connection each'] / base:.2f}x")
+    in_process()
 
 
 if __name__ == "__main__":
