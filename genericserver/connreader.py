@@ -206,11 +206,15 @@ class BackgroundReads:
 
 
 class _Poller:
-    """Waits for the watched sockets; :meth:`new` picks the best this system has."""
+    """Waits for the watched sockets, and for :meth:`wake`; :meth:`new` picks the best this
+    system has. A subclass registers descriptors and says which are ready (:meth:`_ready`)."""
 
     @staticmethod
     def new() -> "_Poller":
         return _EpollHangups() if hasattr(select, "epoll") and hasattr(select, "EPOLLRDHUP") else _SelectorReads()
+
+    def __init__(self) -> None:
+        self._wake_r, self._wake_w = socket.socketpair()  # a byte in it ends a wait
 
     def add(self, fd: int) -> None:
         """A new connection (under the watcher's lock)."""
@@ -225,14 +229,28 @@ class _Poller:
         """The connection ends, or its hang-up was handled."""
 
     def wait(self) -> list[int]:
-        """Block until sockets need a look; their descriptors."""
+        """Block until sockets need a look, or :meth:`wake`; the sockets' descriptors."""
+        fds = []
+        for fd in self._ready():
+            if fd == self._wake_r.fileno():
+                self._wake_r.recv(4096)
+            else:
+                fds.append(fd)
+        return fds
+
+    def _ready(self) -> list[int]:
         raise NotImplementedError
 
     def wake(self) -> None:
         """Make :meth:`wait` return (for the loop to see that it should end)."""
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
 
     def close(self) -> None:
-        pass
+        self._wake_r.close()
+        self._wake_w.close()
 
 
 class _EpollHangups(_Poller):
@@ -240,8 +258,8 @@ class _EpollHangups(_Poller):
     socket's readability (a keep-alive client's next request) wakes nobody."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._ep = select.epoll()
-        self._wake_r, self._wake_w = socket.socketpair()
         self._ep.register(self._wake_r.fileno(), select.EPOLLIN)
 
     def add(self, fd: int) -> None:
@@ -253,33 +271,20 @@ class _EpollHangups(_Poller):
         except (OSError, ValueError):
             pass
 
-    def wait(self) -> list[int]:
-        fds = []
-        for fd, _ in self._ep.poll():
-            if fd == self._wake_r.fileno():
-                self._wake_r.recv(4096)
-            else:
-                fds.append(fd)
-        return fds
-
-    def wake(self) -> None:
-        try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
+    def _ready(self) -> list[int]:
+        return [fd for fd, _ in self._ep.poll()]
 
     def close(self) -> None:
         self._ep.close()
-        self._wake_r.close()
-        self._wake_w.close()
+        super().close()
 
 
 class _SelectorReads(_Poller):
     """Elsewhere: a socket is registered for reading while its handler runs."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._sel = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
         self._sel.register(self._wake_r, selectors.EVENT_READ)
         self._notices_new = type(self._sel).__name__ in ("EpollSelector", "KqueueSelector", "DevpollSelector")
 
@@ -297,22 +302,9 @@ class _SelectorReads(_Poller):
         except (KeyError, ValueError, OSError):
             pass
 
-    def wait(self) -> list[int]:
-        fds = []
-        for key, _ in self._sel.select():
-            if key.fileobj is self._wake_r:
-                self._wake_r.recv(4096)
-            else:
-                fds.append(key.fd)
-        return fds
-
-    def wake(self) -> None:
-        try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
+    def _ready(self) -> list[int]:
+        return [key.fd for key, _ in self._sel.select()]
 
     def close(self) -> None:
         self._sel.close()
-        self._wake_r.close()
-        self._wake_w.close()
+        super().close()

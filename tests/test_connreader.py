@@ -114,7 +114,7 @@ def _wait_until(predicate, what: str, proc: "subprocess.Popen | None" = None) ->
                 proc.wait(WAIT)
                 stacks = "; stacks:\n" + proc.stderr.read()  # type: ignore[union-attr]
             raise AssertionError(what + stacks)
-        time.sleep(0.01)
+        time.sleep(0.01)  # a real process: its threads and sockets can only be looked at, not waited on
 
 
 def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
