@@ -127,27 +127,26 @@ class BackgroundReads:
     def abort(self, sock: Any) -> None:
         """Go's ``abortPendingRead``: stop watching ``sock``, waiting out a peek in progress."""
         with self._mu:
-            fd = sock.fileno()
-            w = self._watches.get(fd)
-            if w is None or w.sock is not sock:
-                return
-            while w.state == READING:
-                self._cond.wait()
-            if w.state == WATCHING:
+            w = self._settled_watch_locked(sock)
+            if w is not None and w.state == WATCHING:
                 w.state = IDLE
-                self._poller.disarm(fd)  # type: ignore[union-attr]
+                self._poller.disarm(sock.fileno())  # type: ignore[union-attr]
 
     def forget(self, sock: Any) -> None:
         """The connection ends: stop watching it for good (before its socket is closed)."""
         with self._mu:
-            fd = sock.fileno()
-            w = self._watches.get(fd)
-            if w is None or w.sock is not sock:
-                return
-            while w.state == READING:
-                self._cond.wait()
-            if self._watches.get(fd) is w:  # (the peek may have let go of it meanwhile)
-                self._forget_locked(fd)
+            w = self._settled_watch_locked(sock)
+            if w is not None and self._watches.get(sock.fileno()) is w:  # (a peek may have let go of it)
+                self._forget_locked(sock.fileno())
+
+    def _settled_watch_locked(self, sock: Any) -> Optional[_Watch]:
+        """``sock``'s watch once no peek at it is in progress; None if it is not watched."""
+        w = self._watches.get(sock.fileno())
+        if w is None or w.sock is not sock:
+            return None
+        while w.state == READING:
+            self._cond.wait()
+        return w
 
     def stop_when_idle(self) -> None:
         """Let the goroutine end once nothing is watched (the server is shutting down)."""
