@@ -258,8 +258,8 @@ class PreparedGenericAPIServer:
     def run_with_context(self, ctx: gocontext.Context) -> None:
         """Serve until ``ctx`` is done, then shut down gracefully; see the module docstring.
 
-        Returns once requests drained, the audit backend flushed, the listener stopped and the
-        HTTP server shut down. Raises what a pre-shutdown hook raised, at once (the rest of the
+        Returns once requests drained, the audit backend flushed, the listener stopped, the
+        HTTP server shut down and every shutdown event logged. Raises what a pre-shutdown hook raised, at once (the rest of the
         shutdown carries on in the background). ``destroy()`` runs on every return path.
         """
         s = self.server
@@ -296,13 +296,13 @@ class PreparedGenericAPIServer:
 
         stopped_ch, listener_stopped_ch = self.non_blocking_run_with_context(stop_http_server_ctx, shutdown_timeout)
 
-        rt.go(self._listener_stopped, listener_stopped_ch, name="listener-stopped")
+        listener_stopped = rt.go(self._listener_stopped, listener_stopped_ch, name="listener-stopped")
         rt.go(self._not_accepting_new_requests, name="not-accepting-new-requests")
         non_long_running_drained = rt.event("non-long-running-requests-drained")
         rt.go(self._drain_non_long_running, non_long_running_drained, name="drain-non-long-running")
         watches_drained = rt.event("active-watches-drained")
         rt.go(self._drain_watches, watches_drained, name="drain-watches")
-        rt.go(self._drained, non_long_running_drained, watches_drained, name="drained")
+        drained = rt.go(self._drained, non_long_running_drained, watches_drained, name="drained")
 
         klog.v(1).info("[graceful-termination] waiting for shutdown to be initiated")
         stop_ch.wait()
@@ -326,6 +326,12 @@ class PreparedGenericAPIServer:
         # the HTTP server's Shutdown has finished: every connection idle or the timeout hit
         listener_stopped_ch.wait()
         stopped_ch.wait()
+        # Go returns here and lets the two goroutines that log the last shutdown events
+        # (InFlightRequestsDrained, HTTPServerStoppedListening) finish on their own: they are a
+        # log line away from done. A Python thread may not get the GIL back before the
+        # interpreter exits, and its line would be lost, so wait for them.
+        drained.done.wait()
+        listener_stopped.done.wait()
         klog.v(1).info("[graceful-termination] apiserver is exiting")
 
     # -- RunWithContext's goroutines, in Go's order ---------------------------------------
