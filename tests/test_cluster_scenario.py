@@ -48,11 +48,16 @@ def test_no_shutdown_delay_and_a_slow_proxy_loses_requests_until_the_proxy_catch
     refused = [x for x in rows if x.component == "client" and "refused" in x.text]
     assert "pods: web-0)" in refused[0].text  # every refused connection was aimed at the deleted pod
     stopped = first(rows, "pod", "web-0: NotAcceptingNewRequest")
+    removed = first(rows, "endpoints", "web-0 removed from the slice")
     synced = first(rows, "kube-proxy", "new connections go to web-1, web-2")
     assert stopped < refused[0].at
     # a request is refused only if it dialled before kube-proxy caught up, so it was sent before
     assert all(r.rel(s.at) <= synced for s in r.samples if s.outcome == "refused")
-    assert synced >= 4.0 - 0.05
+    # kube-proxy routes away from web-0 only after the slice dropped it. Not "E + P = 4 s after
+    # the delete": on a loaded machine a readiness probe that timed out changes the slice
+    # earlier, and a queued key keeps its earlier due time (workqueue.DelayingQueue), so both
+    # controllers may sync sooner, each with whatever the store says by then.
+    assert removed <= synced
 
 
 def test_the_timeline_merges_polling_lines():
