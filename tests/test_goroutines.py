@@ -7,9 +7,11 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import platform
 import re
 import signal
 import socket
+import time
 
 import pytest
 
@@ -156,6 +158,27 @@ def test_a_killed_listener_ends_serve_with_exit_2_and_the_goroutine_s_stack(serv
     assert "secure_serving.py:" in m.group(1).splitlines()[1]
 
 
+# clock_nanosleep, the system call of time.sleep (rt.sleep on threads); no other wait of the
+# threads runtime uses it (locks and conditions wait in futex)
+CLOCK_NANOSLEEP = {"x86_64": 230, "aarch64": 115}[platform.machine()]
+
+
+def wait_for_a_thread_in_time_sleep(pid: int) -> None:
+    """Wait until one of process ``pid``'s threads is in ``time.sleep``."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+                    call = f.read().split()[0]
+            except (OSError, IndexError):  # the thread ended meanwhile
+                continue
+            if call == str(CLOCK_NANOSLEEP):
+                return
+        assert time.monotonic() < deadline, f"no thread of {pid} went to sleep within {WAIT} s"
+        time.sleep(0.01)  # a real process: its threads can only be looked at, not waited on
+
+
 def test_sigquit_prints_the_goroutines_of_a_running_shutdown_and_exits_2(server_process):  # noqa: F811
     sp = server_process("--v=1", "--shutdown-delay-duration", "60s")
     sp.expect(r"\] \[graceful-termination\] waiting for shutdown to be initiated$")  # every goroutine started
@@ -165,6 +188,9 @@ def test_sigquit_prints_the_goroutines_of_a_running_shutdown_and_exits_2(server_
     fired = set()
     while len(fired) < 2:
         fired.add(sp.expect(r'name="(ShutdownInitiated|PreShutdownHooksStopped)"').group(1))
+    # the delayed-stop goroutine logs ShutdownInitiated and only then goes to sleep: on a loaded
+    # machine it can still be on its way when the line arrives
+    wait_for_a_thread_in_time_sleep(sp.proc.pid)
     sp.signal(signal.SIGQUIT)
     assert sp.wait() == 2
     log = "\n".join(sp.seen)
