@@ -121,7 +121,7 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
     # Go's background read cancels a request whose client went away; without it a quiet watch
     # holds its goroutine until its 30-60 min timeout and the shutdown waits out its 60 s
     proc = subprocess.Popen(
-        [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--shutdown-delay-duration", "1s"],
+        [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--shutdown-delay-duration", "1s", "--v=1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
@@ -133,6 +133,9 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
                 port = int(m.group(1))
                 break
         assert port is not None, "the server never said where it listens"
+        # run_with_context logs this once it started all its goroutines: only then is the
+        # thread count a baseline (on a loaded machine /readyz can be green before)
+        assert any("waiting for shutdown to be initiated" in line for line in proc.stderr)  # type: ignore[union-attr]
         def ready() -> bool:  # /readyz is 200 once the post-start hooks (and their goroutines) ran
             with socket.create_connection(("127.0.0.1", port), timeout=WAIT) as probe:
                 probe.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
