@@ -40,7 +40,7 @@ from genericserver.labs.registry import Lab
 from genericserver.labs.state import LAB_ENV
 from genericserver.testing.variants import Variant, variant
 
-WHAT_IF_SCALE = 0.07  # real seconds per cluster second for a what-if rollout: a second or two, and room for a busy machine
+WHAT_IF_SCALE = 0.1  # real seconds per cluster second for a what-if rollout: two seconds or so, and room for a busy machine
 PYTEST_TIMEOUT = 300.0  # seconds one pytest run of a learner's file may take
 _module_names = itertools.count()
 _TB_LINE = re.compile(r"^\S*?([^/\\\s]+\.py:\d+): (.*)$")
