@@ -22,7 +22,7 @@ $(STAMP): setup.cfg pyproject.toml
 # about half of the suite's wall time is its real-socket and subprocess tests waiting, which
 # the extra worker fills (2 cores: 42 s with two workers, 34 s with three). `pytest` by itself
 # runs serially, as a debugger needs.
-WORKERS ?= $(shell expr $$(nproc) + 1)
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() + 1)')
 test: $(STAMP)
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile
 

@@ -259,8 +259,9 @@ class PreparedGenericAPIServer:
         """Serve until ``ctx`` is done, then shut down gracefully; see the module docstring.
 
         Returns once requests drained, the audit backend flushed, the listener stopped, the
-        HTTP server shut down and every shutdown event logged. Raises what a pre-shutdown hook raised, at once (the rest of the
-        shutdown carries on in the background). ``destroy()`` runs on every return path.
+        HTTP server shut down and every shutdown event logged. Raises what a pre-shutdown hook
+        raised, at once (the rest of the shutdown carries on in the background). ``destroy()``
+        runs on every return path.
         """
         s = self.server
         try:
