@@ -11,7 +11,6 @@ import platform
 import re
 import signal
 import socket
-import time
 
 import pytest
 
@@ -21,6 +20,7 @@ from genericserver.httpserver import Server, listen
 from genericserver.secure_serving import StoppedListeningUnexpectedly, run_server
 
 from test_cmd import server_process  # noqa: F401  (the fixture)
+from test_connreader import _wait_until
 
 WAIT = 30.0
 
@@ -163,20 +163,18 @@ def test_a_killed_listener_ends_serve_with_exit_2_and_the_goroutine_s_stack(serv
 CLOCK_NANOSLEEP = {"x86_64": 230, "aarch64": 115}[platform.machine()]
 
 
+def _syscall(pid: int, tid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/task/{tid}/syscall") as f:
+            return f.read().split()[0]
+    except (OSError, IndexError):  # the thread ended meanwhile
+        return ""
+
+
 def wait_for_a_thread_in_time_sleep(pid: int) -> None:
     """Wait until one of process ``pid``'s threads is in ``time.sleep``."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/syscall") as f:
-                    call = f.read().split()[0]
-            except (OSError, IndexError):  # the thread ended meanwhile
-                continue
-            if call == str(CLOCK_NANOSLEEP):
-                return
-        assert time.monotonic() < deadline, f"no thread of {pid} went to sleep within {WAIT} s"
-        time.sleep(0.01)  # a real process: its threads can only be looked at, not waited on
+    _wait_until(lambda: any(_syscall(pid, tid) == str(CLOCK_NANOSLEEP) for tid in os.listdir(f"/proc/{pid}/task")),
+                f"no thread of {pid} went to sleep")
 
 
 def test_sigquit_prints_the_goroutines_of_a_running_shutdown_and_exits_2(server_process):  # noqa: F811
