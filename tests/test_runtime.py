@@ -74,10 +74,12 @@ def test_select_returns_the_first_set_event_in_argument_order_or_none_on_timeout
 def test_timers_fire_in_order_and_a_stopped_one_never_fires():
     fired = []
     done = rt.event("late-timer-fired")
-    stopped = rt.after_func(0.02, lambda: fired.append("stopped"), name="stopped-timer")
-    rt.after_func(0.01, lambda: fired.append("early"), name="early-timer")
-    rt.after_func(0.05, lambda: (fired.append("late"), done.set()), name="late-timer")
+    # stopped as soon as it is made: real time must not reach its due time first, so that is
+    # 0.3 s away (0.02 s was too little for a test thread on a loaded machine)
+    stopped = rt.after_func(0.3, lambda: fired.append("stopped"), name="stopped-timer")
     stopped.stop()
+    rt.after_func(0.01, lambda: fired.append("early"), name="early-timer")
+    rt.after_func(0.35, lambda: (fired.append("late"), done.set()), name="late-timer")
     assert done.wait(WAIT)
     # the late timer fired after the stopped one was due: had it not been stopped, it would be here
     assert fired == ["early", "late"]
