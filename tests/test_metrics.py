@@ -253,15 +253,7 @@ def test_a_shutdown_under_load_seen_through_metrics(monkeypatch):
     hook_release = rt.event("hook-release")
     s.add_pre_shutdown_hook("hold-the-shutdown", lambda: hook_release.wait(WAIT))
     ctx, cancel = gocontext.with_cancel(gocontext.background())
-    returned = rt.event("returned")
-
-    def run() -> None:
-        try:
-            s.prepare_run().run_with_context(ctx)
-        finally:
-            returned.set()
-
-    rt.go(run, name="run-with-context")
+    running = rt.go(s.prepare_run().run_with_context, ctx, name="run-with-context")
     seen: Counter = Counter()
     workers: list[threading.Thread] = []
     try:
@@ -309,7 +301,7 @@ def test_a_shutdown_under_load_seen_through_metrics(monkeypatch):
         cancel()
         for w in workers:
             w.join(WAIT)
-    assert returned.wait(WAIT)
+    assert running.join(WAIT)
     # scraping counted nothing: Go's /metrics handler is not instrumented
     assert samples(s.metrics).select("apiserver_request_total", subresource="/metrics") == []
 

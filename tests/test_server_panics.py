@@ -41,15 +41,7 @@ def test_a_panicking_handler_drops_its_connection_and_the_server_keeps_serving(c
     s.handler.non_go_restful_mux.handle("/panic", panics)
     s.handler.non_go_restful_mux.handle("/echo", echo)
     ctx, cancel = gocontext.with_cancel(gocontext.background())
-    returned = rt.event("returned")
-
-    def run() -> None:
-        try:
-            s.prepare_run().run_with_context(ctx)
-        finally:
-            returned.set()
-
-    rt.go(run, name="run-with-context")
+    running = rt.go(s.prepare_run().run_with_context, ctx, name="run-with-context")
     try:
         with caplog.at_level(logging.ERROR):
             with Client("127.0.0.1", port, new_connection=True) as c:
@@ -63,5 +55,5 @@ def test_a_panicking_handler_drops_its_connection_and_the_server_keeps_serving(c
     finally:
         cancel()
     # the panicking request gave its wait-group slot back: the shutdown drains and returns
-    assert returned.wait(WAIT)
+    assert running.join(WAIT)
     assert s.lifecycle_signals.in_flight_requests_drained.is_signaled()

@@ -24,16 +24,8 @@ def start_server(watch_grace: float, delay: float):
     s = config.complete().new("watch-test")
     sampleapi.install(s.handler.non_go_restful_mux)
     ctx, cancel = gocontext.with_cancel(gocontext.background())
-    done = rt.event("run-returned")
-
-    def run() -> None:
-        try:
-            s.prepare_run().run_with_context(ctx)
-        finally:
-            done.set()
-
-    rt.go(run, name="run-with-context")
-    return s, port, cancel, done
+    running = rt.go(s.prepare_run().run_with_context, ctx, name="run-with-context")
+    return s, port, cancel, running.done  # set once run_with_context returned
 
 
 def test_the_watch_stream_ends_at_not_accepting_new_request_when_draining_is_on():
