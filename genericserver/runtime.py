@@ -63,33 +63,37 @@ class _ThreadEvent(threading.Event, Event):
     """A closed-once channel on real threads: a ``threading.Event`` that ``select`` can also watch.
 
     ``set``, ``is_set`` and ``wait`` are the standard ones. A ``select`` over several events
-    parks on a fresh ``threading.Event`` of its own and registers it with each event it watches;
+    parks on a ``threading.Event`` of its own thread and registers it with each event it watches;
     ``set`` sets those too, after its own flag, so a selector never misses the event that fired.
     """
 
     def __init__(self, name: str):
-        super().__init__()
+        # What threading.Event.__init__ does, but on the Condition's default lock, an RLock:
+        # on a plain Lock the Condition looks up three methods the lock lacks (three caught
+        # AttributeErrors) and checks its owner in Python, which made each event cost 2 us to
+        # make (bench_primitives). The condition also guards _selectors.
+        self._cond = threading.Condition()
+        self._flag = False
         self.name = name
-        self._selecting = threading.Lock()  # guards _selectors
         self._selectors: list[threading.Event] = []
 
     def set(self) -> None:
         super().set()
-        with self._selecting:
+        with self._cond:
             selectors, self._selectors = self._selectors, []
         for woken in selectors:
             woken.set()
 
     def _watch(self, woken: threading.Event) -> bool:
         """Register a selector's ``woken`` to be set with this event; False if this one is set already."""
-        with self._selecting:
-            if self.is_set():
+        with self._cond:
+            if self._flag:
                 return False
             self._selectors.append(woken)
             return True
 
     def _unwatch(self, woken: threading.Event) -> None:
-        with self._selecting:
+        with self._cond:
             if woken in self._selectors:
                 self._selectors.remove(woken)
 
@@ -136,20 +140,42 @@ def _select(events: Sequence[_ThreadEvent], timeout: Optional[float]) -> Optiona
             return ev
     if timeout is not None and timeout <= 0:
         return None
-    woken = threading.Event()
+    woken = _selector_event()
     watched = []
     for ev in events:
         if not ev._watch(woken):
             break  # set meanwhile: no need to wait
         watched.append(ev)
     else:
-        woken.wait(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not any(ev.is_set() for ev in events):
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                break
+            woken.wait(left)
+            # an event that fired during an earlier select of this thread may set woken late,
+            # after that select returned: cleared before the events are looked at again, so a
+            # set meant for this select is never lost, and a stale one costs one more look
+            woken.clear()
     for ev in watched:
         ev._unwatch(woken)
     for ev in events:
         if ev.is_set():
             return ev
     return None
+
+
+_selector = threading.local()
+
+
+def _selector_event() -> threading.Event:
+    """The event this thread parks on in ``select``, cleared: one per thread, not one per select
+    (a request's timeout filter selects once; making an event each time cost ~1 us)."""
+    woken = getattr(_selector, "woken", None)
+    if woken is None:
+        woken = _selector.woken = threading.Event()
+    woken.clear()
+    return woken
 
 
 # An idle pooled thread or the timer thread waits this long for work before it exits: long

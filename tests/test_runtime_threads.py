@@ -95,6 +95,31 @@ def test_select_wakes_on_whichever_event_another_thread_sets_and_unregisters_its
     assert rt.THREADS.select(a, b, timeout=0) is b  # already set: no wait at all
 
 
+def test_a_late_set_from_an_earlier_select_of_the_thread_does_not_end_the_next_one():
+    # select parks on one event per thread; an event that fired during an earlier select may
+    # set it again after that select returned. Here the late set comes while the next select
+    # registers: it must not return None (no timeout) but wait for b.
+    class LateSetter(rt._ThreadEvent):
+        def _watch(self, woken):
+            woken.set()  # as the late set of an event an earlier select watched
+            return super()._watch(woken)
+
+    a, b = LateSetter("a"), rt.THREADS.event("b")
+    got = []
+    g = rt.go(lambda: got.append(rt.THREADS.select(a, b)), name="selector")
+    for _ in range(100000):  # once it registered with both
+        if a._selectors and b._selectors:
+            break
+        os.sched_yield()
+    assert not got  # still waiting: the late set woke it for one more look only
+    b.set()
+    assert g.join(WAIT) and got == [b]
+    assert a._selectors == [] and b._selectors == []
+    # and with a timeout, a late set does not cut it short either
+    a2 = LateSetter("a2")
+    assert rt.THREADS.select(a2, timeout=0.05) is None and a2._selectors == []
+
+
 def test_a_new_thread_pins_itself_and_a_reused_one_is_moved_before_it_wakes():
     placement = FakePlacement(cpu=1)
     pool = ThreadPool(SpawnerCPU((placement.current, placement.pin), batch=False))
