@@ -487,12 +487,27 @@ def environ(conn: Any, req: Request) -> dict:
     if req.host:
         env["HTTP_HOST"] = req.host
     for name, values in req.header.items():
-        if "_" in name or name == "Host":
-            continue
-        key = name.upper().replace("-", "_")
-        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            key = "HTTP_" + key
-        env[key] = ",".join(values)
+        key = _WSGI_KEYS.get(name) or wsgi_key(name)
+        if key:
+            env[key] = ",".join(values)
     if req.chunked:
         env["HTTP_TRANSFER_ENCODING"] = "chunked"  # what WSGI libraries look for
     return env
+
+
+def wsgi_key(name: str) -> str:
+    """The environ key of a header (``Accept-Encoding`` -> ``HTTP_ACCEPT_ENCODING``); "" for the
+    names the environ leaves out: ``Host`` (it is ``HTTP_HOST`` already) and names with ``_``."""
+    if "_" in name or name == "Host":
+        return ""
+    key = name.upper().replace("-", "_")
+    if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        key = "HTTP_" + key
+    if len(_WSGI_KEYS) < _WSGI_KEYS_MAX:
+        _WSGI_KEYS[name] = key
+    return key
+
+
+# environ keys already worked out, by header name (bounded: a client may invent names)
+_WSGI_KEYS: dict[str, str] = {}
+_WSGI_KEYS_MAX = 1024

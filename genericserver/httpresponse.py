@@ -32,7 +32,7 @@ from typing import Any, Callable, Optional
 from genericserver import httpguts
 from genericserver import runtime as rt
 from genericserver.http1 import MAX_POST_HANDLER_READ_BYTES, Request, has_token
-from genericserver.textproto import canonical_mime_header_key, go_quote, trim_string
+from genericserver.textproto import canonical_mime_header_key, go_quote
 
 STATUS_TEXT = {
     100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
@@ -81,8 +81,11 @@ def write_subset(header: dict[str, list[str]], exclude: set[str]) -> str:
         if key in exclude or not httpguts.valid_header_field_name(key):
             continue
         for v in header[key]:
-            out.append(f"{key}: {trim_string(v.translate(_NEWLINE_TO_SPACE))}\r\n")
+            out.append(f"{key}: {v.translate(_NEWLINE_TO_SPACE).strip(_TRIMMED)}\r\n")
     return "".join(out)
+
+
+_TRIMMED = " \t\n\r"  # textproto.TrimString's ASCII whitespace
 
 
 _date_cache: list = [0, ""]
@@ -220,20 +223,22 @@ class Response:
         req, header, code = self.req, self.header, self.status
         keep_alives = self.keep_alives()
         is_head = req.method == "HEAD"
+        body_allowed = body_allowed_for_status(code)
+        is11 = req.proto_at_least(1, 1)
         exclude: set[str] = set()
         extra: dict[str, str] = {}
         te = self._get("Transfer-Encoding")
         has_cl_header = "Content-Length" in header or self.invalid_content_length
-        if p is not None and not te and body_allowed_for_status(code) and not has_cl_header and (not is_head or p):
+        if p is not None and not te and body_allowed and not has_cl_header and (not is_head or p):
             self.content_length = len(p)  # the app is done: say how long its body is
             extra["Content-Length"] = str(len(p))
         if self.wants10_keep_alive and keep_alives and self._get("Content-Length") and self._get("Connection") == "keep-alive":
             self.close_after_reply = False
         has_cl = self.content_length != -1
-        if self.wants10_keep_alive and (is_head or has_cl or not body_allowed_for_status(code)):
+        if self.wants10_keep_alive and (is_head or has_cl or not body_allowed):
             if "Connection" not in header:
                 extra["Connection"] = "keep-alive"
-        elif not req.proto_at_least(1, 1) or self.wants_close:
+        elif not is11 or self.wants_close:
             self.close_after_reply = True
         if self._get("Connection") == "close" or not keep_alives:
             self.close_after_reply = True
@@ -255,9 +260,9 @@ class Response:
         if successful_connect:  # the connection is a tunnel from here: no framing at all
             exclude.update(("Transfer-Encoding", "Content-Length"))
             extra.pop("Content-Length", None)
-        elif is_head or not body_allowed_for_status(code) or code == 204 or has_cl:
+        elif is_head or not body_allowed or code == 204 or has_cl:
             exclude.add("Transfer-Encoding")
-        elif req.proto_at_least(1, 1):
+        elif is11:
             if te == "identity":
                 self.chunking, self.close_after_reply = False, True
                 exclude.add("Transfer-Encoding")
@@ -273,11 +278,11 @@ class Response:
             exclude.add("Content-Length")
         if self.close_after_reply and (not keep_alives or not has_token(self._get("Connection"), "close")) and code != 101:
             exclude.add("Connection")
-            if req.proto_at_least(1, 1) and not successful_connect:
+            if is11 and not successful_connect:
                 extra["Connection"] = "close"
             else:
                 extra.pop("Connection", None)
-        lines = [status_line(req.proto_at_least(1, 1), code), write_subset(header, exclude)]
+        lines = [status_line(is11, code), write_subset(header, exclude)]
         for key in ("Date", "Content-Length", "Connection", "Transfer-Encoding"):  # Go's extraHeader order
             if key in extra:
                 lines.append(f"{key}: {extra[key]}\r\n")

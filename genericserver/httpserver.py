@@ -423,8 +423,9 @@ class Server:
         for name, values in req.header.items():
             if not httpguts.valid_header_field_name(name):
                 return None, http1.StatusError(400, "invalid header name")
-            if not all(map(httpguts.valid_header_field_value, values)):
-                return None, http1.StatusError(400, "invalid header value")
+            for v in values:
+                if not httpguts.valid_header_field_value(v):
+                    return None, http1.StatusError(400, "invalid header value")
         c.r.deadline = None  # no deadline while the app runs and writes (Go's ReadTimeout is 0)
         c.r.set_timeout(None)
         return req, None

@@ -12,6 +12,8 @@ hold a control byte other than a tab; each line counts against ``max_headers`` (
 
 from __future__ import annotations
 
+import re
+
 from genericserver import bufio
 
 # RFC 7230 tchar as bytes, and a value's allowed bytes (VCHAR, SP, HTAB, obs-text)
@@ -63,35 +65,29 @@ def go_quote(b: bytes) -> str:
 def canonical_mime_header_key(s: str) -> str:
     """Go's ``CanonicalMIMEHeaderKey``: ``content-length`` -> ``Content-Length``; a key holding a
     byte that is not a token byte is returned unchanged."""
-    key, _ = _canonical_key(s.encode("latin-1"))
+    known = _CANONICAL.get(s)
+    if known is not None:
+        return known
+    if not s or s.translate(_DELETE_TOKEN_BYTES):
+        return s
+    key = "-".join(part[:1].upper() + part[1:].lower() for part in s.split("-"))
+    if len(_CANONICAL) < _CANONICAL_MAX:
+        _CANONICAL[s] = key
     return key
 
 
 # Keys already canonicalised, as Go keeps its commonHeader table: the same few header names come
 # with every request. Bounded, so a client inventing names cannot grow it.
-_CANONICAL: dict[bytes, tuple[str, bool]] = {}
+_CANONICAL: dict[str, str] = {}
 _CANONICAL_MAX = 1024
+_DELETE_TOKEN_BYTES = str.maketrans("", "", _FIELD_NAME.decode("ascii"))
 
 
 def _canonical_key(a: bytes) -> tuple[str, bool]:
     """``(key, ok)``: ``ok`` is False for an empty key or one with a byte other than token bytes
     and spaces; a key with a space is kept as is (Go lets it through for net/http to refuse)."""
-    known = _CANONICAL.get(a)
-    if known is not None:
-        return known
-    found = _canonical_key_uncached(a)
-    if len(_CANONICAL) < _CANONICAL_MAX:
-        _CANONICAL[a] = found
-    return found
-
-
-def _canonical_key_uncached(a: bytes) -> tuple[str, bool]:
-    if not a:
-        return "", False
-    others = a.translate(None, _FIELD_NAME)  # the bytes that are not token bytes
-    if others:
-        return a.decode("latin-1"), not others.strip(b" ")
-    return "-".join(part[:1].upper() + part[1:].lower() for part in a.decode("ascii").split("-")), True
+    key = a.decode("latin-1")
+    return canonical_mime_header_key(key), bool(key) and not key.translate(_DELETE_TOKEN_BYTES).strip(" ")
 
 
 class Reader:
@@ -184,30 +180,29 @@ class Reader:
             m.setdefault(key, []).append(v.lstrip(b" \t").decode("latin-1"))
 
     def _read_buffered_header(self, max_headers: int) -> "dict[str, list[str]] | None":
-        """The usual header at one go: all of it already in bufio's buffer, each line ending in
-        ``\r\n``, none folded, each well formed, no more than ``max_headers``; the same map as
-        the line-by-line reading gives. None for anything else, with the buffer untouched, so the
-        line-by-line reading takes over and fails, or not, as Go does."""
+        """The usual header at one go: all of it already in bufio's buffer, each line a key of
+        token bytes, a colon and a value without control bytes, ending in ``\r\n``, none
+        folded, no more than ``max_headers``; the same map as the line-by-line reading gives.
+        None for anything else, with the buffer untouched, so the line-by-line reading takes
+        over and fails, or not, as Go does."""
         buf = self.r.buf
         if buf[:2] == b"\r\n":
             del buf[:2]
             return {}
         end = buf.find(b"\r\n\r\n")
-        if end < 0:
+        if end < 0 or _PLAIN_HEADER.fullmatch(buf, 0, end) is None:
             return None
-        block = bytes(buf[:end])
-        lines = block.split(b"\r\n")
+        lines = buf[:end].decode("latin-1").split("\r\n")
         if len(lines) > max_headers:
             return None
         m: dict[str, list[str]] = {}
         for line in lines:
-            if line[:1] in (b" ", b"\t"):
-                return None  # folded (or a first line starting with a space)
-            k, colon, v = line.partition(b":")
-            key, ok = _canonical_key(k)
-            v = v.strip(b" \t")
-            if not colon or not ok or len(v.translate(None, _BAD_VALUE)) != len(v):
-                return None  # (a line ending in a bare "\n" shows here: a control byte in a key or value)
-            m.setdefault(key, []).append(v.decode("latin-1"))
+            k, _, v = line.partition(":")
+            m.setdefault(canonical_mime_header_key(k), []).append(v.strip(" \t"))
         del buf[: end + 4]
         return m
+
+
+# what _read_buffered_header takes at one go: lines of "<token>:<value>", no control byte but tab
+_PLAIN_LINE = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*"
+_PLAIN_HEADER = re.compile(_PLAIN_LINE + rb"(?:\r\n" + _PLAIN_LINE + rb")*")
