@@ -487,7 +487,9 @@ def environ(conn: Any, req: Request) -> dict:
     if req.host:
         env["HTTP_HOST"] = req.host
     for name, values in req.header.items():
-        key = _WSGI_KEYS.get(name) or wsgi_key(name)
+        key = _WSGI_KEYS.get(name)
+        if key is None:
+            key = wsgi_key(name)
         if key:
             env[key] = ",".join(values)
     if req.chunked:
@@ -499,10 +501,11 @@ def wsgi_key(name: str) -> str:
     """The environ key of a header (``Accept-Encoding`` -> ``HTTP_ACCEPT_ENCODING``); "" for the
     names the environ leaves out: ``Host`` (it is ``HTTP_HOST`` already) and names with ``_``."""
     if "_" in name or name == "Host":
-        return ""
-    key = name.upper().replace("-", "_")
-    if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-        key = "HTTP_" + key
+        key = ""
+    else:
+        key = name.upper().replace("-", "_")
+        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            key = "HTTP_" + key
     if len(_WSGI_KEYS) < _WSGI_KEYS_MAX:
         _WSGI_KEYS[name] = key
     return key

@@ -71,29 +71,30 @@ class _ThreadEvent(threading.Event, Event):
         # What threading.Event.__init__ does, but on the Condition's default lock, an RLock:
         # on a plain Lock the Condition looks up three methods the lock lacks (three caught
         # AttributeErrors) and checks its owner in Python, which made each event cost 2 us to
-        # make (bench_primitives). The condition also guards _selectors.
+        # make (bench_primitives).
         self._cond = threading.Condition()
         self._flag = False
         self.name = name
+        self._selecting = threading.Lock()  # guards _selectors
         self._selectors: list[threading.Event] = []
 
     def set(self) -> None:
         super().set()
-        with self._cond:
+        with self._selecting:
             selectors, self._selectors = self._selectors, []
         for woken in selectors:
             woken.set()
 
     def _watch(self, woken: threading.Event) -> bool:
         """Register a selector's ``woken`` to be set with this event; False if this one is set already."""
-        with self._cond:
-            if self._flag:
+        with self._selecting:
+            if self.is_set():
                 return False
             self._selectors.append(woken)
             return True
 
     def _unwatch(self, woken: threading.Event) -> None:
-        with self._cond:
+        with self._selecting:
             if woken in self._selectors:
                 self._selectors.remove(woken)
 
@@ -135,11 +136,9 @@ class _ThreadGoroutine(Goroutine):
 
 def _select(events: Sequence[_ThreadEvent], timeout: Optional[float]) -> Optional[Event]:
     """Go's ``select`` over closed-once channels: the first of ``events`` that is set, or None."""
-    for ev in events:
-        if ev.is_set():
-            return ev
-    if timeout is not None and timeout <= 0:
-        return None
+    fired = _first_set(events)
+    if fired is not None or (timeout is not None and timeout <= 0):
+        return fired
     woken = _selector_event()
     watched = []
     for ev in events:
@@ -148,17 +147,21 @@ def _select(events: Sequence[_ThreadEvent], timeout: Optional[float]) -> Optiona
         watched.append(ev)
     else:
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not any(ev.is_set() for ev in events):
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+        while woken.wait(None if deadline is None else deadline - time.monotonic()):
+            if _first_set(events) is not None:
                 break
-            woken.wait(left)
-            # an event that fired during an earlier select of this thread may set woken late,
-            # after that select returned: cleared before the events are looked at again, so a
-            # set meant for this select is never lost, and a stale one costs one more look
+            # woken was set late by an event that fired during an earlier select of this
+            # thread: clear it, and look again before waiting, so no set meant for this select
+            # is lost
             woken.clear()
+            if _first_set(events) is not None:
+                break
     for ev in watched:
         ev._unwatch(woken)
+    return _first_set(events)
+
+
+def _first_set(events: Sequence[_ThreadEvent]) -> Optional[Event]:
     for ev in events:
         if ev.is_set():
             return ev
@@ -342,6 +345,12 @@ class _TimerThread:
 class _ThreadBoundedSemaphore(threading.BoundedSemaphore):
     """``threading.BoundedSemaphore``, plus ``taken()``: how many permits are out (Go's ``len(c)``)."""
 
+    def __init__(self, value: int):
+        super().__init__(value)
+        # as for _ThreadEvent: its Condition on an RLock checks its owner in C (each release
+        # notifies; a request takes and gives back a slot)
+        self._cond = threading.Condition()
+
     def taken(self) -> int:
         # a plain read without the semaphore's lock, as Go's len(c) on a channel is a plain read
         return self._initial_value - self._value  # type: ignore[attr-defined]
@@ -415,8 +424,7 @@ class ThreadsRuntime(Runtime):
     def select(self, *events: Event, timeout: Optional[float] = None) -> Optional[Event]:
         return _select(events, timeout)  # type: ignore[arg-type]
 
-    def lock(self) -> Any:
-        return threading.Lock()
+    lock = staticmethod(threading.Lock)  # (the class itself: a lock is made on every request's path)
 
     def condition(self, lk: Any = None) -> Any:
         return threading.Condition(lk if lk is not None else threading.Lock())

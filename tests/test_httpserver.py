@@ -833,7 +833,8 @@ def test_a_pipelined_request_behind_a_running_one_is_kept_for_it(serve):
 def test_response_splitting_is_impossible(serve):
     def echo(environ, start_response):  # the sample API's /echo: the query into a header
         message = environ["QUERY_STRING"].partition("=")[2].replace("%0d", "\r").replace("%0a", "\n").replace("%20", " ")
-        start_response("200 OK", [("echo", message), ("Content-Length", "0"), ("Bad Name", "x"), ("X\r\nInjected", "y")])
+        start_response("200 OK", [("echo", message), ("Content-Length", "0"), ("Bad Name", "x"), ("X\r\nInjected", "y"),
+                                         ("X-\u20acuro", "z")])
         return []
 
     h = serve(echo)
@@ -846,6 +847,7 @@ def test_response_splitting_is_impossible(serve):
     assert first.getheader("Echo") == "a  Set-Cookie: evil=1    HTTP/1.1 200 OK"  # CR and LF became spaces
     assert first.getheader("Set-Cookie") is None and first.getheader("Bad Name") is None
     assert [k for k, _ in first.getheaders() if "Injected" in k] == []  # an invalid name is dropped
+    assert [k for k, _ in first.getheaders() if "uro" in k] == []  # one outside latin-1 too, not a panic
     assert second.getheader("Echo") == "second"  # the second answer is the server's own
     s.close()
 
