@@ -9,8 +9,9 @@ send for the same handler, decided where Go decides them (``chunkWriter.writeHea
   not a token is dropped, CR and LF in a value become spaces and the value is trimmed, so an
   app that copies request input into a header cannot split the response;
 * ``Content-Length`` is the app's if it is a valid number (else it is dropped and logged), or
-  the body's own length when the whole body is at hand (a list or tuple, as Go knows it when a
-  handler returns having written less than its buffer); otherwise HTTP/1.1 is chunked and
+  the body's own length when the whole body is at hand (a list or tuple, also under the filters'
+  ``on_close`` wrappers, as Go knows it when a handler returns having written less than its
+  buffer); otherwise HTTP/1.1 is chunked and
   HTTP/1.0 ends with the connection; 1xx, 204 and 304 have no body and no framing headers
   (304 no ``Content-Type`` either); a HEAD answer's body is counted, never sent;
 * ``Connection: close`` when the request asked for it or was HTTP/1.0 without keep-alive, when
@@ -20,8 +21,12 @@ send for the same handler, decided where Go decides them (``chunkWriter.writeHea
 * body writes past the ``Content-Length`` are refused (Go's ``ErrContentLength``) and the
   connection is closed after the answer.
 
-``should_reuse_connection`` is asked once the response is complete (Go's
-``shouldReuseConnection``).
+A streamed body's chunks go out as they come (PEP 3333); the bytes that complete the answer
+(the header and body of an answer that is all at hand, or the last chunk) are held until
+:meth:`Response.finish_request`, which the server calls after closing the iterable, as Go's
+``finishRequest`` writes its buffer only after the handler returned: the filters' releases come
+before the client sees its answer. ``should_reuse_connection`` is asked once the response is
+complete (Go's ``shouldReuseConnection``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from genericserver import httpguts
 from genericserver import runtime as rt
 from genericserver.http1 import MAX_POST_HANDLER_READ_BYTES, Request, has_token
 from genericserver.textproto import canonical_mime_header_key, go_quote
+from genericserver.wsgi import known_chunks
 
 STATUS_TEXT = {
     100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",
@@ -112,6 +118,7 @@ class Response:
         # called just before the write that completes the response (the server stops watching
         # the connection then, so a keep-alive client's next request does not wake the watcher)
         self.before_last_write: Optional[Callable[[], None]] = None
+        self._held = b""  # the end of the answer, until finish_request sends it
         # the app's Content-Length was not a number: it is not sent, yet, as in Go (whose header
         # snapshot still holds it), the response gets no Content-Length of the server's either
         self.invalid_content_length = False
@@ -148,27 +155,37 @@ class Response:
     def send_body(self, body: Any) -> None:
         """Send the app's iterable; the header goes with the first chunk, or with an empty one
         (Go's ``Flush``: a watch with nothing to report yet still answers its client at once).
-        A list or tuple is the whole body at hand: it goes out in one write, with its length."""
-        if isinstance(body, (list, tuple)):
-            data = b"".join(body)
-            self._last_write()
-            if data:
-                self.emit(data, data)
-            self.finish(b"" if not self.wrote_header else None)
+
+        The bytes that complete the answer are held, not sent: :meth:`finish_request` sends them
+        once the server has closed the iterable. A body whose chunks are all at hand (a list or
+        tuple, alone or under ``on_close`` wrappers) is held whole, with its length."""
+        chunks = known_chunks(body)
+        if chunks is not None:
+            data = b"".join(chunks)
+            head_and_data = self._write(data, data) if data else b""
+            self._held = head_and_data + self._end(b"" if not self.wrote_header else None)
             return
         for chunk in body:
             if chunk:
                 self.emit(chunk, None)
             elif not self.wrote_header and self.status is not None:
                 self.emit(b"", None)
-        self._last_write()
-        self.finish()
+        self._held = self._end()
 
-    def _last_write(self) -> None:
-        """Run ``before_last_write`` once, before the bytes that complete the answer go out."""
+    def finish_request(self) -> None:
+        """Go's ``finishRequest``: send the held end of the answer.
+
+        Go writes a handler's last bytes from its buffer only after the handler returned, its
+        deferred calls included, and after the request's context was cancelled. A WSGI app's
+        "return" is its iterable's ``close``, so the server calls this after it: the filters'
+        releases (a wait-group slot, an in-flight slot) are done before the client can see its
+        answer and send the next request."""
+        held, self._held = self._held, b""
         hook, self.before_last_write = self.before_last_write, None
         if hook is not None:
             hook()
+        if held:
+            self.c.send(held)
 
     def write_continue(self) -> None:
         """Before the first body read: tell an ``Expect: 100-continue`` client to send it."""
@@ -182,7 +199,19 @@ class Response:
 
     # -- Go's write path --------------------------------------------------------------------
     def emit(self, data: bytes, whole: Optional[bytes]) -> None:
-        """Go's ``response.write``: ``whole`` is the complete body when the app has finished."""
+        """Go's ``response.write``, sent at once: ``whole`` is the complete body when the app has finished."""
+        out = self._write(data, whole)
+        if out:
+            self.c.send(out)
+
+    def finish(self, whole: Optional[bytes] = None) -> None:
+        """The end of the answer (``finishRequest``), sent at once."""
+        out = self._end(whole)
+        if out:
+            self.c.send(out)
+
+    def _write(self, data: bytes, whole: Optional[bytes]) -> bytes:
+        """The bytes Go's ``response.write`` puts on the wire for ``data``: the header first if not yet."""
         if self.c.broken:
             raise ConnectionAbortedError("http: connection already failed")
         if self.status is None:
@@ -197,18 +226,16 @@ class Response:
                 self.close_after_reply = True  # Go's ErrContentLength: the write is refused
             elif self.req.method != "HEAD":
                 parts += [b"%x\r\n" % len(data), data, b"\r\n"] if self.chunking else [data]
-        if parts:
-            self.c.send(b"".join(parts))
+        return b"".join(parts)
 
-    def finish(self, whole: Optional[bytes] = None) -> None:
+    def _end(self, whole: Optional[bytes] = None) -> bytes:
         """Go's ``finishRequest`` and ``chunkWriter.close``: the header if not yet, the last chunk."""
         if self.status is None:
             raise AssertionError("the app returned without calling start_response")
         parts = [] if self.wrote_header else [self._write_header(whole)]
         if self.chunking:
             parts.append(b"0\r\n\r\n")
-        if parts:
-            self.c.send(b"".join(parts))
+        return b"".join(parts)
 
     def internal_error(self) -> None:
         """A 500 in place of a response the app failed to start (werkzeug's habit, not Go's)."""

@@ -508,6 +508,12 @@ class Server:
             except Exception as err:
                 self._recover(c, resp, err)
             cancel()
+        # only now, as Go's finishRequest after the handler returned and cancelCtx: the end of
+        # the answer, so the client sees it after every filter let go of what it held
+        try:
+            resp.finish_request()
+        except OSError as err:
+            self._recover(c, resp, err)
 
     def _recover(self, c: Conn, resp: httpresponse.Response, err: Exception) -> None:
         """Go's deferred recover in conn.serve: log the panic and drop the connection."""

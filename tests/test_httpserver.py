@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import select
 import socket
 import ssl
 import threading
@@ -23,6 +24,7 @@ from genericserver import http1
 from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver import wsgi
 
 WAIT = 5.0
 ERR_HEADERS = b"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
@@ -316,6 +318,37 @@ def test_response_framing(serve, method, status, body, want):
     assert got == want
     s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")  # nothing stray left
     assert recv_all(s).startswith(b"HTTP/1.1 " + status.encode())
+    s.close()
+
+
+def _already_received(sock) -> bytes:
+    """What the server has sent to ``sock`` so far, left in place (loopback delivers in send)."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    return sock.recv(65536, socket.MSG_PEEK) if readable else b""
+
+
+@pytest.mark.parametrize(
+    "body,complete",
+    [
+        (lambda: [b"ok"], b"HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 2\r\n\r\nok"),
+        (lambda: iter([b"ok"]), b"HTTP/1.1 200 OK\r\nDate: D\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
+    ],
+    ids=["whole-body", "streamed"],
+)
+def test_the_end_of_the_answer_goes_out_after_the_response_is_closed(serve, body, complete):
+    """Go writes a handler's buffered answer only after the handler returned (finishRequest):
+    whatever a filter releases when the response is closed is released before the client can
+    see its whole answer and send its next request."""
+    at_close = []
+    h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), wsgi.on_close(body(), lambda: at_close.append(_already_received(s))))[1])
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = b""
+    while len(got) < len(complete):
+        got += s.recv(65536)
+    assert got == complete
+    assert len(at_close) == 1 and at_close[0] != complete  # the client had not got it all yet
+    assert complete.startswith(at_close[0])  # a streamed body's chunks went out as they came
     s.close()
 
 
