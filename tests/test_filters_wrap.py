@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 
 import pytest
-from werkzeug.test import Client
+from werkzeug.test import Client, EnvironBuilder
 
 from genericserver.filters.timeout import AbortHandler
 from genericserver.filters.wrap import PANIC_MESSAGE, with_panic_recovery
 from genericserver.requestinfo import RequestInfoFactory
+from genericserver import wsgi
 
 RESOLVER = RequestInfoFactory({"api", "apis"}, {"api"})
 PANIC_BODY = PANIC_MESSAGE.encode() + b"\n"
@@ -111,3 +112,17 @@ def test_a_healthy_response_passes_untouched():
 
     resp = Client(with_panic_recovery(handler, RESOLVER)).get("/")
     assert (resp.status_code, resp.headers["X-A"], resp.get_data()) == (201, "b", b"xy")
+
+
+def test_a_body_at_hand_is_handed_on_as_it_is():
+    """A list cannot panic while it is iterated: the filter returns it unwrapped, so the server
+    still sees a body that is all at hand and frames it with its length, as Go frames a handler
+    that wrote less than its buffer and returned."""
+    def handler(environ, start_response):
+        start_response("200 OK", [])
+        return wsgi.on_close([b"x", b"y"], lambda: None)
+
+
+    body = with_panic_recovery(handler, RESOLVER)(EnvironBuilder("/").get_environ(), lambda *a: None)
+    assert wsgi.known_chunks(body) == [b"x", b"y"]
+    wsgi.close_iterable(body)

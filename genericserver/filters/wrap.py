@@ -1,7 +1,9 @@
 """Port of k8s.io/apiserver/pkg/server/filters/wrap.go (v1.36.0).
 
 ``with_panic_recovery`` is Go's ``runtime.HandleCrash`` around the rest of the chain. An
-exception raised by the inner app, or while its response body is iterated, is a panic:
+exception raised by the inner app, or while its response body is iterated, is a panic (a body
+that is a list cannot raise while iterated, so it is passed on unwrapped, still all at hand for
+the server):
 
 1. it is logged as ``"Observed a panic"`` with its traceback, except :class:`AbortHandler`,
    which is the deliberate, quiet way to abort a response;
@@ -38,7 +40,7 @@ from genericserver import httplog
 from genericserver.filters.timeout import AbortHandler
 from genericserver.requestinfo import RequestInfoResolver
 from genericserver.responsewriters import http_error, request_uri
-from genericserver.wsgi import close_iterable
+from genericserver.wsgi import close_iterable, known_chunks
 
 log = logging.getLogger("genericserver.filters.wrap")
 
@@ -120,6 +122,8 @@ def _with_panic_recovery(app: Callable, crash_handler: CrashHandler, *, really_c
                 # the crash handler wrote nothing (an abort): net/http then sends an empty 200
                 resp.start_response("200 OK", [("Content-Length", "0")])
             return tail
+        if known_chunks(body) is not None:
+            return body  # its chunks are at hand: iterating them cannot panic
         return _RecoveringBody(body, environ, resp, crash_handler, really_crash)
 
     return panic_recovery_filter
