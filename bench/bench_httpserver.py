@@ -160,6 +160,7 @@ def _answer() -> float:
         resp = httpresponse.Response(c, next(reqs), lambda: True, print)
         resp.start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(BODY)))])
         resp.send_body([BODY])
+        resp.finish_request()
 
     return _us(step, PIPELINED)
 
