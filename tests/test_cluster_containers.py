@@ -6,7 +6,9 @@ goroutines must still end (the conftest leak check runs after each test).
 
 from __future__ import annotations
 
+import gc
 import http.client
+import os
 import socket
 
 import pytest
@@ -44,6 +46,26 @@ def server():
     if c.running():
         c.signal(SIGKILL)
     assert c.join(WAIT)
+
+
+def test_an_emptydir_volume_goes_with_its_sandbox_if_never_unmounted():
+    """A scenario that ends with its pods running never unmounts their volumes: the temporary
+    directory is removed when the sandbox is dropped, instead of staying in /tmp."""
+    sandbox = Sandbox("pod-v", "uid-v")
+    path = sandbox.mount_volume()
+    with open(sandbox.path("ready"), "w") as f:
+        f.write("ok")
+    del sandbox
+    gc.collect()
+    assert not os.path.exists(path)
+
+
+def test_unmounting_an_emptydir_volume_removes_it_at_once():
+    sandbox = Sandbox("pod-v", "uid-v")
+    path = sandbox.mount_volume()
+    sandbox.unmount_volume()
+    assert not os.path.exists(path) and sandbox.volume is None
+    sandbox.unmount_volume()  # twice is harmless
 
 
 def test_sigterm_is_the_graceful_shutdown(server):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -44,11 +45,14 @@ class Sandbox:
 
     def mount_volume(self) -> str:
         self.volume = tempfile.mkdtemp(prefix=f"emptydir-{self.pod_name}-")
+        # a pod still running when its world is dropped (a scenario's end, a test's) never has
+        # its volume unmounted: the directory goes with the sandbox, or at exit, instead
+        self._remove_volume = weakref.finalize(self, shutil.rmtree, self.volume, True)
         return self.volume
 
     def unmount_volume(self) -> None:
         if self.volume is not None:
-            shutil.rmtree(self.volume, ignore_errors=True)
+            self._remove_volume()
             self.volume = None
 
     def path(self, name: str) -> str:
