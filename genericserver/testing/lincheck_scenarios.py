@@ -59,10 +59,16 @@ def schedules(max_size: int = 48, max_value: int = 3) -> Any:
     """
     from hypothesis import strategies as st
 
-    point = st.tuples(st.integers(min_value=0, max_value=max_size // 2), st.integers(min_value=1, max_value=max_value))
-    sparse = st.lists(point, max_size=3).map(lambda ps: [c for gap, choice in ps for c in [0] * gap + [choice]])
     dense = st.lists(st.integers(min_value=0, max_value=max_value), max_size=max_size)
-    return st.one_of(sparse, dense)
+    return st.one_of(sparse_schedules(max_size, max_value), dense)
+
+
+def sparse_schedules(max_size: int = 48, max_value: int = 3) -> Any:
+    """The sparse shape of :func:`schedules` alone: at most three preemptions."""
+    from hypothesis import strategies as st
+
+    point = st.tuples(st.integers(min_value=0, max_value=max_size // 2), st.integers(min_value=1, max_value=max_value))
+    return st.lists(point, max_size=3).map(lambda ps: [c for gap, choice in ps for c in [0] * gap + [choice]])
 
 
 def _rwlock_section() -> Any:
