@@ -10,7 +10,7 @@ backend plus an AlwaysAllow authorizer. Two diagnostic rows leave out the timeou
 per-request goroutine and hand-offs) and then also the request-deadline filter (its context and
 deadline timer), to show where the cost is. One more row calls the default chain from a plain
 thread, as werkzeug's threaded server would: such a thread is not placed on a CPU
-(:mod:`genericserver.thread_placement` places goroutine threads only), so the timeout filter's
+(:mod:`genericserver.speed_tricks` places goroutine threads only), so the timeout filter's
 goroutine may start on, and wake it from, the other core.
 
 Over loopback: ``genericserver.httpserver.Server`` serving the bare app and the full chain, one

@@ -32,7 +32,8 @@ standard library.
 Two runtimes implement :class:`Runtime` (its interface and the primitives built on it, such as
 ``RWLock`` and ``Once``, are in :mod:`genericserver.seam`): :class:`ThreadsRuntime` here (the
 default, for production and real sockets; this module is the only one that touches
-``threading`` and ``time``, and :mod:`genericserver.thread_placement` holds its speed tricks) and the simulation runtime in :mod:`genericserver.testing.sim`,
+``threading`` and ``time``, but for :mod:`genericserver.speed_tricks`, which holds its speed
+tricks) and the simulation runtime in :mod:`genericserver.testing.sim`,
 which runs one thread at a time on a virtual clock so that shutdown interleavings can be
 chosen, replayed and stepped through in a debugger. ``use(rt)`` installs a runtime for a block
 of code; every primitive is bound to the runtime that created it.
@@ -48,7 +49,7 @@ import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from genericserver import thread_placement
+from genericserver import speed_tricks
 from genericserver.seam import BoundedSemaphore, Event, Goroutine, Once, Runtime, RWLock, Timer
 
 log = logging.getLogger("genericserver.runtime")
@@ -63,8 +64,9 @@ class _ThreadEvent(threading.Event, Event):
     """A closed-once channel on real threads: a ``threading.Event`` that ``select`` can also watch.
 
     ``set``, ``is_set`` and ``wait`` are the standard ones. A ``select`` over several events
-    parks on a ``threading.Event`` of its own thread and registers it with each event it watches;
-    ``set`` sets those too, after its own flag, so a selector never misses the event that fired.
+    parks on a parker of its own thread (a ``threading.Event``, or the lighter one of
+    :mod:`genericserver.speed_tricks`) and registers it with each event it watches; ``set`` sets
+    those too, after its own flag, so a selector never misses the event that fired.
     """
 
     def __init__(self, name: str):
@@ -76,7 +78,7 @@ class _ThreadEvent(threading.Event, Event):
         self._flag = False
         self.name = name
         self._selecting = threading.Lock()  # guards _selectors
-        self._selectors: list[threading.Event] = []
+        self._selectors: list[Any] = []  # the parkers of the selects watching this event
 
     def set(self) -> None:
         super().set()
@@ -85,7 +87,7 @@ class _ThreadEvent(threading.Event, Event):
         for woken in selectors:
             woken.set()
 
-    def _watch(self, woken: threading.Event) -> bool:
+    def _watch(self, woken: Any) -> bool:
         """Register a selector's ``woken`` to be set with this event; False if this one is set already."""
         with self._selecting:
             if self.is_set():
@@ -93,7 +95,7 @@ class _ThreadEvent(threading.Event, Event):
             self._selectors.append(woken)
             return True
 
-    def _unwatch(self, woken: threading.Event) -> None:
+    def _unwatch(self, woken: Any) -> None:
         with self._selecting:
             if woken in self._selectors:
                 self._selectors.remove(woken)
@@ -134,12 +136,12 @@ class _ThreadGoroutine(Goroutine):
             done.set()
 
 
-def _select(events: Sequence[_ThreadEvent], timeout: Optional[float]) -> Optional[Event]:
+def _select(events: Sequence[_ThreadEvent], timeout: Optional[float], new_parker: Callable[[], Any]) -> Optional[Event]:
     """Go's ``select`` over closed-once channels: the first of ``events`` that is set, or None."""
     fired = _first_set(events)
     if fired is not None or (timeout is not None and timeout <= 0):
         return fired
-    woken = _selector_event()
+    woken = _selector_parker(new_parker)
     watched = []
     for ev in events:
         if not ev._watch(woken):
@@ -171,12 +173,13 @@ def _first_set(events: Sequence[_ThreadEvent]) -> Optional[Event]:
 _selector = threading.local()
 
 
-def _selector_event() -> threading.Event:
-    """The event this thread parks on in ``select``, cleared: one per thread, not one per select
-    (a request's timeout filter selects once; making an event each time cost ~1 us)."""
+def _selector_parker(new_parker: Callable[[], Any]) -> Any:
+    """What this thread parks on in ``select``, cleared: one per thread, not one per select (a
+    request's timeout filter selects once). It has ``threading.Event``'s ``set``, ``wait`` and
+    ``clear``: a ``threading.Event``, or a lighter one from :mod:`genericserver.speed_tricks`."""
     woken = getattr(_selector, "woken", None)
-    if woken is None:
-        woken = _selector.woken = threading.Event()
+    if woken is None or type(woken) is not new_parker:
+        woken = _selector.woken = new_parker()
     woken.clear()
     return woken
 
@@ -203,11 +206,11 @@ class _ThreadPool:
     """Reuses goroutine threads: starting a thread costs far more than handing one a task.
 
     An idle thread waits on its slot's lock for the next goroutine, ``IDLE_LINGER`` at most.
-    ``placer`` (see :mod:`genericserver.thread_placement`) may pin a thread to its spawner's CPU
+    ``placer`` (see :mod:`genericserver.speed_tricks`) may pin a thread to its spawner's CPU
     and change its scheduling policy; that changes speed only, never behaviour.
     """
 
-    def __init__(self, placer: thread_placement.NoPlacement = thread_placement.NO_PLACEMENT) -> None:
+    def __init__(self, placer: speed_tricks.NoPlacement = speed_tricks.NO_PLACEMENT) -> None:
         self._lock = threading.Lock()
         self._idle: list[_Slot] = []
         self._placer = placer
@@ -364,8 +367,9 @@ class ThreadsRuntime(Runtime):
     whose goroutine returned waits ``IDLE_LINGER`` for the next one before it ends (it is named
     ``go:<goroutine name>`` while it runs one, ``go:idle`` between). All timers share one thread.
     Events are ``threading.Event`` objects, semaphores ``threading.BoundedSemaphore`` ones, locks and
-    conditions the ``threading`` ones. With ``placement`` (the default) goroutine threads are
-    placed as :mod:`genericserver.thread_placement` says: speed only, no change in behaviour.
+    conditions the ``threading`` ones. With ``tricks`` (the default) goroutine threads are
+    placed, and a ``select`` parks, as :mod:`genericserver.speed_tricks` says: speed only, no
+    change in behaviour.
     ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash
     the process; ``on_panic``, when set, may do so).
@@ -373,7 +377,7 @@ class ThreadsRuntime(Runtime):
 
     name = "threads"
 
-    def __init__(self, *, placement: bool = True) -> None:
+    def __init__(self, *, tricks: bool = True) -> None:
         # the running goroutines, in start order; dict updates are atomic under the GIL, so the
         # per-request path takes no lock for this bookkeeping
         self._live: dict[Goroutine, None] = {}
@@ -381,7 +385,8 @@ class ThreadsRuntime(Runtime):
         # what else a goroutine's panic does: nothing by default (tests read ``panics``); a real
         # process ends itself as Go's runtime does (genericserver.cmd sets goroutines.die_of_panic)
         self.on_panic: Optional[Callable[[str, BaseException], None]] = None
-        self._pool = _ThreadPool(thread_placement.default_placer() if placement else thread_placement.NO_PLACEMENT)
+        self._pool = _ThreadPool(speed_tricks.default_placer() if tricks else speed_tricks.NO_PLACEMENT)
+        self._new_parker = speed_tricks.parker(tricks)
         self._timers = _TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
@@ -422,7 +427,7 @@ class ThreadsRuntime(Runtime):
         return _ThreadEvent(name)
 
     def select(self, *events: Event, timeout: Optional[float] = None) -> Optional[Event]:
-        return _select(events, timeout)  # type: ignore[arg-type]
+        return _select(events, timeout, self._new_parker)  # type: ignore[arg-type]
 
     lock = staticmethod(threading.Lock)  # (the class itself: a lock is made on every request's path)
 

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from genericserver import runtime as rt
-from genericserver import thread_placement
+from genericserver import speed_tricks
 from genericserver.runtime import _ThreadPool as ThreadPool
-from genericserver.thread_placement import SpawnerCPU, detect as cpu_placement
+from genericserver.speed_tricks import SpawnerCPU, detect as cpu_placement
 
 WAIT = 10.0
 
@@ -203,7 +203,7 @@ def test_a_refused_scheduling_policy_changes_nothing(monkeypatch):
     def refuse(*args):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(thread_placement.os, "sched_setscheduler", refuse)
+    monkeypatch.setattr(speed_tricks.os, "sched_setscheduler", refuse)
     pool = ThreadPool(SpawnerCPU(None, batch=True))
     ran = []
     run_and_wait(pool, lambda: ran.append(os.sched_getscheduler(0)))
@@ -214,7 +214,7 @@ def test_no_placement_where_the_os_will_not_tell_the_cpu_set(monkeypatch):
     def refuse(pid):
         raise PermissionError(1, "Operation not permitted")
 
-    monkeypatch.setattr(thread_placement.os, "sched_getaffinity", refuse)
+    monkeypatch.setattr(speed_tricks.os, "sched_getaffinity", refuse)
     assert cpu_placement() is None
 
 
@@ -239,10 +239,40 @@ def test_release_idle_ends_idle_threads_at_once_instead_of_after_the_linger(monk
     assert pool._idle == []
 
 
-def test_without_placement_the_runtime_leaves_threads_where_the_os_puts_them():
-    unplaced = rt.ThreadsRuntime(placement=False)
+def test_without_tricks_the_runtime_leaves_threads_where_the_os_puts_them_and_selects_park_on_events():
+    unplaced = rt.ThreadsRuntime(tricks=False)
     seen = []
-    g = unplaced.go(lambda: seen.append((os.sched_getaffinity(0), os.sched_getscheduler(0))), name="unplaced")
+
+    def look() -> None:
+        seen.append((os.sched_getaffinity(0), os.sched_getscheduler(0)))
+        a = unplaced.event("a")
+        seen.append((unplaced.select(a, timeout=0.001), type(rt._selector.woken)))  # parked, timed out
+
+    g = unplaced.go(look, name="unplaced")
     assert g.join(WAIT)
-    assert seen == [(os.sched_getaffinity(0), os.SCHED_OTHER)]
+    assert seen[0] == (os.sched_getaffinity(0), os.SCHED_OTHER)
+    assert seen[1] == (None, threading.Event)
     unplaced.release_idle()
+
+
+def test_a_parked_lock_is_set_waited_and_cleared_as_an_event_is_for_its_one_waiter():
+    p = speed_tricks.ParkedLock()
+    assert not p.wait(0.001)  # clear: the wait times out
+    p.set()
+    p.set()  # a second set before the wait changes nothing (two events of one select)
+    assert p.wait(0) and not p.wait(0)  # the wait takes the set with it
+    p.set()
+    p.clear()  # a set nobody waited for is dropped
+    assert not p.wait(0)
+    woke = []
+    g = rt.go(lambda: woke.append(p.wait(WAIT)), name="parked")
+    p.set()  # from another thread: wakes the one waiting
+    assert g.join(WAIT) and woke == [True]
+
+
+def test_with_tricks_a_select_parks_on_a_parked_lock():
+    a, b = rt.THREADS.event("a"), rt.THREADS.event("b")
+    got = []
+    g = rt.go(lambda: got.append((rt.THREADS.select(a, b, timeout=0.001), type(rt._selector.woken))), name="selector")
+    assert g.join(WAIT)
+    assert got == [(None, speed_tricks.ParkedLock)] and a._selectors == b._selectors == []

@@ -9,7 +9,7 @@ Nothing a goroutine can observe changes: each task runs on a thread named ``sim:
 with the tracer and profiler the ``threading`` module would give a new thread (so a
 breakpoint set by ``replay --break`` or coverage still reaches it), on the CPU set the
 simulation asks for. The threads run SCHED_BATCH where Linux has it
-(:func:`genericserver.thread_placement.no_wakeup_preemption`): a goroutine handed the baton
+(:func:`genericserver.speed_tricks.no_wakeup_preemption`): a goroutine handed the baton
 does not preempt the one handing it over only to find the GIL still taken (about a third
 fewer context switches a run). :func:`release_idle` ends the idle threads at once, for leak
 checks.
@@ -23,7 +23,7 @@ import threading
 from _thread import allocate_lock
 from typing import Any, Callable, Optional
 
-from genericserver import thread_placement
+from genericserver import speed_tricks
 
 __all__ = ["IDLE_LINGER", "Task", "start", "release_idle", "idle_count"]
 
@@ -102,7 +102,7 @@ def _work(worker: _Worker, started: Any) -> None:
     worker.ident = threading.get_ident()
     # a goroutine handed the baton waits for the one that handed it to block, instead of
     # preempting it only to find the GIL taken (three context switches a handoff instead of one)
-    thread_placement.no_wakeup_preemption()
+    speed_tricks.no_wakeup_preemption()
     started.release()
     while True:
         # wait for the first handoff to the next goroutine, IDLE_LINGER at most without one
