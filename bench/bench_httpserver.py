@@ -9,7 +9,8 @@ Then, in process, what the request path costs per request and what its steps cos
 alone (issue 11's question: what do Go's checks cost?): the whole path over a fake socket that
 holds many pipelined requests and swallows the answers; Go's ``readRequest`` (request line,
 header, framing, with its checks); the server's checks on what it read (``conn.readRequest``:
-version, Host, header names and values); the WSGI environ; the request's context; the background
+version, Host, header names and values, the last two already passed when the header was read at
+one go); the WSGI environ; the request's context; the background
 read's start and abort on a real socket; the answer (``chunkWriter.writeHeader`` and the body).
 """
 
@@ -168,7 +169,7 @@ def _answer() -> float:
 STEPS = {
     "whole request path (fake socket)": _whole_path,
     "  Go's readRequest: line, header, framing": _read_request,
-    "  conn.readRequest's checks (Host, names...)": _server_checks,
+    "  conn.readRequest's checks (version, Host...)": _server_checks,
     "  the WSGI environ": _environ,
     "  the request's context (WithCancel, cancel)": _context,
     "  background read: start + abort": _background_read,

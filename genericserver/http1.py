@@ -148,7 +148,7 @@ class Request:
     """What :func:`read_request` parsed (the fields of Go's ``Request`` the server uses)."""
 
     __slots__ = ("method", "request_uri", "url", "proto", "proto_major", "proto_minor", "header", "host",
-                 "close", "content_length", "chunked", "trailer", "body")
+                 "close", "content_length", "chunked", "trailer", "body", "header_checked")
 
     def proto_at_least(self, major: int, minor: int) -> bool:
         return (self.proto_major, self.proto_minor) >= (major, minor)
@@ -211,6 +211,7 @@ def read_request(b: bufio.Reader, max_headers: int = DEFAULT_MAX_HEADER_VALUE_CO
             req.url.scheme = ""
         try:
             req.header = tp.read_mime_header(max_headers)
+            req.header_checked = tp.checked  # every name a token, no control byte in a value
         except textproto.MessageTooLarge:
             raise TooLarge() from None
         except textproto.ProtocolError as err:

@@ -91,12 +91,17 @@ def _canonical_key(a: bytes) -> tuple[str, bool]:
 
 
 class Reader:
-    """``textproto.Reader`` over a :class:`genericserver.bufio.Reader`."""
+    """``textproto.Reader`` over a :class:`genericserver.bufio.Reader`.
 
-    __slots__ = ("r",)
+    ``checked`` says whether the last header was read at one go (``_read_buffered_header``),
+    whose pattern is also net/http's later test of every name and value (``ValidHeaderFieldName``,
+    ``ValidHeaderFieldValue``), so that test has nothing left to find."""
+
+    __slots__ = ("r", "checked")
 
     def __init__(self, r: bufio.Reader):
         self.r = r
+        self.checked = False
 
     def read_line(self) -> str:
         """One line without its line ending; EOFError at the end of the stream."""
@@ -153,6 +158,7 @@ class Reader:
     def read_mime_header(self, max_headers: int = 1 << 63) -> dict[str, list[str]]:
         """Go's ``readMIMEHeader`` as net/http calls it: no memory limit, ``max_headers`` lines."""
         m = self._read_buffered_header(max_headers)
+        self.checked = m is not None
         if m is not None:
             return m
         m = {}
@@ -204,5 +210,6 @@ class Reader:
 
 
 # what _read_buffered_header takes at one go: lines of "<token>:<value>", no control byte but tab
+# (the name is httpguts.ValidHeaderFieldName's token, the value ValidHeaderFieldValue's bytes)
 _PLAIN_LINE = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*"
 _PLAIN_HEADER = re.compile(_PLAIN_LINE + rb"(?:\r\n" + _PLAIN_LINE + rb")*")
