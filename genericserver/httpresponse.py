@@ -95,6 +95,24 @@ def write_subset(header: dict[str, list[str]], exclude: set[str]) -> str:
 _TRIMMED = " \t\n\r"  # textproto.TrimString's ASCII whitespace
 
 
+def _status_code(status: Any) -> int:
+    """The code of a WSGI status line (``"200 OK"`` -> 200); Go panics on a code outside 100-999."""
+    known = _STATUS_CODES.get(status)
+    if known is not None:
+        return known
+    code = str(status)[:3]
+    if not (code.isascii() and code.isdigit()) or not 100 <= int(code) <= 999 or str(status)[3:4] not in ("", " "):
+        raise ValueError(f"invalid WriteHeader code {status!r}")
+    if len(_STATUS_CODES) < _STATUS_CODES_MAX and isinstance(status, str):
+        _STATUS_CODES[status] = int(code)
+    return int(code)
+
+
+# status lines already read, as apps answer with the same few (bounded: an app may invent reasons)
+_STATUS_CODES: dict[str, int] = {}
+_STATUS_CODES_MAX = 256
+
+
 _date_cache: list = [0, ""]
 
 
@@ -134,10 +152,7 @@ class Response:
                 exc_info = None
         elif self.status is not None:
             raise AssertionError("Headers already set")
-        code = str(status)[:3]
-        if not (code.isascii() and code.isdigit()) or not 100 <= int(code) <= 999 or str(status)[3:4] not in ("", " "):
-            raise ValueError(f"invalid WriteHeader code {status!r}")  # Go panics too
-        self.status, self.header = int(code), {}
+        self.status, self.header = _status_code(status), {}
         for name, value in headers:
             self.header.setdefault(canonical_mime_header_key(name), []).append(value)
         cl = self._get("Content-Length")
@@ -256,11 +271,12 @@ class Response:
         exclude: set[str] = set()
         extra: dict[str, str] = {}
         te = self._get("Transfer-Encoding")
+        connection = self._get("Connection")
         has_cl_header = "Content-Length" in header or self.invalid_content_length
         if p is not None and not te and body_allowed and not has_cl_header and (not is_head or p):
             self.content_length = len(p)  # the app is done: say how long its body is
             extra["Content-Length"] = str(len(p))
-        if self.wants10_keep_alive and keep_alives and self._get("Content-Length") and self._get("Connection") == "keep-alive":
+        if self.wants10_keep_alive and keep_alives and self._get("Content-Length") and connection == "keep-alive":
             self.close_after_reply = False
         has_cl = self.content_length != -1
         if self.wants10_keep_alive and (is_head or has_cl or not body_allowed):
@@ -268,7 +284,7 @@ class Response:
                 extra["Connection"] = "keep-alive"
         elif not is11 or self.wants_close:
             self.close_after_reply = True
-        if self._get("Connection") == "close" or not keep_alives:
+        if connection == "close" or not keep_alives:
             self.close_after_reply = True
         if self.expect_continue and req.body.body_remains():
             self.close_after_reply = True  # the client may still be waiting to send it
@@ -276,7 +292,9 @@ class Response:
             self.close_after_reply = True
         if req.content_length != 0 and not self.close_after_reply:
             self._discard_small_unread_body(exclude, extra)
-        exclude.update(k for k in suppressed_headers(code) if k in header)
+        for k in suppressed_headers(code):
+            if k in header:
+                exclude.add(k)
         if "Date" not in header:
             extra["Date"] = http_date()
         if has_cl and te and te != "identity":
@@ -304,7 +322,7 @@ class Response:
             exclude.add("Transfer-Encoding")
         if self.chunking:
             exclude.add("Content-Length")
-        if self.close_after_reply and (not keep_alives or not has_token(self._get("Connection"), "close")) and code != 101:
+        if self.close_after_reply and (not keep_alives or not has_token(connection, "close")) and code != 101:
             exclude.add("Connection")
             if is11 and not successful_connect:
                 extra["Connection"] = "close"

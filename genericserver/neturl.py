@@ -139,6 +139,8 @@ def escape_path(s: str) -> str:
 
 def get_scheme(raw: str) -> tuple[str, str]:
     """Go's ``getScheme``: ``(scheme, rest)``; no scheme when the first byte cannot start one."""
+    if raw[:1] == "/":
+        return "", raw  # (Go's default case on the first byte: the usual request target, at once)
     for i, c in enumerate(raw):
         if c.isascii() and c.isalpha():
             continue

@@ -1034,3 +1034,20 @@ def test_options_star_is_answered_by_the_server_itself(serve):
     assert read_response(f)[1] == b"hello"  # GET * is the app's business, as in Go
     assert seen == ["*"]
     s.close()
+
+
+@pytest.mark.parametrize("status, code", [("200 OK", 200), ("404 Not Found", 404), ("299 Mine", 299), ("200", 200), ("999 X", 999)])
+def test_a_status_line_gives_its_code_every_time(status, code):
+    from genericserver.httpresponse import _status_code
+
+    assert _status_code(status) == code and _status_code(status) == code  # (the second read is cached)
+
+
+@pytest.mark.parametrize("status", ["099 Low", "1000 High", "2x0 Bad", "200OK", "", "OK 200"])
+def test_a_bad_status_line_is_refused_every_time_as_go_panics(status):
+    from genericserver.httpresponse import _STATUS_CODES, _status_code
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="invalid WriteHeader code"):
+            _status_code(status)
+    assert status not in _STATUS_CODES
