@@ -172,7 +172,9 @@ class RWLock:
             if self._readers <= 0:
                 raise RuntimeError("sync: RUnlock of unlocked RWMutex")
             self._readers -= 1
-            if self._readers == 0:
+            if self._readers == 0 and self._writers_waiting:
+                # only a writer waits for the last reader (Go's rUnlockSlow wakes a pending
+                # writer); readers wait for a writer, and unlock wakes them
                 self._cond.notify_all()
 
     def lock(self) -> None:
