@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # subprocess a test starts, compiles it all again: about half of the suite's CPU time.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: test bench check fuzz demo parity clean
+.PHONY: test bench instructions check fuzz demo parity clean
 
 # The venv's own pip installs editable from setup.cfg, so it is not upgraded first; and
 # --no-compile: a module of a dependency compiles on its first import, not all of them up front.
@@ -31,6 +31,10 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# What a request executes, counted by valgrind (steady where timings on a shared VM are not)
+instructions: $(STAMP)
+	$(PY) -m bench.instructions
 
 # The fuzz profile runs each property 2,000 times (lincheck's 1,000 scenarios x 8 schedules):
 # minutes per test instead of seconds, so the per-test limit is sized to it.

@@ -1,0 +1,121 @@
+"""Instructions a request costs the server, counted by valgrind: a measure this VM cannot blur (no Go twin).
+
+Timings on the development VM swing by 10-20% from one run to the next, more than the changes
+they are meant to show. An instruction count does not: the server path is run in process, over
+a fake socket and from a goroutine, under ``valgrind --tool=callgrind`` with a fixed hash seed
+(string hashing would otherwise change dict and set layouts, and the count, from run to run),
+once with ``LOW`` and once with ``HIGH`` requests; the difference divided by ``HIGH - LOW`` is
+what one request executes in user space (system calls and waiting are not counted; they are the
+same before and after the changes this measures). Two cases: a bare app, and the default
+handler chain around it (its timeout filter hands each request to a goroutine and back).
+
+Run: ``make instructions`` (about a minute; needs valgrind). ``BEFORE_HTTP1_PORT`` holds the
+counts at ``fdee8f6``, before the HTTP/1 port (issue 11), measured with this file copied there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+LOW, HIGH = 200, 700
+BEFORE_HTTP1_PORT = {"bare app": 191_800, "default chain": 514_000}
+CASES = {"bare app": "bare", "default chain": "chain"}
+
+
+REQUEST = (b"GET /api/v1/namespaces/default/pods/p1 HTTP/1.1\r\nHost: 127.0.0.1:6443\r\n"
+           b"User-Agent: kubectl/v1.36.0\r\nAccept: application/json\r\nAccept-Encoding: gzip\r\n\r\n")
+BODY = b"hello"
+
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(BODY)))])
+    return [BODY]
+
+
+class _FakeSocket:
+    """Hands out ``data`` and swallows what is sent (as ``bench_httpserver``'s; kept here so this
+    file alone also measures an older commit)."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pos = data, 0
+
+    def recv(self, n: int) -> bytes:
+        chunk = self.data[self.pos : self.pos + n]
+        self.pos += len(chunk)
+        return chunk
+
+    def sendall(self, data: bytes) -> None:
+        pass
+
+    def settimeout(self, t) -> None:
+        pass
+
+    def fileno(self) -> int:
+        return -1
+
+    def getsockname(self):
+        return ("127.0.0.1", 6443)
+
+
+def serve_requests(case: str, n: int) -> None:
+    """In this process: warm up, then serve ``n`` pipelined requests with ``case``'s app."""
+    import logging
+
+    from genericserver import httpserver, runtime as rt
+
+    logging.getLogger("genericserver").setLevel(logging.ERROR)
+    handler = app
+    if case == "chain":
+        from bench import bench_chain
+
+        handler = bench_chain.default_chain()
+    server = httpserver.Server(handler)
+    c = httpserver.Conn(1, _FakeSocket(REQUEST * (n + 101)), ("127.0.0.1", 50000))
+    # (before the port, _serve_one also waited for the next request)
+    wait_for_next = getattr(server, "_wait_for_next_request", lambda c: True)
+
+    def serve() -> None:
+        for _ in range(100 + n):
+            if not (server._serve_one(c) and wait_for_next(c)):
+                raise RuntimeError("the connection ended early")
+
+    done = rt.event("bench-instructions-done")
+    rt.go(lambda: (serve(), done.set()), name="bench-instructions")
+    done.wait()
+
+
+def _count(case: str, n: int) -> int:
+    """Instructions of a whole process that serves ``n`` requests (callgrind's total)."""
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-m", "bench.instructions",
+         "--serve", case, str(n)],
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},  # same dict and set layouts every run
+    )
+    m = re.search(r"Collected : (\d+)", out.stderr)
+    if m is None:
+        raise RuntimeError(f"no instruction count from valgrind:\n{out.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def main() -> None:
+    if shutil.which("valgrind") is None:
+        print("instructions: valgrind is not installed here; nothing measured")
+        return
+    print(f"instructions a request, in process (callgrind, {HIGH} against {LOW} requests):")
+    for name, case in CASES.items():
+        per_request = (_count(case, HIGH) - _count(case, LOW)) // (HIGH - LOW)
+        before = BEFORE_HTTP1_PORT[name]
+        print(f"  {name:16s} {per_request / 1000:7.1f}k   before the HTTP/1 port {before / 1000:5.0f}k"
+              f"   ({per_request / before:.2f}x)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        serve_requests(sys.argv[2], int(sys.argv[3]))
+    else:
+        main()
