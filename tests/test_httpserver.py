@@ -339,10 +339,20 @@ def test_the_end_of_the_answer_goes_out_after_the_response_is_closed(serve, body
     """Go writes a handler's buffered answer only after the handler returned (finishRequest):
     whatever a filter releases when the response is closed is released before the client can
     see its whole answer and send its next request."""
-    at_close = []
-    h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), wsgi.on_close(body(), lambda: at_close.append(_already_received(s))))[1])
+    at_close, closed = [], threading.Event()
+
+    def look_at_close() -> None:
+        try:
+            at_close.append(_already_received(s))
+        finally:
+            closed.set()
+
+    h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), wsgi.on_close(body(), look_at_close))[1])
     s = h.connect()
     s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    # read nothing before the response is closed: the peek there sees all that was sent, and
+    # no read of ours can take the bytes it saw ready (its recv would then block)
+    assert closed.wait(WAIT)
     got = b""
     while len(got) < len(complete):
         got += s.recv(65536)
