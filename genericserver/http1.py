@@ -477,16 +477,10 @@ def environ(conn: Any, req: Request) -> dict:
     """The WSGI environ of ``req`` (PEP 3333). What Go's handler reads as ``r.Host``,
     ``r.URL.Path`` and ``r.URL.RawQuery`` is ``HTTP_HOST``, ``PATH_INFO`` and ``QUERY_STRING``;
     header names holding ``_`` are left out (see the module docstring)."""
-    env = {
-        "REQUEST_METHOD": req.method, "SCRIPT_NAME": "", "PATH_INFO": req.url.path,
-        "QUERY_STRING": req.url.raw_query, "REQUEST_URI": req.request_uri, "RAW_URI": req.request_uri,
-        "SERVER_PROTOCOL": req.proto, "REMOTE_ADDR": conn.remote[0], "REMOTE_PORT": conn.remote[1],
-        "SERVER_NAME": conn.local[0], "SERVER_PORT": str(conn.local[1]),
-        "wsgi.version": (1, 0), "wsgi.url_scheme": "https" if conn.tls else "http",
-        "wsgi.input": req.body, "wsgi.errors": sys.stderr, "wsgi.input_terminated": True,
-        "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
-        CONN_ID_KEY: conn.id,
-    }
+    env = dict(_connection_environ(conn))
+    env["REQUEST_METHOD"], env["PATH_INFO"], env["QUERY_STRING"] = req.method, req.url.path, req.url.raw_query
+    env["REQUEST_URI"] = env["RAW_URI"] = req.request_uri
+    env["SERVER_PROTOCOL"], env["wsgi.input"] = req.proto, req.body
     if req.host:
         env["HTTP_HOST"] = req.host
     for name, values in req.header.items():
@@ -498,6 +492,21 @@ def environ(conn: Any, req: Request) -> dict:
     if req.chunked:
         env["HTTP_TRANSFER_ENCODING"] = "chunked"  # what WSGI libraries look for
     return env
+
+
+def _connection_environ(conn: Any) -> dict:
+    """The environ keys that are the same for every request of ``conn``, worked out once."""
+    base = conn.environ_base
+    if base is None:
+        base = conn.environ_base = {
+            "SCRIPT_NAME": "", "REMOTE_ADDR": conn.remote[0], "REMOTE_PORT": conn.remote[1],
+            "SERVER_NAME": conn.local[0], "SERVER_PORT": str(conn.local[1]),
+            "wsgi.version": (1, 0), "wsgi.url_scheme": "https" if conn.tls else "http",
+            "wsgi.errors": sys.stderr, "wsgi.input_terminated": True,
+            "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
+            CONN_ID_KEY: conn.id,
+        }
+    return base
 
 
 def wsgi_key(name: str) -> str:

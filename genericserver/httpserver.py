@@ -169,6 +169,7 @@ class Conn:
         self.closing = self.released = self.broken = self.tls = False
         self.last_method = ""
         self.ctx, self.cancel = gocontext.with_cancel(gocontext.background())
+        self.environ_base: Optional[dict] = None  # what every request's environ starts from (http1.environ)
 
     def send(self, data: bytes) -> None:
         try:
