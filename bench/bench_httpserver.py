@@ -27,17 +27,12 @@ from genericserver import bufio, http1, httpresponse, httpserver
 from genericserver import context as gocontext
 from genericserver.connreader import BackgroundReads
 
+from bench.fakes import BODY, REQUEST, FakeSocket, app
 from bench.serving import serve, serve_werkzeug
 
 
 ROUND_SECONDS = 1.0
 ROUNDS = 3
-BODY = b"hello"
-
-
-def app(environ, start_response):
-    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(BODY)))])
-    return [BODY]
 
 
 def _rate(port: int, new_connection: bool) -> float:
@@ -56,33 +51,7 @@ def _rate(port: int, new_connection: bool) -> float:
     return n / (time.perf_counter() - started)
 
 
-REQUEST = (b"GET /api/v1/namespaces/default/pods/p1 HTTP/1.1\r\nHost: 127.0.0.1:6443\r\n"
-           b"User-Agent: kubectl/v1.36.0\r\nAccept: application/json\r\nAccept-Encoding: gzip\r\n\r\n")
 PIPELINED = 2000
-
-
-class _FakeSocket:
-    """Hands out ``data`` and swallows what is sent: the request path without the kernel."""
-
-    def __init__(self, data: bytes):
-        self.data, self.pos = data, 0
-
-    def recv(self, n: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + n]
-        self.pos += len(chunk)
-        return chunk
-
-    def sendall(self, data: bytes) -> None:
-        pass
-
-    def settimeout(self, t) -> None:
-        pass
-
-    def fileno(self) -> int:
-        return -1  # (so the background read leaves it alone: it is measured on its own below)
-
-    def getsockname(self):
-        return ("127.0.0.1", 6443)
 
 
 def _us(step: Callable[[], object], n: int) -> float:
@@ -94,7 +63,7 @@ def _us(step: Callable[[], object], n: int) -> float:
 
 def _whole_path() -> float:
     server = httpserver.Server(app)
-    c = httpserver.Conn(1, _FakeSocket(REQUEST * PIPELINED), ("127.0.0.1", 50000))
+    c = httpserver.Conn(1, FakeSocket(REQUEST * PIPELINED), ("127.0.0.1", 50000))
     started = time.perf_counter()
     while server._serve_one(c) and server._wait_for_next_request(c):
         pass
@@ -102,24 +71,24 @@ def _whole_path() -> float:
 
 
 def _parsed() -> list:
-    b = bufio.Reader(_FakeSocket(REQUEST * PIPELINED).recv)
+    b = bufio.Reader(FakeSocket(REQUEST * PIPELINED).recv)
     return [http1.read_request(b) for _ in range(PIPELINED)]
 
 
 def _read_request() -> float:
-    b = bufio.Reader(_FakeSocket(REQUEST * PIPELINED).recv)
+    b = bufio.Reader(FakeSocket(REQUEST * PIPELINED).recv)
     return _us(lambda: http1.read_request(b), PIPELINED)
 
 
 def _server_checks() -> float:
     # conn.readRequest's checks after readRequest: the whole of Server._read_request, minus readRequest
     server = httpserver.Server(app)
-    c = httpserver.Conn(1, _FakeSocket(REQUEST * PIPELINED), ("127.0.0.1", 50000))
+    c = httpserver.Conn(1, FakeSocket(REQUEST * PIPELINED), ("127.0.0.1", 50000))
     return _us(lambda: server._read_request(c), PIPELINED) - _read_request()
 
 
 def _environ() -> float:
-    c = httpserver.Conn(1, _FakeSocket(b""), ("127.0.0.1", 50000))
+    c = httpserver.Conn(1, FakeSocket(b""), ("127.0.0.1", 50000))
     reqs = iter(_parsed())
     return _us(lambda: http1.environ(c, next(reqs)), PIPELINED)
 
@@ -154,7 +123,7 @@ def _nothing() -> None:
 
 
 def _answer() -> float:
-    c = httpserver.Conn(1, _FakeSocket(b""), ("127.0.0.1", 50000))
+    c = httpserver.Conn(1, FakeSocket(b""), ("127.0.0.1", 50000))
     reqs = iter(_parsed())
 
     def step() -> None:

@@ -10,7 +10,8 @@ same before and after the changes this measures). Two cases: a bare app, and the
 handler chain around it (its timeout filter hands each request to a goroutine and back).
 
 Run: ``make instructions`` (about a minute; needs valgrind). ``BEFORE_HTTP1_PORT`` holds the
-counts at ``fdee8f6``, before the HTTP/1 port (issue 11), measured with this file copied there.
+counts at ``fdee8f6``, before the HTTP/1 port (issue 11), measured with this file and
+``bench/fakes.py`` copied there.
 """
 
 from __future__ import annotations
@@ -26,47 +27,14 @@ BEFORE_HTTP1_PORT = {"bare app": 192_400, "default chain": 514_200}
 CASES = {"bare app": "bare", "default chain": "chain"}
 
 
-REQUEST = (b"GET /api/v1/namespaces/default/pods/p1 HTTP/1.1\r\nHost: 127.0.0.1:6443\r\n"
-           b"User-Agent: kubectl/v1.36.0\r\nAccept: application/json\r\nAccept-Encoding: gzip\r\n\r\n")
-BODY = b"hello"
-
-
-def app(environ, start_response):
-    start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(BODY)))])
-    return [BODY]
-
-
-class _FakeSocket:
-    """Hands out ``data`` and swallows what is sent (as ``bench_httpserver``'s; kept here so this
-    file alone also measures an older commit)."""
-
-    def __init__(self, data: bytes):
-        self.data, self.pos = data, 0
-
-    def recv(self, n: int) -> bytes:
-        chunk = self.data[self.pos : self.pos + n]
-        self.pos += len(chunk)
-        return chunk
-
-    def sendall(self, data: bytes) -> None:
-        pass
-
-    def settimeout(self, t) -> None:
-        pass
-
-    def fileno(self) -> int:
-        return -1
-
-    def getsockname(self):
-        return ("127.0.0.1", 6443)
-
-
 def serve_requests(case: str, n: int) -> None:
     """In this process: warm up, then serve ``n`` pipelined requests with ``case``'s app."""
     import gc
     import logging
 
     from genericserver import httpserver, runtime as rt
+
+    from bench.fakes import REQUEST, FakeSocket, app
 
     logging.getLogger("genericserver").setLevel(logging.ERROR)
     handler = app
@@ -75,7 +43,7 @@ def serve_requests(case: str, n: int) -> None:
 
         handler = bench_chain.default_chain()
     server = httpserver.Server(handler)
-    c = httpserver.Conn(1, _FakeSocket(REQUEST * (n + 101)), ("127.0.0.1", 50000))
+    c = httpserver.Conn(1, FakeSocket(REQUEST * (n + 101)), ("127.0.0.1", 50000))
     # (before the port, _serve_one also waited for the next request)
     wait_for_next = getattr(server, "_wait_for_next_request", lambda c: True)
 
