@@ -31,6 +31,9 @@ _USERINFO_OK = frozenset("-._:~!$&'()*+,;=%@")
 _CTL = re.compile(r"[\x00-\x1f\x7f]")
 # the bytes a path holds unescaped (shouldEscape(c, encodePath) is false): the common case
 _PATH_PLAIN = re.compile(r"[0-9A-Za-z\-_.~$&+,/:;=@]*\Z")
+# a target whose parse is plain: an absolute path of such bytes (nothing to unescape, no raw path
+# to keep), then maybe a non-empty query holding no "?" and no control byte
+_PLAIN_TARGET = re.compile(r"(/[0-9A-Za-z\-_.~$&+,/:;=@]*)(?:\?([^\x00-\x1f\x7f?]+))?\Z")
 
 
 class URLError(ValueError):
@@ -222,6 +225,14 @@ def parse_request_uri(raw: str) -> URL:
 
 
 def _parse(raw: str) -> URL:
+    m = _PLAIN_TARGET.match(raw)
+    if m is not None:  # the usual origin-form target: what _parse_all gives it, at once
+        return URL(path=m.group(1), raw_query=m.group(2) or "")
+    return _parse_all(raw)
+
+
+def _parse_all(raw: str) -> URL:
+    """Go's ``parse(rawURL, viaRequest=true)``."""
     if _CTL.search(raw):
         raise ValueError("net/url: invalid control character in URL")
     if raw == "":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from genericserver.neturl import ENCODE_PATH, URLError, escape_path, parse_request_uri, should_escape, unescape
 
@@ -72,3 +72,41 @@ def test_unescape_decodes_every_valid_escape_and_refuses_the_rest(s):
                    for i in range(len(s)))
         return
     assert got.encode("latin-1") == urllib.parse.unquote_to_bytes(s)  # '+' stays '+' in a path
+
+
+def _outcome(parse, raw: str):
+    try:
+        return parse(raw)
+    except ValueError as err:
+        return type(err).__name__, str(err)
+
+
+_TARGET_BYTES = ["/", "/", "a", "Z", "0", "-", "_", ".", "~", "$", "&", "+", ",", ":", ";", "=", "@", "?", "#",
+                 "%", "%2F", "%zz", " ", "\t", "\x00", "\x7f", "\xe9", "[", "]", "*", "'", "!", "http:", "//h"]
+
+
+@given(st.tuples(st.sampled_from(["/"] * 8 + _TARGET_BYTES), st.lists(st.sampled_from(_TARGET_BYTES), max_size=12))
+       .map(lambda t: t[0] + "".join(t[1])))
+@example("/%zz")
+@example("/a%2Fb")
+@example("/p?")
+@example("/p?a?b")
+@example("/a\x7f")
+@example("/a?b\x00")
+@example("/\xe9")
+@example("/a#b?c")
+def test_a_plain_target_is_parsed_at_once_as_the_whole_parse_would(raw):
+    # the shortcut for the usual origin-form target against Go's whole parse: the same URL or
+    # the same error, for every target (whether or not the shortcut takes it)
+    from genericserver import neturl
+
+    assert _outcome(neturl._parse, raw) == _outcome(neturl._parse_all, raw)
+
+
+@pytest.mark.parametrize("raw", ["/", "/api/v1/pods", "/a?b=c&d", "/a?b#c", "//x/y", "/a+b:c@d;e=f$g,h~i"])
+def test_the_usual_targets_take_the_shortcut(raw, monkeypatch):
+    from genericserver import neturl
+
+    want = neturl._parse_all(raw)
+    monkeypatch.setattr(neturl, "_parse_all", None)  # (it would fail if called)
+    assert neturl._parse(raw) == want
