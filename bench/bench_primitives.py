@@ -17,7 +17,6 @@ import time
 from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
-from genericserver import speed_tricks
 
 ROUNDS = 5
 N = 20000
@@ -123,7 +122,7 @@ def main() -> None:
         add("hand-off: threading.Event", _handoff_us(lambda: rt.event("x")))
         add("hand-off: parked locks (before)", _handoff_us(_ParkedEvent))
         add("select hand-off, parked on a threading.Event", _select_handoff_us(threading.Event))
-        add("select hand-off, parked on a lock (speed_tricks)", _select_handoff_us(speed_tricks.ParkedLock))
+        add("select hand-off, parked on a lock (speed_tricks)", _select_handoff_us(rt._parked_lock))
         a, b = rt.event("a"), rt.event("b")
         b.set()
         add("select over two, one set", _per_op_us(lambda: rt.select(a, b)))

@@ -178,10 +178,15 @@ def _selector_parker(new_parker: Callable[[], Any]) -> Any:
     request's timeout filter selects once). It has ``threading.Event``'s ``set``, ``wait`` and
     ``clear``: a ``threading.Event``, or a lighter one from :mod:`genericserver.speed_tricks`."""
     woken = getattr(_selector, "woken", None)
-    if woken is None or type(woken) is not new_parker:
+    if woken is None or _selector.made_by is not new_parker:
         woken = _selector.woken = new_parker()
+        _selector.made_by = new_parker
     woken.clear()
     return woken
+
+
+def _parked_lock() -> Any:
+    return speed_tricks.ParkedLock(threading.Lock())
 
 
 # An idle pooled thread or the timer thread waits this long for work before it exits: long
@@ -386,7 +391,8 @@ class ThreadsRuntime(Runtime):
         # process ends itself as Go's runtime does (genericserver.cmd sets goroutines.die_of_panic)
         self.on_panic: Optional[Callable[[str, BaseException], None]] = None
         self._pool = _ThreadPool(speed_tricks.default_placer() if tricks else speed_tricks.NO_PLACEMENT)
-        self._new_parker = speed_tricks.parker(tricks)
+        # what a select parks on: a lock held while clear, or (without tricks) a threading.Event
+        self._new_parker: Callable[[], Any] = _parked_lock if tricks else threading.Event
         self._timers = _TimerThread()
 
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:

@@ -4,7 +4,8 @@ Nothing here changes what any primitive does; it changes only which CPU a gorout
 runs on, whether it preempts the thread that woke it, and how a thread blocked in ``select``
 is woken. :mod:`genericserver.runtime` calls the three hooks of a placer (:class:`SpawnerCPU` on
 Linux with two or more CPUs, :data:`NO_PLACEMENT` elsewhere) and makes its ``select`` parkers
-with :func:`parker`, so a reader of the runtime can skip this module entirely.
+as :class:`ParkedLock` objects around locks of its own, so a reader of the runtime can skip
+this module entirely (which, like server code, makes no thread, lock or clock of its own).
 
 What it buys, as ``make bench`` prints it (``bench_chain``: the default chain in process, called
 from a goroutine, with and without placement, on this 2-core VM): about 53 us a request with
@@ -35,7 +36,6 @@ Where the OS refuses (no ``sched_setaffinity``, one CPU, a cgroup that changes, 
 from __future__ import annotations
 
 import os
-import threading
 from typing import Any, Callable, Optional
 
 CurrentCPU = Callable[[], int]
@@ -137,14 +137,15 @@ def default_placer() -> NoPlacement:
 
 
 class ParkedLock:
-    """``threading.Event``'s ``set``, ``wait`` and ``clear`` for one waiting thread, on a lock
-    that is held while the parker is clear: ``wait`` acquires it again (so it blocks until a
-    ``set`` releases it), and a ``wait`` that returns True leaves the parker clear again."""
+    """``threading.Event``'s ``set``, ``wait`` and ``clear`` for one waiting thread, on ``lock``
+    (a plain lock the runtime makes), held while the parker is clear: ``wait`` acquires it again
+    (so it blocks until a ``set`` releases it), and a ``wait`` that returns True leaves the
+    parker clear again."""
 
     __slots__ = ("_lock",)
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, lock: Any) -> None:
+        self._lock = lock
         self._lock.acquire()
 
     def set(self) -> None:
@@ -158,8 +159,3 @@ class ParkedLock:
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         return self._lock.acquire(True, -1 if timeout is None else timeout)
-
-
-def parker(tricks: bool = True) -> Callable[[], Any]:
-    """What a ``select`` parks on: :class:`ParkedLock`, or ``threading.Event`` without tricks."""
-    return ParkedLock if tricks else threading.Event

@@ -24,9 +24,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "genericserver"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
-# where real threads and clocks are the point: the seam itself (the threads runtime and its speed
-# tricks) and the test support
-SEAM_EXEMPT = {"runtime.py", "speed_tricks.py"}
+# where real threads and clocks are the point: the seam itself and the test support
+SEAM_EXEMPT = {"runtime.py"}
 SEAM_EXEMPT_DIRS = {"testing", "demo"}
 
 BARE = re.compile(

@@ -256,7 +256,7 @@ def test_without_tricks_the_runtime_leaves_threads_where_the_os_puts_them_and_se
 
 
 def test_a_parked_lock_is_set_waited_and_cleared_as_an_event_is_for_its_one_waiter():
-    p = speed_tricks.ParkedLock()
+    p = speed_tricks.ParkedLock(threading.Lock())
     assert not p.wait(0.001)  # clear: the wait times out
     p.set()
     p.set()  # a second set before the wait changes nothing (two events of one select)
