@@ -32,8 +32,8 @@ standard library.
 Two runtimes implement :class:`Runtime` (its interface and the primitives built on it, such as
 ``RWLock`` and ``Once``, are in :mod:`genericserver.seam`): :class:`ThreadsRuntime` here (the
 default, for production and real sockets; this module is the only one that touches
-``threading`` and ``time``, but for :mod:`genericserver.speed_tricks`, which holds its speed
-tricks) and the simulation runtime in :mod:`genericserver.testing.sim`,
+``threading`` and ``time``, and :mod:`genericserver.speed_tricks` holds its speed tricks) and
+the simulation runtime in :mod:`genericserver.testing.sim`,
 which runs one thread at a time on a virtual clock so that shutdown interleavings can be
 chosen, replayed and stepped through in a debugger. ``use(rt)`` installs a runtime for a block
 of code; every primitive is bound to the runtime that created it.
@@ -186,6 +186,8 @@ def _selector_parker(new_parker: Callable[[], Any]) -> Any:
 
 
 def _parked_lock() -> Any:
+    """A select's parker with the speed trick: a lock of ours, parked on as
+    :class:`genericserver.speed_tricks.ParkedLock` says."""
     return speed_tricks.ParkedLock(threading.Lock())
 
 
