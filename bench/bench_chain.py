@@ -15,8 +15,8 @@ goroutine may start on, and wake it from, the other core.
 
 Over loopback: ``genericserver.httpserver.Server`` serving the bare app and the full chain, one
 keep-alive client, 1,000 requests each in each of 7 rounds (design.md budget: the chain at least
-0.9x the bare app's throughput), and a bare app on werkzeug's threaded server. Issue 11 asks that the
-full chain's ratio to that werkzeug app be no lower than before the HTTP/1 port
+0.9x the bare app's throughput), and a bare app on werkzeug's threaded server. Issue 11 asks
+that the full chain's ratio to that werkzeug app be no lower than before the HTTP/1 port
 (``BEFORE_HTTP1_PORT``: commit fdee8f6, measured on this 2-core VM, both commits interleaved).
 
 When the overhead is well over the target, a short cProfile run lists the top costs.
