@@ -31,7 +31,7 @@ SEAM_EXEMPT_DIRS = {"testing", "demo"}
 BARE = re.compile(
     r"\btime\.(sleep|monotonic|time|perf_counter)\(|threading\.(Thread|Event|Condition|Lock|RLock|Semaphore|BoundedSemaphore|Timer)\("
 )
-PORT_LINE = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery)/\S+\.go\b.*\(v1\.36\.0\)|^Port of Go's \S+ package|^Ports of k8s\.io/")
+PORT_LINE = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api)/\S+\.go\b.*\(v1\.36\.0\)|^Port of Go's \S+ package|^Ports of k8s\.io/")
 MAX_LINES = 600
 
 
@@ -99,8 +99,11 @@ def test_the_seam_check_catches_a_bare_sleep():
     assert not BARE.search("rt.sleep(1)")
 
 
-# Go folder (under k8s.io/<repo>/) -> the folder of its twins here; anything else is flat
+# Go folder (under k8s.io/<repo>/, or "<repo>:folder" where two repositories share a folder
+# name) -> the folder of its twins here; anything else is flat
 FOLDERS = [
+    ("apimachinery:pkg/apis/meta/v1/", "apimachinery/apis/meta/v1"),
+    ("api:core/v1/", "api/core/v1"),
     ("pkg/server/filters/", "filters"),
     ("pkg/endpoints/filters/", "endpoints"),
     ("pkg/server/healthz/", "healthz"),
@@ -116,13 +119,13 @@ NAME_EXCEPTIONS = {
     "cluster/store.py": "the cluster world's object store; delete.go's graceful deletion is the part ported",
     "utilruntime.py": "apimachinery's util/runtime/runtime.go, imported as utilruntime in Go too: runtime.py is the seam",
 }
-SINGLE_PORT = re.compile(r"^Port of k8s\.io/(?:apiserver|apimachinery)/(\S+?)(\{[^}]*\})?\.go\b")
+SINGLE_PORT = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api)/(\S+?)(\{[^}]*\})?\.go\b")
 
 
 def _go_twin(path: pathlib.Path):
     doc = ast.get_docstring(ast.parse(path.read_text())) or ""
     m = SINGLE_PORT.match(doc.splitlines()[0] if doc else "")
-    return m.group(1) + (".go" if not m.group(2) else "") if m else None
+    return f"{m.group(1)}:{m.group(2)}" + (".go" if not m.group(3) else "") if m else None
 
 
 PORTS = [(p, _go_twin(p)) for p in MODULES if _go_twin(p)]
@@ -137,8 +140,10 @@ def test_each_port_sits_in_its_go_folder_under_its_go_name(path: pathlib.Path, g
     here = str(path.relative_to(PACKAGE))
     if here in NAME_EXCEPTIONS or here.startswith("cluster/"):
         return  # the cluster world holds models of its own; each exception says why
+    repo, _, go = go.partition(":")
     go_dir, _, go_file = go.rpartition("/")
-    folder = next((ours for prefix, ours in FOLDERS if (go_dir + "/").startswith(prefix)), "")
+    folder = next((ours for prefix, ours in FOLDERS
+                   if (go_dir + "/").startswith(prefix) or f"{repo}:{go_dir}/".startswith(prefix)), "")
     expected_names = {pathlib.Path(go_file).stem, pathlib.PurePosixPath(go_dir).name}
     expected_names |= {f"{pathlib.PurePosixPath(go_dir).name}_{pathlib.Path(go_file).stem}"}
     assert str(path.parent.relative_to(PACKAGE)).replace(".", "") == folder, (

@@ -1,0 +1,135 @@
+"""Port of k8s.io/apimachinery/pkg/apis/meta/v1/types.go (v1.36.0): the shared meta types, as data.
+
+ObjectMeta, ListMeta, Status and the other types every kind embeds or answers with, written out
+as :class:`~genericserver.apimachinery.structs.Struct` s (field numbers from the package's
+generated.proto). The descriptions are ours, short; they are what ``kubectl explain`` prints.
+Left out: the types no handler here reads or writes (``LabelSelector`` and friends, ``Patch``,
+``GetOptions``'s deprecated fields).
+"""
+
+from __future__ import annotations
+
+from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct
+
+META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+PROTO = "k8s.io.apimachinery.pkg.apis.meta.v1."
+RUNTIME = "k8s.io.apimachinery.pkg.runtime."
+
+
+def _s(name: str, doc: str, *fields: Field, **kw) -> Struct:
+    return Struct(META + name, PROTO + name, doc, tuple(fields), **kw)
+
+
+TIME = _s("Time", "A point in time, to the second, written as an RFC 3339 string.",
+          Field("seconds", 1, "int64"), Field("nanos", 2, "int32"),
+          json_form={"type": "string", "format": "date-time"})
+MICRO_TIME = _s("MicroTime", "A point in time, to the microsecond, written as an RFC 3339 string.",
+                Field("seconds", 1, "int64"), Field("nanos", 2, "int32"),
+                json_form={"type": "string", "format": "date-time"})
+FIELDS_V1 = _s("FieldsV1", "The set of fields a manager owns, in the FieldsV1 trie format.",
+               Field("Raw", 1, "bytes"), json_form={"type": "object"})
+RAW_EXTENSION = Struct("io.k8s.apimachinery.pkg.runtime.RawExtension", RUNTIME + "RawExtension",
+                       "An object of any kind, carried as it was encoded.", (Field("raw", 1, "bytes"),),
+                       json_form={"type": "object"})
+
+OWNER_REFERENCE = _s(
+    "OwnerReference", "Names an object this one belongs to; the garbage collector removes it once its owners are gone.",
+    Field("apiVersion", 5, "string", "The owner's API version.", required=True),
+    Field("kind", 1, "string", "The owner's kind.", required=True),
+    Field("name", 3, "string", "The owner's name.", required=True),
+    Field("uid", 4, "string", "The owner's UID.", required=True),
+    Field("controller", 6, "bool", "True for the one owner that manages this object.", pointer=True),
+    Field("blockOwnerDeletion", 7, "bool", "True keeps the owner from being deleted in the foreground before this object is.", pointer=True),
+)
+
+MANAGED_FIELDS_ENTRY = _s(
+    "ManagedFieldsEntry", "Which fields one manager set, by which operation, at which version.",
+    Field("manager", 1, "string", "The manager's name."),
+    Field("operation", 2, "string", "Apply or Update."),
+    Field("apiVersion", 3, "string", "The version of the object the fields are named in."),
+    Field("time", 4, TIME, "When the manager last changed a field it owns.", pointer=True),
+    Field("fieldsType", 6, "string", "The format of fieldsV1: only \"FieldsV1\"."),
+    Field("fieldsV1", 7, FIELDS_V1, "The fields, as a trie.", pointer=True),
+    Field("subresource", 8, "string", "The subresource the change came through, if any."),
+)
+
+OBJECT_META = _s(
+    "ObjectMeta", "The metadata every persisted object has: its name, namespace, identity, version and labels.",
+    Field("name", 1, "string", "Unique within a namespace; required when creating, unless generateName is set. Cannot be changed."),
+    Field("generateName", 2, "string", "A prefix the server completes into a unique name when no name is given."),
+    Field("namespace", 3, "string", "The namespace the object lives in; empty for cluster-scoped objects."),
+    Field("selfLink", 4, "string", "Deprecated: always empty."),
+    Field("uid", 5, "string", "The object's identity, set by the server when it is created; never reused."),
+    Field("resourceVersion", 6, "string", "An opaque version the server bumps on every change; used for optimistic concurrency and watches."),
+    Field("generation", 7, "int64", "A number the server bumps when the desired state (the spec) changes."),
+    Field("creationTimestamp", 8, TIME, "When the server created the object. Read-only."),
+    Field("deletionTimestamp", 9, TIME, "When the object will be deleted; set by a graceful delete. The object shows as Terminating until it is gone.", pointer=True),
+    Field("deletionGracePeriodSeconds", 10, "int64", "The grace period of the pending deletion, in seconds.", pointer=True),
+    Field("labels", 11, MapOf("string"), "Keys and values to organise and select objects by."),
+    Field("annotations", 12, MapOf("string"), "Keys and values tools keep on the object; not for selecting."),
+    Field("ownerReferences", 13, ListOf(OWNER_REFERENCE), "The objects this one depends on.",
+          patch_strategy="merge", patch_merge_key="uid", list_type="map", list_map_keys=("uid",)),
+    Field("finalizers", 14, ListOf("string"), "Names that must all be removed before the object is deleted from storage.",
+          patch_strategy="merge", list_type="set"),
+    Field("managedFields", 17, ListOf(MANAGED_FIELDS_ENTRY), "Which manager set which field; kept by the server.",
+          list_type="atomic"),
+)
+
+LIST_META = _s(
+    "ListMeta", "The metadata of a list: its resource version and the token to fetch the rest.",
+    Field("selfLink", 1, "string", "Deprecated: always empty."),
+    Field("resourceVersion", 2, "string", "The version of the store the list was read at; a watch may start from it."),
+    Field("continue", 3, "string", "Set when the list was cut at the requested limit: pass it back to get the rest."),
+    Field("remainingItemCount", 4, "int64", "How many items are left after this page, when the server knows.", pointer=True),
+)
+
+STATUS_CAUSE = _s(
+    "StatusCause", "One cause of an error, often a field that failed validation.",
+    Field("reason", 1, "string", "A machine-readable description of the cause."),
+    Field("message", 2, "string", "A human-readable description of the cause."),
+    Field("field", 3, "string", "The field that caused the error, as a JSON path."),
+)
+
+STATUS_DETAILS = _s(
+    "StatusDetails", "What a Status is about: the object's name, group, kind and uid, and the causes.",
+    Field("name", 1, "string", "The name of the object the status is about."),
+    Field("group", 2, "string", "Its API group."),
+    Field("kind", 3, "string", "Its kind (or resource)."),
+    Field("uid", 6, "string", "Its UID."),
+    Field("causes", 4, ListOf(STATUS_CAUSE), "More about the error, e.g. one cause per invalid field.", list_type="atomic"),
+    Field("retryAfterSeconds", 5, "int32", "How long the client should wait before trying again."),
+)
+
+STATUS = _s(
+    "Status", "The answer of a call that returns no object: success, or why it failed.",
+    Field("metadata", 1, LIST_META, "Standard list metadata."),
+    Field("status", 2, "string", "\"Success\" or \"Failure\"."),
+    Field("message", 3, "string", "A human-readable description of the status."),
+    Field("reason", 4, "string", "A machine-readable word for why the call failed, e.g. NotFound."),
+    Field("details", 5, STATUS_DETAILS, "More about the reason, by reason.", pointer=True),
+    Field("code", 6, "int32", "The HTTP status code of the answer."),
+    type_meta=True, gvks=(("", "v1", "Status"),),
+)
+
+WATCH_EVENT = _s(
+    "WatchEvent", "One change a watch reports: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, and the object.",
+    Field("type", 1, "string", "The kind of change.", required=True),
+    Field("object", 2, RAW_EXTENSION, "The object as it is after the change (a Status for ERROR).", required=True),
+    gvks=(("", "v1", "WatchEvent"),),
+)
+
+PRECONDITIONS = _s(
+    "Preconditions", "What must hold of the object for the operation to go ahead.",
+    Field("uid", 1, "string", "The object's UID must be this.", pointer=True),
+    Field("resourceVersion", 2, "string", "The object's resource version must be this.", pointer=True),
+)
+
+DELETE_OPTIONS = _s(
+    "DeleteOptions", "How a delete is to be carried out.",
+    Field("gracePeriodSeconds", 1, "int64", "How long the object may take to go, in seconds; 0 deletes at once.", pointer=True),
+    Field("preconditions", 2, PRECONDITIONS, "What must hold of the object to delete it.", pointer=True),
+    Field("orphanDependents", 3, "bool", "Deprecated: use propagationPolicy.", pointer=True),
+    Field("propagationPolicy", 4, "string", "What happens to the dependents: Orphan, Background or Foreground.", pointer=True),
+    Field("dryRun", 5, ListOf("string"), "\"All\" runs every stage but does not persist anything.", list_type="atomic"),
+    type_meta=True, gvks=(("", "v1", "DeleteOptions"), ("meta.k8s.io", "v1", "DeleteOptions")),
+)
