@@ -64,6 +64,7 @@ from genericserver import http1, request, responsewriters
 from genericserver import runtime as rt
 from genericserver.godur import format_go_duration
 from genericserver.metrics import APISERVER_COMPONENT
+from genericserver.apimachinery.api.errors import StatusError
 from genericserver.wsgi import on_close
 from genericserver.mux import not_found
 
@@ -84,14 +85,6 @@ _DNS1123_MSG = (
     "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # generateName's alphabet: no vowels, no look-alikes
-
-
-class StatusError(Exception):
-    """An API error carrying its ``metav1.Status`` (``status["code"]`` is the HTTP status)."""
-
-    def __init__(self, st: dict):
-        super().__init__(st["message"])
-        self.status = st
 
 
 def _details(name: Optional[str] = None, kind: str = RESOURCE, **more: Any) -> dict:

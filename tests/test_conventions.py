@@ -104,6 +104,8 @@ def test_the_seam_check_catches_a_bare_sleep():
 FOLDERS = [
     ("apimachinery:pkg/apis/meta/v1/", "apimachinery/apis/meta/v1"),
     ("api:core/v1/", "api/core/v1"),
+    ("apimachinery:pkg/api/errors/", "apimachinery/api"),
+    ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("pkg/server/filters/", "filters"),
     ("pkg/endpoints/filters/", "endpoints"),
     ("pkg/server/healthz/", "healthz"),

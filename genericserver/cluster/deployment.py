@@ -40,7 +40,7 @@ from typing import Callable, Optional, Union
 from genericserver import runtime as rt
 from genericserver.cluster.endpoints import pod_is_ready
 from genericserver.cluster.store import POD, DeleteOptions, Store, is_conflict, is_not_found, is_terminating
-from genericserver.sampleapi import StatusError
+from genericserver.apimachinery.api.errors import StatusError
 
 IntOrPercent = Union[int, str]
 DEFAULT_MAX_SURGE = "25%"

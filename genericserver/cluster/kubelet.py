@@ -36,7 +36,7 @@ from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
 from genericserver.cluster.store import DELETED, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
-from genericserver.sampleapi import StatusError
+from genericserver.apimachinery.api.errors import StatusError
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
 HOUSEKEEPING_PERIOD = 2.0

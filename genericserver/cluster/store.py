@@ -32,7 +32,7 @@ from genericserver import responsewriters
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
 from genericserver.events import EventStream
-from genericserver.sampleapi import StatusError
+from genericserver.apimachinery.api.errors import StatusError
 
 POD, SERVICE, ENDPOINT_SLICE = "Pod", "Service", "EndpointSlice"
 RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io"}

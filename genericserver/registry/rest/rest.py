@@ -1,0 +1,53 @@
+"""Port of k8s.io/apiserver/pkg/registry/rest/rest.go (v1.36.0): what a served resource is, as one description.
+
+In Go a resource is served by registering a ``rest.Storage`` under its name in an
+``APIGroupInfo``; the installer (endpoints/installer.go) then asks the storage, interface by
+interface, what it can do (``Getter``, ``Lister``, ``Creater``, ``Updater``, ``Patcher``,
+``GracefulDeleter``, ``CollectionDeleter``, ``Watcher``), which kind it holds (``New()``),
+whether it is namespaced (``NamespaceScoped()``), its short names, categories and singular name
+(``ShortNamesProvider``, ``CategoriesProvider``, ``SingularNameProvider``), and how it prints
+as a table (``TableConvertor``). :class:`Resource` answers all of those questions at once; the
+installer, discovery, OpenAPI and the handlers read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from genericserver.apimachinery.structs import Struct
+
+# the verbs of a storage that implements every interface, in discovery's order
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served resource: its group, version, plural name and kind, and what it can do."""
+
+    group: str  # "" for the core group
+    version: str
+    name: str  # the plural resource name, e.g. "configmaps"; "pods/status" for a subresource
+    kind: str
+    struct: Struct  # the object's kind (Go's New())
+    list_struct: Optional[Struct] = None  # the list's kind (Go's NewList()); None: not listable
+    namespaced: bool = True
+    singular: str = ""  # SingularNameProvider; defaults to the kind in lower case
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    table: Any = None  # a TableConvertor (registry/rest/table.go); None: the default table
+
+    @property
+    def group_version(self) -> str:
+        """``v1`` for the core group, ``apps/v1`` for a named one (``apiVersion``)."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """Go's ``GroupResource.String()``: ``configmaps``, ``deployments.apps``."""
+        return f"{self.name}.{self.group}" if self.group else self.name
+
+    @property
+    def singular_name(self) -> str:
+        return self.singular or self.kind.lower()
