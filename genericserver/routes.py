@@ -61,3 +61,5 @@ def install_version(mux: Any, info: Info) -> None:
 
     # unlisted: Go's root listing (config_test.go's expected paths) does not show /version
     mux.unlisted_handle("/version", handle_version)
+    # go-restful matches a route with or without a trailing slash (the Python client asks /version/)
+    mux.unlisted_handle("/version/", handle_version)

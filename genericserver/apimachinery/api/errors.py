@@ -81,17 +81,20 @@ def new_bad_request(msg: str) -> StatusError:
 
 
 def new_invalid(group_kind: str, name: str, causes: list[dict]) -> StatusError:
-    """Go's ``NewInvalid``: each cause is ``{"reason", "message", "field"}``; the message joins
-    them as ``Kind "name" is invalid: field: detail`` (several in brackets)."""
-    group, kind = group_kind.rpartition(".")[2], group_kind.partition(".")[0]
-    parts = [f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes]
-    what = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    """Go's ``NewInvalid``: ``group_kind`` is ``Kind`` or ``Kind.group`` (GroupKind's String());
+    each cause is ``{"reason", "message", "field"}``; the message joins them as
+    ``Kind "name" is invalid: field: detail`` (several in brackets, as an aggregate prints)."""
+    kind, _, group = group_kind.partition(".")
+    parts = list(dict.fromkeys(f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes))
+    msg = f"{group_kind} {_q(name)} is invalid"
+    if parts:
+        msg += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
     details: dict[str, Any] = {"name": name} if name else {}
-    if "." in group_kind:
+    if group:
         details["group"] = group
     details["kind"] = kind
     details["causes"] = causes
-    return StatusError(status(422, "Invalid", f"{kind} {_q(name)} is invalid: {what}", details))
+    return StatusError(status(422, "Invalid", msg, details))
 
 
 def new_resource_expired(msg: str) -> StatusError:

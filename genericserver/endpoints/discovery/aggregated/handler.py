@@ -1,0 +1,73 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/discovery/aggregated/handler.go and etag.go (v1.36.0): one document for all groups.
+
+Aggregated discovery (``apidiscovery.k8s.io/v2``) answers in one request what the legacy
+documents answer in one per group version: an ``APIGroupDiscoveryList`` whose items are the
+groups (the legacy group, unnamed, alone at ``/api``; the named ones at ``/apis``), each with its
+versions, each version with its resources (resource, response kind, scope, singular resource,
+verbs, short names, categories) and ``freshness: Current``. kubectl asks for it first
+(``Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...``).
+
+As etag.go serves it: an ``ETag`` (the SHA-512 of the groups' JSON, in upper-case hex, quoted),
+``Vary: Accept``, ``Cache-Control: public``, and 304 with no body when ``If-None-Match`` is that
+ETag; the Content-Type names the kind (``application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Optional
+
+from genericserver import runtime as rt
+from genericserver.endpoints.discovery import util
+
+CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def resource_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
+    """Go's ``ConvertGroupVersionIntoToDiscovery`` for resources without subresources."""
+    out = []
+    for r in resources:
+        if "/" in r["name"]:
+            continue  # subresources: none served yet
+        d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": group, "version": version, "kind": r["kind"]},
+                             "scope": "Namespaced" if r["namespaced"] else "Cluster", "singularResource": r["singularName"],
+                             "verbs": r["verbs"]}
+        if r.get("shortNames"):
+            d["shortNames"] = r["shortNames"]
+        if r.get("categories"):
+            d["categories"] = r["categories"]
+        out.append(d)
+    return out
+
+
+class ResourceDiscoveryManager:
+    """The groups of one discovery document (``/api``'s or ``/apis``'s) and its ETag."""
+
+    def __init__(self, negotiate: Optional[Any] = None):
+        self.negotiate = negotiate
+        self._lock = rt.lock()
+        self._groups: dict[str, dict[str, list[dict]]] = {}  # group -> version -> resources
+
+    def add_group_version(self, group: str, version: str, resources: list[dict]) -> None:
+        with self._lock:
+            self._groups.setdefault(group, {})[version] = resource_discovery(group, version, resources)
+
+    def document(self) -> tuple[dict, str]:
+        with self._lock:
+            items = []
+            for group, versions in self._groups.items():
+                item: dict[str, Any] = {"metadata": {"name": group} if group else {},
+                                        "versions": [{"version": v, "resources": rs, "freshness": "Current"} for v, rs in versions.items()]}
+                items.append(item)
+        etag = hashlib.sha512(json.dumps(items, separators=(",", ":")).encode()).hexdigest().upper()
+        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}, etag
+
+    def __call__(self, environ: dict, start_response: util.StartResponse) -> Iterable[bytes]:
+        doc, etag = self.document()
+        quoted = json.dumps(etag)
+        headers = [("ETag", quoted), ("Vary", "Accept"), ("Cache-Control", "public")]
+        if environ.get("HTTP_IF_NONE_MATCH") == quoted:
+            start_response("304 Not Modified", headers)
+            return [b""]
+        return util.write(self.negotiate, environ, start_response, doc, headers, CONTENT_TYPE)

@@ -1,0 +1,1 @@
+"""k8s.io/apiserver/pkg/endpoints/handlers (package): the REST verbs' handlers."""

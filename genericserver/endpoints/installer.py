@@ -1,0 +1,127 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/installer.go (v1.36.0): the REST routes of one group version.
+
+Go's ``APIInstaller.registerResourceHandlers`` turns each storage of an API group version into
+go-restful routes: for a namespaced resource ``R`` under ``PREFIX`` (``/api/v1`` or
+``/apis/GROUP/VERSION``)
+
+* ``PREFIX/R``: GET lists (or watches) across all namespaces;
+* ``PREFIX/namespaces/NS/R``: GET lists (or watches), POST creates, DELETE deletes the collection;
+* ``PREFIX/namespaces/NS/R/NAME``: GET, PUT, PATCH, DELETE;
+
+and for a cluster-scoped one the same without ``namespaces/NS``. Each route is instrumented as
+Go's ``InstrumentRouteFunc`` does (the verb and scope in ``apiserver_request_total``), and
+``discovery()`` is the ``APIResource`` list the installer hands to discovery.
+
+The routes are a werkzeug ``Map`` (the project's WSGI toolkit) standing for go-restful: a path
+it does not know falls through to the server's not-found handler; a known path with another
+method is go-restful's ``405: Method Not Allowed`` (HEAD included, which werkzeug would let in
+wherever GET is).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+from werkzeug.exceptions import MethodNotAllowed, NotFound
+from werkzeug.routing import Map, Rule
+
+from genericserver import http1
+from genericserver.apimachinery.api import errors
+from genericserver.endpoints.handlers import create, delete, get, response, update
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse
+from genericserver.metrics import APISERVER_COMPONENT
+from genericserver.mux import not_found
+
+WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
+
+# (endpoint, method) -> (handler, the verb Go's metrics name it)
+_COLLECTION = {"GET": (get.list_resource, "LIST"), "POST": (create.create_resource, "POST"),
+               "DELETE": (delete.delete_collection, "DELETECOLLECTION")}
+_ITEM = {"GET": (get.get_resource, "GET"), "PUT": (update.update_resource, "PUT"),
+         "DELETE": (delete.delete_resource, "DELETE"), "PATCH": (None, "PATCH")}
+_VERB_OF = {("collection", "GET"): "list", ("collection", "POST"): "create", ("collection", "DELETE"): "deletecollection",
+            ("item", "GET"): "get", ("item", "PUT"): "update", ("item", "DELETE"): "delete", ("item", "PATCH"): "patch",
+            ("all", "GET"): "list"}
+
+
+def _method_not_allowed(start_response: StartResponse) -> Iterable[bytes]:
+    body = b"405: Method Not Allowed"
+    start_response("405 Method Not Allowed", [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+class APIGroupVersion:
+    """The resources of one group version, served under ``prefix`` (Go's ``APIGroupVersion``
+    and its ``InstallREST``). ``scopes`` maps each resource name to its :class:`RequestScope`."""
+
+    def __init__(self, prefix: str, scopes: list[RequestScope], *, not_found_app: WSGIApp = not_found,
+                 patch: Optional[Callable[..., Iterable[bytes]]] = None):
+        self.prefix = prefix
+        self.scopes = {s.resource.name: s for s in scopes}
+        self.not_found_app = not_found_app
+        self.patch = patch
+        rules = []
+        for s in scopes:
+            r = s.resource.name
+            if s.resource.namespaced:
+                rules += [Rule(f"{prefix}/{r}", endpoint=("all", r)),
+                          Rule(f"{prefix}/namespaces/<namespace>/{r}", endpoint=("collection", r)),
+                          Rule(f"{prefix}/namespaces/<namespace>/{r}/<name>", endpoint=("item", r))]
+            else:
+                rules += [Rule(f"{prefix}/{r}", endpoint=("collection", r)),
+                          Rule(f"{prefix}/{r}/<name>", endpoint=("item", r))]
+        self.urls = Map(rules, merge_slashes=False)  # "a//b" is a 404, not a redirect
+
+    def discovery(self) -> list[dict]:
+        """The ``APIResource`` s of this group version, as the installer lists them."""
+        out = []
+        for s in self.scopes.values():
+            r = s.resource
+            entry: dict[str, Any] = {"name": r.name, "singularName": r.singular_name, "namespaced": r.namespaced,
+                                     "kind": r.kind, "verbs": list(r.verbs)}
+            if r.short_names:
+                entry["shortNames"] = list(r.short_names)
+            if r.categories:
+                entry["categories"] = list(r.categories)
+            out.append(entry)
+        return out
+
+    def __call__(self, environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+        req = Request(environ)
+        try:
+            (endpoint, resource), args = self.urls.bind_to_environ(environ).match(method="GET")
+        except (NotFound, MethodNotAllowed):
+            return self.not_found_app(environ, start_response)
+        scope = self.scopes[resource]
+        method = req.method
+        table = _ITEM if endpoint == "item" else _COLLECTION if endpoint == "collection" else {"GET": _COLLECTION["GET"]}
+        verb = _VERB_OF.get((endpoint, method))
+        if method not in table or verb not in scope.resource.verbs:
+            return _method_not_allowed(start_response)
+        handler, metric_verb = table[method]
+        if handler is None:
+            handler = self.patch
+            if handler is None:
+                return _method_not_allowed(start_response)
+        namespace = args.get("namespace") if scope.resource.namespaced else ""
+        if endpoint == "all":
+            namespace = None
+
+        def serve(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+            try:
+                if "name" in args:
+                    return handler(scope, req, start_response, namespace, args["name"])
+                return handler(scope, req, start_response, namespace)
+            except errors.StatusError as err:
+                return response.write_error(scope, environ, start_response, err)
+            except http1.BodyError as err:  # the body was cut off or malformed on the wire
+                return response.write_error(scope, environ, start_response, err)
+
+        if scope.metrics is None:
+            return serve(environ, start_response)
+        metric_scope = "resource" if endpoint == "item" or metric_verb == "POST" else (
+            "cluster" if namespace is None or not scope.resource.namespaced else "namespace")
+        r = scope.resource
+        instrumented = scope.metrics.instrument_handler_func(
+            metric_verb, r.group, r.version, r.name, "", metric_scope, APISERVER_COMPONENT, False, "", serve)
+        return instrumented(environ, start_response)

@@ -1,0 +1,1 @@
+"""k8s.io/apiserver/pkg/registry/generic/registry (package)."""

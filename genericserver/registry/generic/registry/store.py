@@ -1,0 +1,176 @@
+"""Port of k8s.io/apiserver/pkg/registry/generic/registry/store.go (v1.36.0): the generic store, in memory.
+
+Go's generic ``Store`` turns the REST verbs into storage calls on etcd: create, get, list, update
+(with the resource-version precondition), delete and watch, with a resource version that every
+change bumps. Here the storage is a dict and a bounded history stands in for etcd's watch
+cache:
+
+* objects by (namespace, name) (namespace "" for a cluster-scoped resource), handed out as deep
+  copies, so nobody shares an object with the store;
+* every change bumps the resource version, appends ``(rv, type, object)`` to the history and
+  sets the current *changed* event (then replaces it), which is what watches wait on;
+* an update with a ``metadata.resourceVersion`` that is not the current one is Go's 409
+  Conflict; what the server owns (uid, creation timestamp, namespace, generateName) is kept;
+* a watch may start at any version still in the history, else 410 Expired, with Go's text.
+
+Objects are JSON-shaped dicts already in Go's field order (the handlers decode them with the
+resource's struct). Left out: TTLs, admission, finalizers and graceful deletion (the cluster's
+pod store ports those), dry run is the handlers' (they call nothing that writes).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import uuid
+from datetime import datetime, timezone
+from typing import Callable, Optional
+
+from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors
+from genericserver.registry.rest.rest import Resource
+
+DEFAULT_HISTORY = 1000
+Key = tuple[str, str]
+
+
+def timestamp() -> str:
+    """Now, as the API writes a ``metav1.Time``: RFC 3339 to the second, in UTC."""
+    return datetime.fromtimestamp(rt.wall(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Store:
+    """One resource's objects, its resource version and a bounded event history."""
+
+    def __init__(self, resource: Resource, *, history: int = DEFAULT_HISTORY,
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())):
+        self.resource = resource
+        self._lock = rt.lock()
+        self._objects: dict[Key, dict] = {}
+        self._rv = 1
+        self._history: collections.deque = collections.deque()
+        self._max_history = history
+        self._oldest = self._rv  # a watch may resume from any version >= this
+        self._changed = rt.event(f"{resource.name}-changed")
+        self._new_uid = new_uid
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def _commit(self, typ: str, key: Key, obj: dict) -> dict:
+        # the caller holds the lock; a DELETED object keeps the deletion's version, as in etcd
+        self._rv += 1
+        obj["metadata"] = _with_server_fields(obj["metadata"], {"resourceVersion": str(self._rv)})
+        if typ == "DELETED":
+            self._objects.pop(key, None)
+        else:
+            self._objects[key] = obj
+        self._history.append((self._rv, typ, copy.deepcopy(obj)))
+        while len(self._history) > self._max_history:
+            self._oldest = self._history.popleft()[0]
+        changed, self._changed = self._changed, rt.event(f"{self.resource.name}-changed")
+        changed.set()
+        return copy.deepcopy(obj)
+
+    def create(self, namespace: str, obj: dict, *, dry_run: bool = False) -> dict:
+        """Store a new object; the server sets its namespace, uid and creation time."""
+        with self._lock:
+            meta = obj["metadata"]
+            key = (namespace, meta["name"])
+            if key in self._objects:
+                raise errors.new_already_exists(self.resource.group_resource, meta["name"])
+            meta.pop("resourceVersion", None)
+            server_owned = {"namespace": namespace} if self.resource.namespaced else {}
+            server_owned.update(uid=self._new_uid(), creationTimestamp=timestamp())
+            obj["metadata"] = _with_server_fields(meta, server_owned)
+            if dry_run:
+                return copy.deepcopy(obj)
+            return self._commit("ADDED", key, obj)
+
+    def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False) -> dict:
+        """Replace an object; a stale ``metadata.resourceVersion`` is a Conflict."""
+        with self._lock:
+            current = self._objects.get((namespace, name))
+            if current is None:
+                raise errors.new_not_found(self.resource.group_resource, name)
+            meta = obj["metadata"]
+            if meta.get("resourceVersion") and meta["resourceVersion"] != current["metadata"]["resourceVersion"]:
+                raise errors.new_conflict(self.resource.group_resource, name, "the object has been modified; please apply your changes to the latest version and try again")
+            owned = {k: current["metadata"][k] for k in ("generateName", "namespace", "uid", "creationTimestamp") if k in current["metadata"]}
+            obj["metadata"] = _with_server_fields({k: v for k, v in meta.items() if k not in owned}, owned)
+            if dry_run:
+                obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+                return copy.deepcopy(obj)
+            return self._commit("MODIFIED", (namespace, name), obj)
+
+    def delete(self, namespace: str, name: str, *, uid: Optional[str] = None, resource_version: Optional[str] = None,
+               dry_run: bool = False) -> dict:
+        """Remove the object; returns its last state (with the deletion's resource version).
+        ``uid`` and ``resource_version`` are DeleteOptions' preconditions (409 when unmet)."""
+        with self._lock:
+            obj = self._objects.get((namespace, name))
+            if obj is None:
+                raise errors.new_not_found(self.resource.group_resource, name)
+            meta = obj["metadata"]
+            if uid is not None and uid != meta.get("uid"):
+                raise errors.new_conflict(self.resource.group_resource, name,
+                                          f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid', '')}")
+            if resource_version is not None and resource_version != meta.get("resourceVersion"):
+                raise errors.new_conflict(self.resource.group_resource, name,
+                                          f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
+                                          f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
+            if dry_run:
+                return copy.deepcopy(obj)
+            return self._commit("DELETED", (namespace, name), copy.deepcopy(obj))
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def resource_version(self) -> int:
+        with self._lock:
+            return self._rv
+
+    def list(self, namespace: Optional[str] = None) -> tuple[list[dict], int]:
+        """The objects (of one namespace, or all), sorted by namespace and name, and the version."""
+        with self._lock:
+            keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
+            return [copy.deepcopy(self._objects[k]) for k in keys], self._rv
+
+    def get(self, namespace: str, name: str) -> dict:
+        with self._lock:
+            obj = self._objects.get((namespace, name))
+            if obj is None:
+                raise errors.new_not_found(self.resource.group_resource, name)
+            return copy.deepcopy(obj)
+
+    def watch_start(self, namespace: Optional[str], resource_version: str) -> tuple[list[dict], int]:
+        """Where a watch begins: the objects to send as ADDED and the version to follow from."""
+        with self._lock:
+            if resource_version in ("", "0"):
+                keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
+                return [copy.deepcopy(self._objects[k]) for k in keys], self._rv
+            if not resource_version.isdigit():
+                raise errors.new_bad_request(f"invalid resource version {errors._q(resource_version)}")
+            rv = int(resource_version)
+            if rv < self._oldest:
+                raise errors.new_resource_expired(f"too old resource version: {rv} ({self._oldest})")
+            return [], rv
+
+    def events_after(self, rv: int, namespace: Optional[str]) -> tuple[list[tuple[str, dict]], int, rt.Event]:
+        """The changes after ``rv`` (of one namespace, or all), the newest version, and the
+        event set by the next change; taken together so that no change slips in between."""
+        with self._lock:
+            if rv < self._oldest:
+                raise errors.new_resource_expired(f"too old resource version: {rv} ({self._oldest})")
+            events = [(typ, copy.deepcopy(obj)) for erv, typ, obj in self._history
+                      if erv > rv and (namespace is None or obj["metadata"].get("namespace") == namespace)]
+            return events, max(rv, self._rv), self._changed
+
+
+# ObjectMeta's field order, which Go's encoder writes (types.go)
+_META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+               "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers",
+               "managedFields")
+
+
+def _with_server_fields(meta: dict, server: dict) -> dict:
+    merged = {**meta, **server}
+    return {k: merged[k] for k in _META_ORDER if merged.get(k) not in (None, "", {}, [])}
