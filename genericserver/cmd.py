@@ -121,7 +121,10 @@ def build_server(opts: ServeOptions) -> Any:
     opts.audit.apply_to(config)
     opts.serving.apply_to(config)  # binds the listener last, so nothing above can leak it
     server = config.complete().new("genericserver")
-    sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout, metrics=server.metrics)
+    host, port = config.secure_serving.listener.getsockname()[:2] if config.secure_serving else ("", 0)
+    # Go's ExternalAddress: the advertised host and the serving port, which /api names
+    sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout, metrics=server.metrics,
+                      external_address=f"{host}:{port}")
     return server
 
 

