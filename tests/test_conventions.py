@@ -103,6 +103,7 @@ def test_the_seam_check_catches_a_bare_sleep():
 # name) -> the folder of its twins here; anything else is flat
 FOLDERS = [
     ("apimachinery:pkg/apis/meta/v1/", "apimachinery/apis/meta/v1"),
+    ("apimachinery:pkg/apis/meta/internalversion/", "apimachinery/apis/meta/internalversion"),
     ("api:core/v1/", "api/core/v1"),
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),
     ("apiserver:pkg/registry/rest/", "registry/rest"),

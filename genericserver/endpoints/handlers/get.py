@@ -20,8 +20,9 @@ import json
 from typing import Iterable, Optional
 
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.apis.meta.internalversion.validation import validate_list_options
 from genericserver.endpoints.handlers import response, watch
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, selectors, truthy
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, selectors, truthy
 
 LIST_OPTIONS_FIELDS = ("labelSelector", "fieldSelector", "watch", "allowWatchBookmarks", "resourceVersion",
                        "resourceVersionMatch", "timeoutSeconds", "limit", "continue", "sendInitialEvents")
@@ -64,7 +65,10 @@ def decode_continue(token: str) -> tuple[str, int]:
 
 
 def list_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
-    if truthy(req.args.getlist("watch")):
+    is_watch = truthy(req.args.getlist("watch"))
+    validate_list_options(is_watch, req.args.get("resourceVersion", ""), req.args.get("resourceVersionMatch", ""),
+                          req.args.get("continue", ""), bool_param(req, "sendInitialEvents"))
+    if is_watch:
         return watch.serve_watch(scope, req, start_response, namespace)
     matches = selectors(scope, req)
     limit = _int_param(req, "limit") or 0
@@ -73,7 +77,7 @@ def list_resource(scope: RequestScope, req: Request, start_response: StartRespon
     items = [i for i in items if matches(i)]
     if token:
         start, _ = decode_continue(token)
-        items = [i for i in items if _key_string(i) + "\x00" >= start]
+        items = [i for i in items if _key_string(i) >= start]
     meta: dict = {"resourceVersion": str(rv)}
     if limit > 0 and len(items) > limit:
         last = items[limit - 1]["metadata"]

@@ -87,6 +87,18 @@ def truthy(values: list[str]) -> bool:
     return bool(values) and values[0] != "0" and values[0].lower() != "false"
 
 
+def bool_param(req: Request, key: str) -> Optional[bool]:
+    """A ``*bool`` query parameter as Go's ``strconv.ParseBool`` reads it; None when absent."""
+    if key not in req.args:
+        return None
+    text = req.args[key]
+    if text in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if text in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    raise errors.new_bad_request(f"strconv.ParseBool: parsing {errors._q(text)}: invalid syntax")
+
+
 def error_to_status(err: BaseException) -> dict:
     """Go's ``ErrorToAPIStatus``: an API error's Status, else a 500 without a reason."""
     if isinstance(err, errors.StatusError):

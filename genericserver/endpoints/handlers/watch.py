@@ -14,7 +14,9 @@ that exists; with one it sends what changed after it (410 Expired if that is old
 kept history; an ``ERROR`` event with the Status if the watch falls behind while running).
 Events are filtered by the label and field selectors on the object as it is after the change
 (Go's cacher also turns a change that leaves the selection into DELETED; this store keeps no
-old object to tell). ``allowWatchBookmarks`` is accepted; no bookmarks are sent.
+old object to tell). With ``sendInitialEvents=true`` (a watch-list, client-go's reflectors ask for
+it) the current objects come first as ADDED, then, with ``allowWatchBookmarks``, a BOOKMARK
+annotated ``k8s.io/initial-events-end``; no periodic bookmarks are sent.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from genericserver import request
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.endpoints.handlers.response import encode_json
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, selectors
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, selectors, truthy
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.wsgi import on_close
 
@@ -56,7 +58,7 @@ def events(store: Any, namespace: Optional[str], pending: collections.deque, rv:
             return
         if pending:
             typ, obj = pending.popleft()
-            if matches(obj):
+            if typ == "BOOKMARK" or matches(obj):
                 yield encode(typ, obj)
             continue
         try:
@@ -76,7 +78,12 @@ def serve_watch(scope: RequestScope, req: Request, start_response: StartResponse
                 name: Optional[str] = None) -> Iterable[bytes]:
     timeout = watch_timeout(scope, req)
     matches = selectors(scope, req, name)
-    initial, rv = scope.store.watch_start(namespace, req.args.get("resourceVersion", ""))
+    send_initial = bool_param(req, "sendInitialEvents")
+    bookmarks = truthy(req.args.getlist("allowWatchBookmarks"))
+    if send_initial:  # a watch-list: the current state first, whatever the resource version
+        initial, rv = scope.store.watch_start(namespace, "")
+    else:
+        initial, rv = scope.store.watch_start(namespace, req.args.get("resourceVersion", ""))
     stops = []
     sig = request.server_shutdown_signal_from(req.environ)
     if sig is not None:
@@ -84,6 +91,10 @@ def serve_watch(scope: RequestScope, req: Request, start_response: StartResponse
     stops.append(request.context_from(req.environ).done())
     deadline = rt.now() + timeout if timeout > 0 else None
     pending = collections.deque(("ADDED", obj) for obj in initial)
+    if send_initial and bookmarks:
+        # the end of the initial events, as the watch cache marks it for a watch-list
+        pending.append(("BOOKMARK", {"kind": scope.kind, "apiVersion": scope.resource.group_version, "metadata": {
+            "resourceVersion": str(rv), "annotations": {"k8s.io/initial-events-end": "true"}}}))
     negotiate = scope.extra.get("negotiate")
     if negotiate is not None:
         content_type, encode = negotiate.watch_encoder(scope, req.environ)

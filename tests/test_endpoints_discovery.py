@@ -1,0 +1,97 @@
+"""Discovery as kube-apiserver serves it: /api, /api/v1, /apis, /apis/G[/V] and aggregated discovery."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from werkzeug.test import Client
+
+from genericserver import sampleapi
+from genericserver.api.core.v1.types import CONFIG_MAP, CONFIG_MAP_LIST
+from genericserver.apigroups import APIGroups
+from genericserver.endpoints.discovery.aggregated.wrapper import wants_aggregated
+from genericserver.endpoints.discovery.storageversionhash import storage_version_hash
+from genericserver.endpoints.handlers.rest import RequestScope
+from genericserver.mux import PathRecorderMux
+from genericserver.registry.generic.registry.store import Store
+from genericserver.registry.rest.rest import Resource
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+KUBECTL_ACCEPT = AGGREGATED + ",application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+WIDGETS = Resource("example.com", "v1", "widgets", "Widget", CONFIG_MAP, CONFIG_MAP_LIST, namespaced=False,
+                   short_names=("wd",), categories=("all",), verbs=("get", "list"))
+
+
+@pytest.fixture
+def client() -> Client:
+    mux = PathRecorderMux("test")
+    groups = APIGroups(mux, external_address="10.0.0.1:6443")
+    sampleapi.install(mux, api_groups=groups)
+    groups.install_api_group("example.com", {"v1": [RequestScope(WIDGETS, Store(WIDGETS))]})
+    return Client(mux)
+
+
+def test_storage_version_hash_is_kubes():
+    assert storage_version_hash("", "v1", "ConfigMap") == "qFsyl6wFWjQ="  # what kube-apiserver lists
+
+
+@pytest.mark.parametrize("path", ["/api", "/api/"])
+def test_legacy_api_versions_are_written_unversioned(client, path):
+    r = client.get(path)
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+    assert json.loads(r.data) == {"kind": "APIVersions", "versions": ["v1"],
+                                  "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.1:6443"}]}
+
+
+@pytest.mark.parametrize("path", ["/api/v1", "/api/v1/"])
+def test_the_core_resource_list(client, path):
+    doc = json.loads(client.get(path).data)
+    assert list(doc) == ["kind", "groupVersion", "resources"]
+    assert doc["resources"] == [{"name": "configmaps", "singularName": "configmap", "namespaced": True, "kind": "ConfigMap",
+                                 "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+                                 "shortNames": ["cm"], "storageVersionHash": "qFsyl6wFWjQ="}]
+
+
+def test_named_groups(client):
+    gv = {"groupVersion": "example.com/v1", "version": "v1"}
+    group = {"name": "example.com", "versions": [gv], "preferredVersion": gv}
+    assert json.loads(client.get("/apis").data) == {"kind": "APIGroupList", "apiVersion": "v1", "groups": [group]}
+    assert json.loads(client.get("/apis/example.com").data) == {"kind": "APIGroup", "apiVersion": "v1", **group}
+    doc = json.loads(client.get("/apis/example.com/v1").data)
+    assert (doc["kind"], doc["apiVersion"], doc["groupVersion"]) == ("APIResourceList", "v1", "example.com/v1")
+    assert doc["resources"][0]["namespaced"] is False and doc["resources"][0]["categories"] == ["all"]
+
+
+def test_aggregated_discovery_is_chosen_by_accept_and_cached_by_etag(client):
+    r = client.get("/api", headers={"Accept": KUBECTL_ACCEPT})
+    assert r.status_code == 200
+    assert r.headers["Content-Type"] == AGGREGATED
+    assert (r.headers["Vary"], r.headers["Cache-Control"]) == ("Accept", "public")
+    doc = json.loads(r.data)
+    assert (doc["kind"], doc["apiVersion"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2")
+    [core] = doc["items"]
+    assert core["metadata"] == {}
+    assert core["versions"] == [{"version": "v1", "freshness": "Current", "resources": [{
+        "resource": "configmaps", "responseKind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "scope": "Namespaced",
+        "singularResource": "configmap", "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "shortNames": ["cm"]}]}]
+    etag = r.headers["ETag"]
+    assert etag.startswith('"') and len(etag) == 130  # a quoted SHA-512 in hex
+    again = client.get("/api", headers={"Accept": KUBECTL_ACCEPT, "If-None-Match": etag})
+    assert (again.status_code, again.data) == (304, b"")
+    named = json.loads(client.get("/apis", headers={"Accept": KUBECTL_ACCEPT}).data)
+    assert [i["metadata"] for i in named["items"]] == [{"name": "example.com"}]
+    assert named["items"][0]["versions"][0]["resources"][0]["scope"] == "Cluster"
+
+
+@pytest.mark.parametrize("accept, aggregated", [
+    (KUBECTL_ACCEPT, True),
+    ("application/json", False),
+    ("", False),
+    ("application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", False),  # v2beta1 is gone
+    ("application/json;q=0.5," + AGGREGATED, True),
+    ("application/json," + AGGREGATED + ";q=0.5", False),
+])
+def test_the_first_acceptable_media_range_decides(accept, aggregated):
+    assert wants_aggregated(accept) is aggregated

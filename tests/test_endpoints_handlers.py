@@ -1,0 +1,159 @@
+"""The REST handlers' Go rules beyond the sample API's basics: list options, paging, dry run,
+delete options and the options' checks, deletecollection."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from werkzeug.test import Client, EnvironBuilder
+
+from genericserver import sampleapi
+from genericserver.mux import PathRecorderMux
+from genericserver.testing.sim import Simulation
+
+NS = "/api/v1/namespaces/ns/configmaps"
+
+
+def uids():
+    n = iter(range(1, 10_000))
+    return lambda: f"uid-{next(n)}"
+
+
+@pytest.fixture
+def setup():
+    mux = PathRecorderMux("test")
+    store = sampleapi.install(mux, sampleapi.Store(new_uid=uids()))
+    c = Client(mux)
+    for name in "abcde":
+        assert c.post(NS, json={"metadata": {"name": name, "labels": {"n": name}}}).status_code == 201
+    return store, c
+
+
+def names(resp) -> list[str]:
+    return [i["metadata"]["name"] for i in json.loads(resp.data)["items"]]
+
+
+def test_a_list_is_cut_at_its_limit_and_continues_where_it_stopped(setup):
+    _, c = setup
+    first = json.loads(c.get(NS + "?limit=2").data)
+    assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
+    assert first["metadata"]["remainingItemCount"] == 3
+    token = first["metadata"]["continue"]
+    decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    assert decoded == {"v": "meta.k8s.io/v1", "rv": 6, "start": "ns/b\x00"}  # etcd3's token
+    second = json.loads(c.get(NS + f"?limit=2&continue={token}").data)
+    assert [i["metadata"]["name"] for i in second["items"]] == ["c", "d"]
+    last = json.loads(c.get(NS + f"?limit=2&continue={second['metadata']['continue']}").data)
+    assert [i["metadata"]["name"] for i in last["items"]] == ["e"]
+    assert "continue" not in last["metadata"]
+
+
+@pytest.mark.parametrize("token", ["!!!", base64.urlsafe_b64encode(b'{"v":"other","rv":1,"start":"x"}').decode()])
+def test_a_continue_token_it_cannot_read_is_400(setup, token):
+    _, c = setup
+    r = c.get(NS + f"?continue={token}")
+    assert r.status_code == 400
+    assert json.loads(r.data)["message"].startswith("invalid continue token: ")
+
+
+@pytest.mark.parametrize("query, message", [
+    ("resourceVersionMatch=NotOlderThan", "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"),
+    ("resourceVersion=0&resourceVersionMatch=Exact", 'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+    ("resourceVersion=1&resourceVersionMatch=Newest", 'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""'),
+    ("sendInitialEvents=true", "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"),
+    ("watch=1&resourceVersionMatch=NotOlderThan",
+     "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"),
+])
+def test_list_options_are_checked_as_validate_list_options_does(setup, query, message):
+    store, c = setup
+    r = c.get(NS + "?" + query)
+    assert r.status_code == 422
+    assert json.loads(r.data)["message"] == f'ListOptions.meta.k8s.io "" is invalid: {message}'
+
+
+def test_a_bad_bool_parameter_is_400_with_gos_text(setup):
+    _, c = setup
+    r = c.get(NS + "?watch=1&sendInitialEvents=maybe")
+    assert r.status_code == 400
+    assert json.loads(r.data)["message"] == 'strconv.ParseBool: parsing "maybe": invalid syntax'
+
+
+def test_dry_run_answers_as_if_but_stores_nothing(setup):
+    store, c = setup
+    before = store.resource_version()
+    r = c.post(NS + "?dryRun=All", json={"metadata": {"name": "dry"}})
+    assert r.status_code == 201 and json.loads(r.data)["metadata"]["name"] == "dry"
+    assert c.put(NS + "/a?dryRun=All", json={"metadata": {"name": "a"}, "data": {"x": "y"}}).status_code == 200
+    assert c.delete(NS + "/b?dryRun=All").status_code == 200
+    assert store.resource_version() == before
+    assert names(c.get(NS)) == list("abcde")
+
+
+@pytest.mark.parametrize("method, path, kind", [("post", NS, "CreateOptions"), ("put", NS + "/a", "UpdateOptions")])
+def test_a_dry_run_other_than_all_is_422_on_the_options(setup, method, path, kind):
+    store, c = setup
+    r = getattr(c, method)(path + "?dryRun=Some", json={"metadata": {"name": "a"}})
+    assert r.status_code == 422
+    st = json.loads(r.data)
+    assert st["message"] == f'{kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Some"]: supported values: "All"'
+    assert st["details"] == {"group": "meta.k8s.io", "kind": kind, "causes": [
+        {"reason": "FieldValueNotSupported", "message": 'Unsupported value: ["Some"]: supported values: "All"', "field": "dryRun"}]}
+
+
+def test_field_manager_and_field_validation_are_checked(setup):
+    _, c = setup
+    r = c.post(NS + "?fieldManager=" + "m" * 129 + "&fieldValidation=Loud", json={"metadata": {"name": "z"}})
+    assert r.status_code == 422
+    assert json.loads(r.data)["message"] == (
+        'CreateOptions.meta.k8s.io "" is invalid: [fieldManager: Too long: may not be more than 128 bytes, '
+        'fieldValidation: Unsupported value: "Loud": supported values: "", "Ignore", "Strict", "Warn"]')
+
+
+def test_delete_preconditions_are_a_409_when_they_do_not_hold(setup):
+    _, c = setup
+    r = c.delete(NS + "/a", json={"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "other"}})
+    assert r.status_code == 409
+    assert json.loads(r.data)["message"] == (
+        'Operation cannot be fulfilled on configmaps "a": Precondition failed: UID in precondition: other, UID in object meta: uid-1')
+    ok = c.delete(NS + "/a", json={"preconditions": {"uid": "uid-1"}})
+    assert ok.status_code == 200
+    assert json.loads(ok.data)["details"] == {"name": "a", "kind": "configmaps", "uid": "uid-1"}
+
+
+def test_delete_options_are_checked(setup):
+    _, c = setup
+    r = c.delete(NS + "/a?propagationPolicy=Never")
+    assert r.status_code == 422
+    assert json.loads(r.data)["message"] == ('DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Never": '
+                                             'supported values: "Foreground", "Background", "Orphan", "nil"')
+    wrong = c.delete(NS + "/a", json={"kind": "Pod"})
+    assert (wrong.status_code, json.loads(wrong.data)["message"]) == (400, "decoded object cannot be converted to DeleteOptions")
+
+
+def test_deletecollection_deletes_what_is_listed_and_answers_the_list(setup):
+    store, c = setup
+    r = c.delete(NS)
+    assert r.status_code == 200
+    doc = json.loads(r.data)
+    assert (doc["kind"], doc["apiVersion"]) == ("ConfigMapList", "v1")
+    assert [i["metadata"]["name"] for i in doc["items"]] == list("abcde")
+    assert names(c.get(NS)) == []
+
+
+def test_a_watch_list_sends_the_state_then_the_bookmark_that_ends_it():
+    def main():
+        mux = PathRecorderMux("sim")
+        sampleapi.install(mux)
+        c = Client(mux)
+        for name in "abcde":
+            c.post(NS, json={"metadata": {"name": name}})
+        env = EnvironBuilder(path=NS, query_string="watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+                                                   "&allowWatchBookmarks=true&timeoutSeconds=1").get_environ()
+        body = b"".join(mux(env, lambda *a: None))  # the watch ends at its timeout, on the virtual clock
+        return [json.loads(line) for line in body.splitlines()]
+
+    events = Simulation().run(main)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [("ADDED", n) for n in "abcde"] + [("BOOKMARK", None)]
+    assert events[-1]["object"]["metadata"] == {"resourceVersion": "6", "annotations": {"k8s.io/initial-events-end": "true"}}
