@@ -47,16 +47,15 @@ class APIGroups:
     """The server's API groups: the discovery handlers and what installs a group on ``mux``."""
 
     def __init__(self, mux: Any, *, external_address: str = "", not_found_app: WSGIApp = not_found,
-                 negotiate: Optional[Any] = None, patch: Optional[Callable[..., Iterable[bytes]]] = None):
+                 patch: Optional[Callable[..., Iterable[bytes]]] = None):
         self.mux = mux
         self.not_found_app = not_found_app
-        self.negotiate = negotiate
         self.patch = patch
-        self.legacy_aggregated = ResourceDiscoveryManager(negotiate)
-        self.aggregated = ResourceDiscoveryManager(negotiate)
-        self.root = RootAPIsHandler(negotiate)
+        self.legacy_aggregated = ResourceDiscoveryManager()
+        self.aggregated = ResourceDiscoveryManager()
+        self.root = RootAPIsHandler()
         self.installed: dict[str, APIGroupVersion] = {}
-        legacy = WrappedHandler(LegacyRootAPIHandler(external_address, negotiate), self.legacy_aggregated)
+        legacy = WrappedHandler(LegacyRootAPIHandler(external_address), self.legacy_aggregated)
         apis = WrappedHandler(self.root, self.aggregated)
         # listed as Go's root listing shows go-restful's web services; the slash forms unlisted
         mux.handle("/api", legacy)
@@ -65,8 +64,6 @@ class APIGroups:
         mux.unlisted_handle("/apis/", apis)
 
     def _install_version(self, prefix: str, group: str, version: str, scopes: list[RequestScope]) -> APIGroupVersion:
-        for s in scopes:
-            s.extra.setdefault("negotiate", self.negotiate)
         gv = APIGroupVersion(prefix, scopes, not_found_app=self.not_found_app, patch=self.patch)
         self.installed[prefix] = gv
 
@@ -76,7 +73,7 @@ class APIGroups:
                 r["storageVersionHash"] = storage_version_hash(group, version, r["kind"])
             return out
 
-        discovery = APIVersionHandler(f"{group}/{version}" if group else version, resources, self.negotiate)
+        discovery = APIVersionHandler(f"{group}/{version}" if group else version, resources)
         self.mux.handle(prefix, discovery)
         self.mux.unlisted_handle_prefix(prefix + "/", _DiscoveryOrREST(prefix, discovery, gv))
         (self.aggregated if group else self.legacy_aggregated).add_group_version(group, version, gv.discovery())
@@ -92,6 +89,6 @@ class APIGroups:
             self._install_version(f"/apis/{group}/{version}", group, version, scopes)
         info = api_group(group, list(versions))
         self.root.add_group(info)
-        handler = APIGroupHandler(info, self.negotiate)
+        handler = APIGroupHandler(info)
         self.mux.handle(f"/apis/{group}", handler)
         self.mux.unlisted_handle(f"/apis/{group}/", handler)

@@ -38,15 +38,16 @@ from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.api.core.v1.types import CONFIG_MAP, CONFIG_MAP_LIST
 from genericserver.apigroups import APIGroups
-from genericserver.apimachinery.api.errors import StatusError, new_bad_request
+from genericserver.apimachinery.api.errors import StatusError
 from genericserver.apimachinery.field import errors as field
 from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, RequestScope
 from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
+from genericserver.printers.internalversion.printers import CONFIG_MAP_TABLE
 from genericserver.registry.generic.registry import store as generic_store
 from genericserver.registry.rest.rest import Resource
 
-__all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "Store", "StatusError", "URLS", "decode_config_map", "echo", "install", "slow",
+__all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "Store", "StatusError", "URLS", "echo", "install", "slow",
            "validate_config_map"]
 
 StartResponse = Callable[..., Any]
@@ -56,7 +57,7 @@ KIND = "ConfigMap"
 API_VERSION = "v1"
 DEFAULT_HISTORY = generic_store.DEFAULT_HISTORY
 
-CONFIGMAPS = Resource("", "v1", "configmaps", KIND, CONFIG_MAP, CONFIG_MAP_LIST, short_names=("cm",))
+CONFIGMAPS = Resource("", "v1", "configmaps", KIND, CONFIG_MAP, CONFIG_MAP_LIST, short_names=("cm",), table=CONFIG_MAP_TABLE)
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _DNS1123_MSG = (
@@ -92,76 +93,6 @@ def validate_config_map(obj: dict, old: Optional[dict]) -> list[field.Error]:
             if not _CONFIG_KEY.match(key) or len(key) > 253:
                 errs.append(field.invalid(f"{part}[{key}]", key, _CONFIG_KEY_MSG))
     return errs
-
-
-# -- decoding request bodies ---------------------------------------------------------------------
-
-_JSON_TYPES = {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object", type(None): "null"}
-
-
-def _cannot_unmarshal(value: Any, fld: str, go_type: str) -> str:
-    return f"json: cannot unmarshal {_JSON_TYPES.get(type(value), 'value')} into Go struct field {fld} of type {go_type}"
-
-
-def _string_map(value: Any, fld: str) -> Optional[str]:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        return _cannot_unmarshal(value, fld, "map[string]string")
-    for v in value.values():
-        if not isinstance(v, str):
-            return _cannot_unmarshal(v, fld, "string")
-    return None
-
-
-def decode_config_map(body: bytes) -> dict:
-    """A request body as a ConfigMap (``kind`` and ``apiVersion`` default to the endpoint's)."""
-    try:
-        raw = json.loads(body)
-        if not isinstance(raw, dict):
-            raise ValueError(f"cannot unmarshal {_JSON_TYPES.get(type(raw), 'value')} into a ConfigMap")
-    except ValueError as err:
-        more = " ..." if len(body) > 30 else ""
-        if not body:
-            summary = "<empty>"
-        elif body[:1] == b"{":
-            summary = body[:30].decode("utf-8", "replace") + more
-        else:
-            summary = body[:30].hex() + more
-        raise new_bad_request(f"the object provided is unrecognized (must be of type {KIND}): {err} ({summary})") from None
-    kind, api_version = raw.get("kind") or KIND, raw.get("apiVersion") or API_VERSION
-    version = api_version.rsplit("/", 1)[-1] if isinstance(api_version, str) else API_VERSION
-
-    def fail(why: str) -> StatusError:
-        return new_bad_request(f"{kind} in version {_q(version)} cannot be handled as a {KIND}: {why}")
-
-    if api_version != API_VERSION:
-        raise fail(f"no kind {_q(kind)} is registered for version {_q(api_version)} in scheme \"pkg/api/legacyscheme/scheme.go:30\"")
-    if kind != KIND:
-        raise fail(f"converting (v1.{kind}) to (core.{KIND}): unknown conversion")
-    meta = raw.get("metadata") or {}
-    if not isinstance(meta, dict):
-        raise fail(_cannot_unmarshal(meta, "ConfigMap.metadata", "v1.ObjectMeta"))
-    for k in ("name", "generateName", "namespace", "resourceVersion", "uid", "creationTimestamp"):
-        if k in meta and meta[k] is not None and not isinstance(meta[k], str):
-            raise fail(_cannot_unmarshal(meta[k], f"ObjectMeta.metadata.{k}", "string"))
-    problem = (_string_map(meta.get("labels"), "ObjectMeta.metadata.labels")
-               or _string_map(meta.get("annotations"), "ObjectMeta.metadata.annotations")
-               or _string_map(raw.get("data"), "ConfigMap.data"))
-    if problem:
-        raise fail(problem)
-    out: dict[str, Any] = {"kind": KIND, "apiVersion": API_VERSION,
-                           "metadata": {k: meta[k] for k in _META_ORDER if meta.get(k)}}
-    for k in ("immutable", "data", "binaryData"):
-        if raw.get(k):
-            out[k] = raw[k]
-    return out
-
-
-
-
-def _decode(scope: RequestScope, body: bytes, content_type: str, args: Any) -> tuple[dict, list[str]]:
-    return decode_config_map(body), []
 
 
 # -- /echo and /slow, on werkzeug ----------------------------------------------------------------
@@ -227,7 +158,7 @@ def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_reques
     store = store if store is not None else Store()
     groups = api_groups if api_groups is not None else APIGroups(mux, external_address=external_address, not_found_app=not_found_app)
     scope = RequestScope(CONFIGMAPS, store, min_request_timeout=min_request_timeout, rand=rand, metrics=metrics,
-                         decode=_decode, validate=validate_config_map)
+                         validate=validate_config_map)
     groups.install_legacy_api_group([scope])
     for path, app in (("/echo", echo), ("/slow", slow)):
         mux.handle(path, app)

@@ -7,6 +7,7 @@ so that tests never read or write the user's ``~/.kube``.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,27 +21,19 @@ KUBECTL = shutil.which("kubectl", path=os.path.dirname(sys.executable)) or shuti
 class Kubectl:
     def __init__(self, directory: str, port: int, *, ca_file: Optional[str] = None, token: Optional[str] = None):
         self.directory = directory
-        scheme = "https" if ca_file else "http"
-        cluster = f"server: {scheme}://127.0.0.1:{port}"
+        cluster: dict = {"server": f"{'https' if ca_file else 'http'}://127.0.0.1:{port}"}
         if ca_file:
-            cluster += f"\n    certificate-authority: {ca_file}"
-        user = f"token: {token}" if token else "{}"
+            cluster["certificate-authority"] = ca_file
+        config = {
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "genericserver", "cluster": cluster}],
+            "contexts": [{"name": "genericserver", "context": {"cluster": "genericserver", "user": "tester", "namespace": "default"}}],
+            "current-context": "genericserver",
+            "users": [{"name": "tester", "user": {"token": token} if token else {}}],
+        }
         self.kubeconfig = os.path.join(directory, "kubeconfig")
         with open(self.kubeconfig, "w") as f:
-            f.write(f"""apiVersion: v1
-kind: Config
-clusters:
-- name: genericserver
-  cluster:
-    {cluster}
-contexts:
-- name: genericserver
-  context: {{cluster: genericserver, user: tester, namespace: default}}
-current-context: genericserver
-users:
-- name: tester
-  user: {user}
-""")
+            json.dump(config, f)  # JSON is YAML, which kubectl reads
 
     def env(self) -> dict:
         return {**os.environ, "KUBECONFIG": self.kubeconfig, "KUBECACHEDIR": os.path.join(self.directory, "cache"),

@@ -56,3 +56,42 @@ def test_get_of_a_missing_object_is_kubes_not_found(kubectl):
     proc = kubectl.run("get", "cm", "nope", check=False)
     assert proc.returncode == 1
     assert proc.stderr.strip() == 'Error from server (NotFound): configmaps "nope" not found'
+
+
+# -- writes ----------------------------------------------------------------------------------------
+
+CM_YAML = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  labels:
+    app: {app}
+data:
+  greeting: {greeting}
+"""
+
+
+def test_create_configmap_sends_protobuf_and_stores_it(server, kubectl):
+    proc = kubectl.run("create", "configmap", "k-lit", "--from-literal=a=1", "--from-literal=b=2")
+    assert proc.stdout == "configmap/k-lit created\n"
+    obj = stored(server, "/api/v1/namespaces/default/configmaps/k-lit")
+    assert obj["data"] == {"a": "1", "b": "2"}
+
+
+def test_get_prints_kubes_table_and_the_object_as_yaml_and_json(server, kubectl):
+    kubectl.run("create", "configmap", "k-get", "--from-literal=a=1")
+    rows = [line.split() for line in kubectl.run("get", "cm", "k-get").stdout.splitlines()]
+    assert rows[0] == ["NAME", "DATA", "AGE"]
+    assert rows[1][:2] == ["k-get", "1"]
+    as_json = json.loads(kubectl.run("get", "cm", "k-get", "-o", "json").stdout)
+    assert (as_json["kind"], as_json["metadata"]["name"], as_json["data"]) == ("ConfigMap", "k-get", {"a": "1"})
+    as_yaml = kubectl.run("get", "cm", "k-get", "-o", "yaml").stdout
+    assert "kind: ConfigMap" in as_yaml and "  a: \"1\"" in as_yaml
+
+
+def test_delete_one_and_all(server, kubectl):
+    for name in ("k-del-a", "k-del-b"):
+        kubectl.run("create", "configmap", name, "-n", "k-del")
+    assert kubectl.run("delete", "cm", "k-del-a", "-n", "k-del").stdout == 'configmap "k-del-a" deleted from k-del namespace\n'
+    assert kubectl.run("delete", "cm", "--all", "-n", "k-del").stdout == 'configmap "k-del-b" deleted from k-del namespace\n'
+    assert stored(server, "/api/v1/namespaces/k-del/configmaps")["items"] == []

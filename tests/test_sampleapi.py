@@ -178,9 +178,13 @@ def test_delete_answers_a_success_status_and_the_object_is_gone():
 @pytest.mark.parametrize(
     "body,code,message",
     [
-        (b"nope", 400, "the object provided is unrecognized (must be of type ConfigMap): Expecting value: line 1 column 1 (char 0) (6e6f7065)"),
-        (b"", 400, "the object provided is unrecognized (must be of type ConfigMap): Expecting value: line 1 column 1 (char 0) (<empty>)"),
-        (b"[1]", 400, "the object provided is unrecognized (must be of type ConfigMap): cannot unmarshal array into a ConfigMap (5b315d)"),
+        (b"nope", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                       "invalid character 'o' in literal null (expecting 'u') (6e6f7065)"),
+        (b"", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                   "unexpected end of JSON input (<empty>)"),
+        (b"[1]", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                      'json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+                      'Kind string "json:\\"kind,omitempty\\"" } (5b315d)'),
         (json.dumps(cm("a", {"k": 1})).encode(), 400,
          'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string'),
         (json.dumps({"metadata": {"name": "a"}, "data": "x"}).encode(), 400,

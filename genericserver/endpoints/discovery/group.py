@@ -8,9 +8,8 @@ from genericserver.endpoints.discovery import util
 
 
 class APIGroupHandler:
-    def __init__(self, group: dict, negotiate: Optional[Any] = None):
+    def __init__(self, group: dict):
         self.group = group
-        self.negotiate = negotiate
 
     def __call__(self, environ: dict, start_response: util.StartResponse) -> Iterable[bytes]:
-        return util.write(self.negotiate, environ, start_response, {"kind": "APIGroup", "apiVersion": "v1", **self.group})
+        return util.write(environ, start_response, {"kind": "APIGroup", "apiVersion": "v1", **self.group})

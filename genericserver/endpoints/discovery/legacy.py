@@ -13,11 +13,10 @@ from genericserver.endpoints.discovery import util
 
 
 class LegacyRootAPIHandler:
-    def __init__(self, external_address: str, negotiate: Optional[Any] = None):
+    def __init__(self, external_address: str):
         self.external_address = external_address
-        self.negotiate = negotiate
 
     def __call__(self, environ: dict, start_response: util.StartResponse) -> Iterable[bytes]:
         versions = {"kind": "APIVersions", "versions": ["v1"],
                     "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.external_address}]}
-        return util.write(self.negotiate, environ, start_response, versions)
+        return util.write(environ, start_response, versions)

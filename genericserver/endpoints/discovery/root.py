@@ -19,8 +19,7 @@ def api_group(name: str, versions: list[str]) -> dict:
 
 
 class RootAPIsHandler:
-    def __init__(self, negotiate: Optional[Any] = None):
-        self.negotiate = negotiate
+    def __init__(self):
         self._lock = rt.lock()
         self._groups: dict[str, dict] = {}
 
@@ -34,4 +33,4 @@ class RootAPIsHandler:
 
     def __call__(self, environ: dict, start_response: util.StartResponse) -> Iterable[bytes]:
         doc = {"kind": "APIGroupList", "apiVersion": "v1", "groups": self.groups()}
-        return util.write(self.negotiate, environ, start_response, doc)
+        return util.write(environ, start_response, doc)

@@ -13,14 +13,13 @@ from genericserver.endpoints.discovery import util
 
 
 class APIVersionHandler:
-    def __init__(self, group_version: str, lister: Callable[[], list[dict]], negotiate: Optional[Any] = None):
+    def __init__(self, group_version: str, lister: Callable[[], list[dict]]):
         self.group_version = group_version
         self.lister = lister
-        self.negotiate = negotiate
 
     def __call__(self, environ: dict, start_response: util.StartResponse) -> Iterable[bytes]:
         doc: dict = {"kind": "APIResourceList"}
         if "/" in self.group_version:
             doc["apiVersion"] = "v1"
         doc.update(groupVersion=self.group_version, resources=self.lister())
-        return util.write(self.negotiate, environ, start_response, doc)
+        return util.write(environ, start_response, doc)

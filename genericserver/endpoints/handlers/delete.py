@@ -72,7 +72,7 @@ def delete_resource(scope: RequestScope, req: Request, start_response: StartResp
             details["group"] = scope.resource.group
         details.update(kind=scope.resource.name, uid=gone["metadata"]["uid"])
         result = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-    return response.write_object(scope, req.environ, start_response, 200, result)
+    return response.write_object(scope, req.environ, start_response, 200, result, args=req.args)
 
 
 def delete_collection(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
@@ -96,4 +96,4 @@ def delete_collection(scope: RequestScope, req: Request, start_response: StartRe
         deleted.append(gone)
     lst = {"kind": scope.resource.list_struct.short_name if scope.resource.list_struct else scope.kind + "List",
            "apiVersion": scope.resource.group_version, "metadata": {}, "items": deleted}
-    return response.write_object(scope, req.environ, start_response, 200, lst, is_list=True)
+    return response.write_object(scope, req.environ, start_response, 200, lst, is_list=True, args=req.args)

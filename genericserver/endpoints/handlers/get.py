@@ -30,7 +30,7 @@ LIST_OPTIONS_FIELDS = ("labelSelector", "fieldSelector", "watch", "allowWatchBoo
 
 def get_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
     obj = scope.store.get(namespace, name)
-    return response.write_object(scope, req.environ, start_response, 200, obj)
+    return response.write_object(scope, req.environ, start_response, 200, obj, args=req.args)
 
 
 def _int_param(req: Request, key: str) -> Optional[int]:
@@ -89,7 +89,7 @@ def list_resource(scope: RequestScope, req: Request, start_response: StartRespon
         item.pop("apiVersion", None)
     lst = {"kind": scope.resource.list_struct.short_name if scope.resource.list_struct else scope.kind + "List",
            "apiVersion": scope.resource.group_version, "metadata": meta, "items": items}
-    return response.write_object(scope, req.environ, start_response, 200, lst, is_list=True)
+    return response.write_object(scope, req.environ, start_response, 200, lst, is_list=True, args=req.args)
 
 
 def _key_string(obj: dict) -> str:

@@ -1,36 +1,69 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/response.go (v1.36.0): how an object becomes the answer.
 
-Go's ``transformResponseObject`` asks the negotiated media type what the client wants: the
-object itself (JSON, YAML, protobuf), or a transformation of it (``as=Table``: a
-``meta.k8s.io/v1`` Table of the printer's columns; ``as=PartialObjectMetadata``: the metadata
-alone), then writes it with the status code. :func:`write_object` is that, and
-:func:`write_error` Go's ``scope.err`` (``ErrorNegotiated``: the error as a negotiated Status,
-with ``Retry-After`` when the Status asks for one).
+``transformResponseObject``: the output media type is negotiated with the route's
+restrictions (:class:`ScopeRestrictions`, Go's ``RequestScope.AllowsMediaTypeTransform``: a
+Table as JSON or YAML when the resource has a table convertor, the metadata alone always),
+then the object is transformed as asked (``as=Table``: a meta.k8s.io/v1 Table of the printer's
+columns, each row carrying the object's metadata, the object or nothing by ``includeObject``;
+``as=PartialObjectMetadata[List]``: the metadata alone) and written with the negotiated
+serializer (``WriteObjectNegotiated``). :func:`write_error` is Go's ``ErrorNegotiated``: the
+Status as the client asked (with ``Retry-After`` when the Status carries a delay), or as raw
+JSON when nothing it asked for can be written. :func:`watch_encoder` is what the watch server
+frames each event with: the stream media type, and each object transformed as for a list
+(the Table's column definitions only in the first event, as Go's ``watchEmbeddedEncoder``
+does).
 
-Both take the negotiation from ``scope.negotiate`` when the server has one (the codec factory:
-JSON, YAML and protobuf); without one, JSON is the only form, which is what Go's JSON-only
-clients see anyway.
+Not done: gzip (Go compresses answers over 128 KiB for clients that accept it; nothing here is
+that large).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Optional
+
+from werkzeug.datastructures import MultiDict
 
 from genericserver import responsewriters
+from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.apimachinery.structs import kind_for
+from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.endpoints.handlers.rest import RequestScope, StartResponse, error_to_status
+from genericserver.registry.rest import table
+
+META_GROUPS = ("meta.k8s.io",)
+META_VERSIONS = ("v1", "v1beta1")
 
 
 def encode_json(obj: Any) -> bytes:
     """Go's ``json.Encoder``: compact, one newline after the value."""
-    return (json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
+    return codec_factory.jsonserializer.encode(obj)
 
 
-def negotiate_output(scope: RequestScope, environ: dict) -> None:
-    """``NegotiateOutputMediaType`` up front: a 406 before anything is read or changed."""
-    negotiate = scope.extra.get("negotiate")
-    if negotiate is not None:
-        negotiate.output_media_type(scope, environ)
+class ScopeRestrictions:
+    """``RequestScope.AllowsMediaTypeTransform`` and friends, for one route."""
+
+    def __init__(self, scope: RequestScope):
+        self.scope = scope
+
+    def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Optional[negotiate.GroupVersionKind]) -> bool:
+        if gvk is None:
+            return True
+        if gvk.group in META_GROUPS and gvk.version in META_VERSIONS:
+            if gvk.kind == "Table":
+                return mime_type == "application" and mime_subtype in ("json", "yaml")
+            return gvk.kind in ("PartialObjectMetadata", "PartialObjectMetadataList")
+        return False
+
+    def allows_stream_schema(self, schema: str) -> bool:
+        return schema == "watch"
+
+
+def negotiate_output(scope: RequestScope, environ: dict) -> negotiate.MediaTypeOptions:
+    """``NegotiateOutputMediaType`` with the route's restrictions: a 406 before anything is read."""
+    return negotiate.negotiate_output_media_type(environ, codec_factory.SUPPORTED, ScopeRestrictions(scope))
 
 
 def with_warnings(start_response: StartResponse, warnings: list[str]) -> StartResponse:
@@ -45,28 +78,85 @@ def with_warnings(start_response: StartResponse, warnings: list[str]) -> StartRe
     return start
 
 
-def write_object(scope: RequestScope, environ: dict, start_response: StartResponse, code: int, obj: dict,
-                 *, is_list: bool = False) -> Iterable[bytes]:
-    """``transformResponseObject`` then ``WriteObjectNegotiated``."""
-    negotiate = scope.extra.get("negotiate")
-    if negotiate is not None:
-        return negotiate.write_object(scope, environ, start_response, code, obj, is_list=is_list)
-    body = encode_json(obj)
-    start_response(responsewriters.status_line(code), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+def _table_options(environ_args: Any) -> str:
+    include = environ_args.get("includeObject", "")
+    if include not in ("", "Metadata", "Object", "None"):
+        raise errors.new_bad_request("Unable to convert to Table as requested: includeObject: Invalid value: "
+                                     f"{json.dumps(include)}: must be 'Metadata', 'Object', 'None', or empty")
+    return include
+
+
+def transform(scope: RequestScope, options: negotiate.MediaTypeOptions, obj: dict, args: Any, *, is_list: bool,
+              no_headers: bool = False) -> dict:
+    """``transformObject``: the object as the negotiated conversion asks for it."""
+    target = options.convert
+    if target is None or obj.get("kind") == "Status":
+        return obj
+    gv = f"{target.group}/{target.version}"
+    if target.kind == "Table":
+        include = _table_options(args)
+        convertor = scope.resource.table or table.DefaultTableConvertor
+        t = convertor.convert_to_table(obj, rt.wall(), no_headers=no_headers, is_list=is_list)
+        t["apiVersion"] = gv
+        return table.include(t, include, gv)
+    if target.kind == "PartialObjectMetadata" and not is_list:
+        return table.partial_object_metadata(obj, gv)
+    if target.kind == "PartialObjectMetadataList" and is_list:
+        return {"kind": "PartialObjectMetadataList", "apiVersion": gv, "metadata": obj.get("metadata", {}),
+                "items": [{"metadata": i.get("metadata", {})} for i in obj.get("items", [])]}
+    raise errors.new_not_acceptable(f"only the following media types are accepted: application/json, application/yaml")
+
+
+def write_encoded(environ: dict, start_response: StartResponse, code: int, obj: dict, options: negotiate.MediaTypeOptions,
+                  headers: Optional[list] = None, content_type: Optional[str] = None) -> Iterable[bytes]:
+    """``SerializeObject``: the object with the negotiated serializer (JSON when the kind has no
+    protobuf message, as a type without one is not offered protobuf in Go)."""
+    info = options.accepted or codec_factory.JSON
+    if info is codec_factory.PROTOBUF and kind_for(obj.get("apiVersion", ""), obj.get("kind", "")) is None:
+        info = codec_factory.JSON
+    body = codec_factory.encode(info, obj, pretty=options.pretty)
+    start_response(responsewriters.status_line(code), list(headers or []) +
+                   [("Content-Type", content_type or info.media_type), ("Content-Length", str(len(body)))])
     return [body]
 
 
-def write_error(scope: RequestScope, environ: dict, start_response: StartResponse, err: BaseException) -> Iterable[bytes]:
+def write_object(scope: RequestScope, environ: dict, start_response: StartResponse, code: int, obj: dict,
+                 *, is_list: bool = False, args: Any = None) -> Iterable[bytes]:
+    """``transformResponseObject`` then ``WriteObjectNegotiated``."""
+    options = negotiate_output(scope, environ)
+    result = transform(scope, options, obj, args if args is not None else MultiDict(), is_list=is_list)
+    return write_encoded(environ, start_response, code, result, options)
+
+
+def write_error(scope: Optional[RequestScope], environ: dict, start_response: StartResponse, err: BaseException) -> Iterable[bytes]:
     """Go's ``ErrorNegotiated``: the Status, negotiated; ``Retry-After`` from its details."""
     st = error_to_status(err)
-    negotiate = scope.extra.get("negotiate")
-    if negotiate is not None:
-        return negotiate.write_status(scope, environ, start_response, st)
     headers = []
     retry = (st.get("details") or {}).get("retryAfterSeconds")
     if retry:
         headers.append(("Retry-After", str(retry)))
-    body = encode_json(st)
-    start_response(responsewriters.status_line(st["code"]),
-                   headers + [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-    return [body]
+    options = negotiate.negotiate_media_type_options(environ.get("HTTP_ACCEPT", ""), codec_factory.SUPPORTED,
+                                                     negotiate.DEFAULT_ENDPOINT_RESTRICTIONS)
+    if options is None:  # WriteRawJSON: nothing the client asked for fits
+        options = negotiate.MediaTypeOptions(accepted=codec_factory.JSON)
+    elif negotiate.is_pretty_print(environ):
+        options.pretty = True
+    return write_encoded(environ, start_response, st["code"], st, options, headers)
+
+
+def watch_encoder(scope: RequestScope, environ: dict, args: Any) -> tuple[str, Callable[[str, dict], bytes]]:
+    """The watch stream's Content-Type and its event encoder (watch.go's ``serveWatchHandler``)."""
+    options = negotiate.negotiate_output_media_type(environ, codec_factory.SUPPORTED, ScopeRestrictions(scope))
+    info = options.accepted or codec_factory.JSON
+    if not info.streams:
+        raise negotiate.new_not_acceptable_error(negotiate.media_types(codec_factory.SUPPORTED)[1])
+    sent_headers = [False]
+
+    def encode(typ: str, obj: dict) -> bytes:
+        if typ not in ("ERROR", "BOOKMARK"):
+            obj = transform(scope, options, obj, args, is_list=False, no_headers=sent_headers[0])
+            if options.convert is not None and options.convert.kind == "Table":
+                sent_headers[0] = True
+        return codec_factory.encode_watch_event(info, typ, obj)
+
+    return codec_factory.watch_content_type(info), encode

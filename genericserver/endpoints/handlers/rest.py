@@ -25,6 +25,10 @@ from werkzeug.utils import cached_property
 from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.apimachinery.runtime.serializer.json import DecodeError
+from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
+from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.registry.rest.rest import Resource
 
 log = logging.getLogger("genericserver.endpoints.handlers")
@@ -121,13 +125,61 @@ def selectors(scope: RequestScope, req: Request, name: Optional[str] = None) -> 
     return select(scope, req.args.get("labelSelector", ""), req.args.get("fieldSelector", ""), name)
 
 
+def field_validation(req: Request) -> str:
+    """``fieldValidation``, Warn when absent (Go's default for every write)."""
+    return req.args.get("fieldValidation", "") or "Warn"
+
+
 def decode_body(scope: RequestScope, req: Request) -> tuple[dict, list[str]]:
-    """The request body as the scope's kind, and the warnings the decoding left (Go's
-    ``DecoderToVersion`` with the strict checks ``fieldValidation`` asks for)."""
+    """The request body as the scope's kind, and the warnings the decoding left: Go's
+    ``NegotiateInputSerializer`` (415), the decoder with the strict checks ``fieldValidation``
+    asks for (Strict: a 400; Warn: ``Warning`` headers; Ignore: nothing), and
+    ``transformDecodeError``'s texts."""
+    info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
     body = read_body(req)
-    if scope.decode is None:
-        raise errors.new_internal_error(f"no decoder for {scope.resource.group_resource}")
-    return scope.decode(scope, body, req.headers.get("Content-Type", ""), req.args)
+    if scope.decode is not None:
+        return scope.decode(scope, body, info, req.args)
+    return decode_as(scope.resource.struct, scope.resource.group, scope.resource.version, body, info, field_validation(req))
+
+
+def decode_as(struct: Any, group: str, version: str, body: bytes, info: Any, validation: str) -> tuple[dict, list[str]]:
+    """Decode ``body`` as ``struct`` (group/version its endpoint's); see :func:`decode_body`."""
+    want_kind, want_av = struct.short_name, f"{group}/{version}" if group else version
+    try:
+        raw, obj, strict = codec_factory.decode(info, body, struct)
+    except (DecodeError, ProtobufError) as err:
+        raw = getattr(err, "raw", None)
+        if raw is None:  # not even apiVersion and kind could be read
+            raise errors.new_bad_request(f"the object provided is unrecognized (must be of type {want_kind}): {err} ({summarize(body)})") from None
+        kind, av = _kind_and_version(raw, want_kind, want_av)
+        raise errors.new_bad_request(f"{kind} in version {errors._q(av.rpartition('/')[2])} cannot be handled as a {want_kind}: {err}") from None
+    kind, av = _kind_and_version(raw, want_kind, want_av)
+    version_of = av.rpartition("/")[2]
+    if av != want_av or kind != want_kind:
+        why = (f"no kind {errors._q(kind)} is registered for version {errors._q(av)} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
+               if av != want_av else f"converting (v1.{kind}) to (core.{want_kind}): unknown conversion")
+        raise errors.new_bad_request(f"{kind} in version {errors._q(version_of)} cannot be handled as a {want_kind}: {why}")
+    obj = {"kind": want_kind, "apiVersion": want_av, **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
+    if strict and validation == "Strict":
+        raise errors.new_bad_request(f"{kind} in version {errors._q(version_of)} cannot be handled as a {want_kind}: "
+                                     f"strict decoding error: {', '.join(strict)}")
+    return obj, strict if validation == "Warn" else []
+
+
+def _kind_and_version(raw: dict, kind: str, api_version: str) -> tuple[str, str]:
+    # the body's own, defaulted to the endpoint's (gvkWithDefaults)
+    k, av = raw.get("kind"), raw.get("apiVersion")
+    return (k if isinstance(k, str) and k else kind), (av if isinstance(av, str) and av else api_version)
+
+
+def summarize(body: bytes, limit: int = 30) -> str:
+    """Go's ``summarizeData``: the body's first bytes, as text when it looks like JSON, else hex."""
+    more = " ..." if len(body) > limit else ""
+    if not body:
+        return "<empty>"
+    if body[:1] == b"{":
+        return body[:limit].decode("utf-8", "replace") + more
+    return body[:limit].hex() + more
 
 
 def validate_new(scope: RequestScope, obj: dict, old: Optional[dict]) -> None:

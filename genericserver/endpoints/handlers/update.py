@@ -30,4 +30,4 @@ def update_resource(scope: RequestScope, req: Request, start_response: StartResp
     old = scope.store.get(namespace, name)
     validate_new(scope, obj, old)
     updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
-    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated)
+    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)

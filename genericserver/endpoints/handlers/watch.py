@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from genericserver import request
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
-from genericserver.endpoints.handlers.response import encode_json
+from genericserver.endpoints.handlers.response import watch_encoder
 from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, selectors, truthy
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.wsgi import on_close
@@ -95,18 +95,10 @@ def serve_watch(scope: RequestScope, req: Request, start_response: StartResponse
         # the end of the initial events, as the watch cache marks it for a watch-list
         pending.append(("BOOKMARK", {"kind": scope.kind, "apiVersion": scope.resource.group_version, "metadata": {
             "resourceVersion": str(rv), "annotations": {"k8s.io/initial-events-end": "true"}}}))
-    negotiate = scope.extra.get("negotiate")
-    if negotiate is not None:
-        content_type, encode = negotiate.watch_encoder(scope, req.environ)
-    else:
-        content_type, encode = "application/json", _json_event
+    content_type, encode = watch_encoder(scope, req.environ, req.args)
     stream: Iterable[bytes] = events(scope.store, namespace, pending, rv, stops, deadline, matches, encode)
     if scope.metrics is not None:  # a long-running request until its stream is closed
         done = scope.metrics.long_running_started(req.environ, request.request_info_from(req.environ), APISERVER_COMPONENT)
         stream = on_close(stream, done)
     start_response("200 OK", [("Content-Type", content_type), ("Transfer-Encoding", "chunked")])
     return stream
-
-
-def _json_event(typ: str, obj: dict) -> bytes:
-    return encode_json({"type": typ, "object": obj})

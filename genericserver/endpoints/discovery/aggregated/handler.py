@@ -24,6 +24,19 @@ from genericserver.endpoints.discovery import util
 CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
+class DiscoveryEndpointRestrictions:
+    """negotiation.go's ``DiscoveryEndpointRestrictions``: only the aggregated document's kind."""
+
+    def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Any) -> bool:
+        return gvk is not None and (gvk.group, gvk.version, gvk.kind) == ("apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
+
+    def allows_stream_schema(self, schema: str) -> bool:
+        return schema == "watch"
+
+
+DISCOVERY_RESTRICTIONS = DiscoveryEndpointRestrictions()
+
+
 def resource_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
     """Go's ``ConvertGroupVersionIntoToDiscovery`` for resources without subresources."""
     out = []
@@ -44,8 +57,7 @@ def resource_discovery(group: str, version: str, resources: list[dict]) -> list[
 class ResourceDiscoveryManager:
     """The groups of one discovery document (``/api``'s or ``/apis``'s) and its ETag."""
 
-    def __init__(self, negotiate: Optional[Any] = None):
-        self.negotiate = negotiate
+    def __init__(self):
         self._lock = rt.lock()
         self._groups: dict[str, dict[str, list[dict]]] = {}  # group -> version -> resources
 
@@ -70,4 +82,4 @@ class ResourceDiscoveryManager:
         if environ.get("HTTP_IF_NONE_MATCH") == quoted:
             start_response("304 Not Modified", headers)
             return [b""]
-        return util.write(self.negotiate, environ, start_response, doc, headers, CONTENT_TYPE)
+        return util.write(environ, start_response, doc, headers, DISCOVERY_RESTRICTIONS, CONTENT_TYPE)

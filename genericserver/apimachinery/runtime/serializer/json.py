@@ -1,0 +1,222 @@
+"""Port of k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (v1.36.0): JSON and YAML, as the apiserver writes and reads them.
+
+Encoding is Go's ``encoding/json``: compact with one newline after the value, HTML characters
+escaped (``<`` as ``\\u003c``), or indented by two spaces with ``pretty`` (no newline then);
+YAML is the JSON turned into YAML as sigs.k8s.io/yaml does it (keys sorted, block style).
+
+Decoding reads a body into a kind's :class:`~genericserver.apimachinery.structs.Struct` the way
+Go's strict decoder reads it into the Go struct: a value of the wrong JSON type is an error with
+``encoding/json``'s text (``json: cannot unmarshal number into Go struct field ConfigMap.data of
+type string``); fields the struct does not have, and fields given twice, are *strict* errors
+(``unknown field "spec"``, ``duplicate field "data"``), which the handlers turn into a 400 or
+into warnings by ``fieldValidation``. The object that comes out is what a Go round trip leaves:
+the struct's fields only, in its order, empty ``omitempty`` fields dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Optional
+
+import yaml
+
+from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type
+
+
+class DecodeError(ValueError):
+    """A body that cannot be read into the kind (Go's decode error); its text is Go's. ``raw``
+    is the body's JSON object when it was one (its apiVersion and kind could be read)."""
+
+    raw: Optional[dict] = None
+
+
+def encode(obj: Any, *, pretty: bool = False) -> bytes:
+    """Go's ``json.Encoder.Encode`` (or ``MarshalIndent`` when pretty)."""
+    if pretty:
+        text = json.dumps(obj, indent=2, ensure_ascii=False)
+    else:
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return escape_html(text).encode()
+
+
+def escape_html(text: str) -> str:
+    # encoding/json's default: these never appear outside strings, so a plain replace is exact
+    for ch, esc in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(ch, esc)
+    return text
+
+
+def encode_yaml(obj: Any) -> bytes:
+    """sigs.k8s.io/yaml's ``JSONToYAML``: keys sorted, block style."""
+    return yaml.safe_dump(json.loads(json.dumps(obj)), sort_keys=True, default_flow_style=False, allow_unicode=True).encode()
+
+
+def yaml_to_json(data: bytes) -> bytes:
+    """sigs.k8s.io/yaml's ``YAMLToJSON``: a YAML body read as the JSON it stands for."""
+    try:
+        doc = yaml.safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise DecodeError(f"error converting YAML to JSON: {err}") from None
+    return json.dumps(doc, default=str).encode()
+
+
+_JSON_TYPES = {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}
+
+
+def _go_type(t: Type) -> str:
+    if isinstance(t, str):
+        return {"bytes": "[]uint8", "float64": "float64"}.get(t, t)
+    if isinstance(t, MapOf):
+        return f"map[string]{_go_type(t.value)}"
+    if isinstance(t, ListOf):
+        return f"[]{_go_type(t.item)}"
+    return "v1." + t.short_name
+
+
+class _Reader:
+    """One decode: the strict errors found on the way."""
+
+    def __init__(self) -> None:
+        self.strict: list[str] = []
+
+    def fail(self, value: Any, struct: str, path: str, t: Type) -> DecodeError:
+        what = _JSON_TYPES.get(type(value), "value")
+        return DecodeError(f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {_go_type(t)}")
+
+    def value(self, value: Any, t: Type, struct: str, path: str) -> Any:
+        if value is None:
+            return None
+        if isinstance(t, Struct):
+            if t.json_form is not None:  # Time, RawExtension, FieldsV1...: their own JSON
+                if t.json_form.get("type") == "string" and not isinstance(value, str):
+                    raise self.fail(value, struct, path, t)
+                return value
+            if not isinstance(value, dict):
+                raise self.fail(value, struct, path, t)
+            return self.struct(value, t, path)
+        if isinstance(t, MapOf):
+            if not isinstance(value, dict):
+                raise self.fail(value, struct, path, t)
+            return {k: self.value(v, t.value, struct, path) for k, v in value.items()}
+        if isinstance(t, ListOf):
+            if not isinstance(value, list):
+                raise self.fail(value, struct, path, t)
+            return [self.value(v, t.item, struct, path) for v in value]
+        return self.scalar(value, t, struct, path)
+
+    def scalar(self, value: Any, t: str, struct: str, path: str) -> Any:
+        assert t in SCALARS, t
+        if t == "string" and isinstance(value, str):
+            return value
+        if t == "bool" and isinstance(value, bool):
+            return value
+        if t in ("int32", "int64") and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if t in ("int32", "int64") and isinstance(value, float) and value.is_integer():
+            return int(value)
+        if t == "float64" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        if t == "bytes" and isinstance(value, str):
+            try:
+                base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise DecodeError(f"illegal base64 data at input byte 0") from None
+            return value
+        raise self.fail(value, struct, path, t)
+
+    def struct(self, raw: dict, s: Struct, path: str = "") -> dict:
+        out: dict[str, Any] = {}
+        if s.type_meta:
+            for k in ("kind", "apiVersion"):
+                if isinstance(raw.get(k), str) and raw[k]:
+                    out[k] = raw[k]
+        for key in raw:
+            if s.field(key) is None and not (s.type_meta and key in ("kind", "apiVersion")):
+                self.strict.append(f'unknown field "{path + "." if path else ""}{key}"')
+        for f in s.fields:
+            if f.json not in raw:
+                if f.required and isinstance(f.type, ListOf):
+                    out[f.json] = []
+                continue
+            fpath = f"{path}.{f.json}" if path else f.json
+            v = self.value(raw[f.json], f.type, s.short_name, fpath)
+            if v is None or (not f.required and not f.pointer and v in ("", 0, False, {}, [])):
+                if f.required:
+                    out[f.json] = [] if isinstance(f.type, ListOf) else v
+                continue
+            out[f.json] = v
+        return out
+
+
+def _duplicates(pairs: list[tuple[str, Any]], found: list[str]) -> dict:
+    seen: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in seen and f'duplicate field "{k}"' not in found:
+            found.append(f'duplicate field "{k}"')
+        seen[k] = v
+    return seen
+
+
+def decode(body: bytes, struct: Struct) -> tuple[dict, dict, list[str]]:
+    """Read ``body`` into ``struct``: (the raw JSON object, the object as Go keeps it, the strict
+    errors). A body that is not a JSON object, or a value of the wrong type, raises
+    :class:`DecodeError` with Go's text."""
+    dups: list[str] = []
+    try:
+        raw = json.loads(body, object_pairs_hook=lambda pairs: _duplicates(pairs, dups))
+    except ValueError as err:
+        raise DecodeError(_syntax_error(body, err)) from None
+    if not isinstance(raw, dict):
+        raise DecodeError("couldn't get version/kind; json parse error: json: cannot unmarshal "
+                          f"{_JSON_TYPES.get(type(raw), 'value')} into Go value of type struct {{ APIVersion string "
+                          '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
+    reader = _Reader()
+    try:
+        obj = reader.struct(raw, struct)
+    except DecodeError as err:
+        err.raw = raw
+        raise
+    return raw, obj, dups + reader.strict
+
+
+def _syntax_error(body: bytes, err: ValueError) -> str:
+    """Go's ``Interpret`` error for a body that is not JSON: the scanner's first complaint for
+    the usual cases (an empty body, a bad literal, a character that starts no value); inside a
+    value, the character where Python's parser stopped."""
+    prefix = "couldn't get version/kind; json parse error: "
+    text = body.decode("utf-8", "replace")
+    stripped = text.lstrip()
+    if not stripped:
+        return prefix + "unexpected end of JSON input"
+    first = stripped[0]
+    for literal in ("null", "true", "false"):
+        if first == literal[0]:
+            for i, ch in enumerate(literal):
+                if i >= len(stripped):
+                    return prefix + "unexpected end of JSON input"
+                if stripped[i] != ch:
+                    return prefix + f"invalid character {_quote_char(stripped[i])} in literal {literal} (expecting {_quote_char(ch)})"
+            break
+    if first not in '{["-0123456789tfn':
+        return prefix + f"invalid character {_quote_char(first)} looking for beginning of value"
+    pos = getattr(err, "pos", len(text))
+    if pos >= len(text.rstrip()):
+        return prefix + "unexpected end of JSON input"
+    return prefix + f"invalid character {_quote_char(text[pos])} looking for beginning of value"
+
+
+def _quote_char(ch: str) -> str:
+    # Go's quoteChar: a quote is written escaped, other characters as Go's %q of the rune
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + json.dumps(ch)[1:-1] + "'"
+
+
+def type_meta(raw: dict) -> tuple[Optional[str], Optional[str]]:
+    """``apiVersion`` and ``kind`` as the body gives them (Go's ``SimpleMetaFactory.Interpret``)."""
+    av, kind = raw.get("apiVersion"), raw.get("kind")
+    return (av if isinstance(av, str) and av else None), (kind if isinstance(kind, str) and kind else None)

@@ -1,0 +1,1 @@
+"""k8s.io/kubernetes/pkg/printers (package): the columns kube prints."""
