@@ -45,6 +45,8 @@ from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
 from genericserver.printers.internalversion.printers import CONFIG_MAP_TABLE
 from genericserver.registry.generic.registry import store as generic_store
+from genericserver.registry.authentication import selfsubjectreview
+from genericserver.registry.authentication.selfsubjectreview import SELF_SUBJECT_REVIEWS
 from genericserver.registry.rest.rest import Resource
 
 __all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "Store", "StatusError", "URLS", "echo", "install", "slow",
@@ -160,6 +162,8 @@ def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_reques
     scope = RequestScope(CONFIGMAPS, store, min_request_timeout=min_request_timeout, rand=rand, metrics=metrics,
                          validate=validate_config_map)
     groups.install_legacy_api_group([scope])
+    reviews = RequestScope(SELF_SUBJECT_REVIEWS, None, extra={"create": selfsubjectreview.create})
+    groups.install_api_group("authentication.k8s.io", {"v1": [reviews]})
     for path, app in (("/echo", echo), ("/slow", slow)):
         mux.handle(path, app)
     return store

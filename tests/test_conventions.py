@@ -105,6 +105,7 @@ FOLDERS = [
     ("apimachinery:pkg/apis/meta/v1/", "apimachinery/apis/meta/v1"),
     ("apimachinery:pkg/apis/meta/internalversion/", "apimachinery/apis/meta/internalversion"),
     ("api:core/v1/", "api/core/v1"),
+    ("api:authentication/v1/", "api/authentication/v1"),
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),

@@ -56,7 +56,9 @@ def test_the_core_resource_list(client, path):
 def test_named_groups(client):
     gv = {"groupVersion": "example.com/v1", "version": "v1"}
     group = {"name": "example.com", "versions": [gv], "preferredVersion": gv}
-    assert json.loads(client.get("/apis").data) == {"kind": "APIGroupList", "apiVersion": "v1", "groups": [group]}
+    auth_gv = {"groupVersion": "authentication.k8s.io/v1", "version": "v1"}
+    auth = {"name": "authentication.k8s.io", "versions": [auth_gv], "preferredVersion": auth_gv}
+    assert json.loads(client.get("/apis").data) == {"kind": "APIGroupList", "apiVersion": "v1", "groups": [auth, group]}
     assert json.loads(client.get("/apis/example.com").data) == {"kind": "APIGroup", "apiVersion": "v1", **group}
     doc = json.loads(client.get("/apis/example.com/v1").data)
     assert (doc["kind"], doc["apiVersion"], doc["groupVersion"]) == ("APIResourceList", "v1", "example.com/v1")
@@ -81,8 +83,11 @@ def test_aggregated_discovery_is_chosen_by_accept_and_cached_by_etag(client):
     again = client.get("/api", headers={"Accept": KUBECTL_ACCEPT, "If-None-Match": etag})
     assert (again.status_code, again.data) == (304, b"")
     named = json.loads(client.get("/apis", headers={"Accept": KUBECTL_ACCEPT}).data)
-    assert [i["metadata"] for i in named["items"]] == [{"name": "example.com"}]
-    assert named["items"][0]["versions"][0]["resources"][0]["scope"] == "Cluster"
+    assert [i["metadata"] for i in named["items"]] == [{"name": "authentication.k8s.io"}, {"name": "example.com"}]
+    assert named["items"][1]["versions"][0]["resources"][0]["scope"] == "Cluster"
+    [review] = named["items"][0]["versions"][0]["resources"]
+    # Go's storage names its singular selfsubjectrulesreview: discovery shows what it says
+    assert (review["resource"], review["singularResource"], review["verbs"]) == ("selfsubjectreviews", "selfsubjectrulesreview", ["create"])
 
 
 @pytest.mark.parametrize("accept, aggregated", [

@@ -9,7 +9,7 @@ import json
 import pytest
 from werkzeug.test import Client, EnvironBuilder
 
-from genericserver import sampleapi
+from genericserver import request, sampleapi
 from genericserver.mux import PathRecorderMux
 from genericserver.testing.sim import Simulation
 
@@ -157,3 +157,32 @@ def test_a_watch_list_sends_the_state_then_the_bookmark_that_ends_it():
     events = Simulation().run(main)
     assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [("ADDED", n) for n in "abcde"] + [("BOOKMARK", None)]
     assert events[-1]["object"]["metadata"] == {"resourceVersion": "6", "annotations": {"k8s.io/initial-events-end": "true"}}
+
+
+REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+REVIEW = {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1"}
+
+
+def test_a_self_subject_review_answers_the_requests_user():
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux)
+    user = request.UserInfo("alice", "uid-1", ("dev", "system:authenticated"), {"scopes": ("a", "b")})
+
+    def with_user(environ, start_response):
+        request.with_user(environ, user)
+        return mux(environ, start_response)
+
+    r = Client(with_user).post(REVIEWS, json=REVIEW)
+    assert r.status_code == 201
+    doc = json.loads(r.data)
+    assert doc["status"] == {"userInfo": {"username": "alice", "uid": "uid-1", "groups": ["dev", "system:authenticated"],
+                                          "extra": {"scopes": ["a", "b"]}}}
+    assert set(doc["metadata"]) == {"creationTimestamp"}
+
+
+def test_a_self_subject_review_without_a_user_is_gos_400():
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux)
+    r = Client(mux).post(REVIEWS, json=REVIEW)
+    assert (r.status_code, json.loads(r.data)["message"]) == (400, "no user present on request")
+    assert Client(mux).get(REVIEWS).status_code == 405  # create is its only verb

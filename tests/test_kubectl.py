@@ -95,3 +95,10 @@ def test_delete_one_and_all(server, kubectl):
     assert kubectl.run("delete", "cm", "k-del-a", "-n", "k-del").stdout == 'configmap "k-del-a" deleted from k-del namespace\n'
     assert kubectl.run("delete", "cm", "--all", "-n", "k-del").stdout == 'configmap "k-del-b" deleted from k-del namespace\n'
     assert stored(server, "/api/v1/namespaces/k-del/configmaps")["items"] == []
+
+
+def test_auth_whoami_on_a_server_without_authentication_has_no_user(kubectl):
+    # the SelfSubjectReview storage finds no user on the request: Go's BadRequest
+    proc = kubectl.run("auth", "whoami", check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "Error from server (BadRequest): no user present on request"

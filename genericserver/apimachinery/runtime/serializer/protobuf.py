@@ -164,6 +164,8 @@ def _fill_struct(msg: Any, value: Any, t: Struct) -> None:
     if t.short_name in ("Time", "MicroTime"):
         if value:  # Go writes the zero time as an empty message
             msg.seconds, msg.nanos = _time_seconds(value)
+    elif t.json_form is not None and t.json_form.get("type") == "array":  # ExtraValue: a list in JSON
+        msg.items.extend(value or [])
     elif t.short_name in ("RawExtension", "FieldsV1"):
         if value is not None:
             setattr(msg, t.fields[0].json, json.dumps(value, separators=(",", ":")).encode())
@@ -212,6 +214,8 @@ def _read_struct(msg: Any, t: Struct) -> Any:
         if not msg.HasField("seconds") and not msg.HasField("nanos"):
             return None  # an empty message is Go's zero time
         return datetime.fromtimestamp(msg.seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if t.json_form is not None and t.json_form.get("type") == "array":
+        return list(msg.items)
     if t.short_name in ("RawExtension", "FieldsV1"):
         raw = getattr(msg, t.fields[0].json)
         return json.loads(raw) if raw else None
