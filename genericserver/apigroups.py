@@ -46,11 +46,9 @@ class _DiscoveryOrREST:
 class APIGroups:
     """The server's API groups: the discovery handlers and what installs a group on ``mux``."""
 
-    def __init__(self, mux: Any, *, external_address: str = "", not_found_app: WSGIApp = not_found,
-                 patch: Optional[Callable[..., Iterable[bytes]]] = None):
+    def __init__(self, mux: Any, *, external_address: str = "", not_found_app: WSGIApp = not_found):
         self.mux = mux
         self.not_found_app = not_found_app
-        self.patch = patch
         self.legacy_aggregated = ResourceDiscoveryManager()
         self.aggregated = ResourceDiscoveryManager()
         self.root = RootAPIsHandler()
@@ -64,7 +62,7 @@ class APIGroups:
         mux.unlisted_handle("/apis/", apis)
 
     def _install_version(self, prefix: str, group: str, version: str, scopes: list[RequestScope]) -> APIGroupVersion:
-        gv = APIGroupVersion(prefix, scopes, not_found_app=self.not_found_app, patch=self.patch)
+        gv = APIGroupVersion(prefix, scopes, not_found_app=self.not_found_app)
         self.installed[prefix] = gv
 
         def resources() -> list[dict]:

@@ -112,6 +112,7 @@ FOLDERS = [
     ("kubernetes:pkg/printers/internalversion/", "printers/internalversion"),
     ("apimachinery:pkg/util/duration/", "apimachinery"),
     ("apimachinery:pkg/runtime/serializer/", "apimachinery/runtime/serializer"),
+    ("apimachinery:pkg/util/strategicpatch/", "apimachinery/strategicpatch"),
     ("apiserver:pkg/registry/generic/registry/", "registry/generic/registry"),
     ("apiserver:pkg/endpoints/handlers/responsewriters/", ""),
     ("apiserver:pkg/endpoints/handlers/negotiation/", "endpoints/handlers/negotiation"),

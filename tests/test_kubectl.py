@@ -102,3 +102,47 @@ def test_auth_whoami_without_a_token_is_anonymous(kubectl):
     # serve's defaults: anonymous requests allowed (--anonymous-auth), as kube-apiserver's
     rows = [line.split(None, 1) for line in kubectl.run("auth", "whoami").stdout.splitlines()]
     assert rows == [["ATTRIBUTE", "VALUE"], ["Username", "system:anonymous"], ["Groups", "[system:unauthenticated]"]]
+
+
+# -- writes ----------------------------------------------------------------------------------------
+
+CM_YAML = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {name}
+  labels:
+    app: {app}
+data:
+  greeting: {greeting}
+"""
+
+
+@pytest.mark.parametrize("kind, patch, want", [
+    ("merge", '{"data":{"b":"2"}}', {"a": "1", "b": "2"}),
+    ("json", '[{"op":"replace","path":"/data/a","value":"9"}]', {"a": "9"}),
+    ("strategic", '{"data":{"a":null,"c":"3"}}', {"c": "3"}),
+])
+def test_patch_of_each_type(server, kubectl, kind, patch, want):
+    name = f"k-patch-{kind}"
+    kubectl.run("create", "configmap", name, "--from-literal=a=1")
+    assert kubectl.run("patch", "cm", name, "--type", kind, "-p", patch).stdout == f"configmap/{name} patched\n"
+    assert stored(server, f"/api/v1/namespaces/default/configmaps/{name}")["data"] == want
+
+
+def test_label_and_annotate(server, kubectl):
+    kubectl.run("create", "configmap", "k-label")
+    assert kubectl.run("label", "cm", "k-label", "tier=web").stdout == "configmap/k-label labeled\n"
+    assert kubectl.run("annotate", "cm", "k-label", "note=hello").stdout == "configmap/k-label annotated\n"
+    meta = stored(server, "/api/v1/namespaces/default/configmaps/k-label")["metadata"]
+    assert meta["labels"] == {"tier": "web"} and meta["annotations"] == {"note": "hello"}
+    assert kubectl.run("label", "cm", "k-label", "tier-").stdout == "configmap/k-label unlabeled\n"
+    assert "labels" not in stored(server, "/api/v1/namespaces/default/configmaps/k-label")["metadata"]
+
+
+def test_a_patch_that_does_not_apply_changes_nothing(server, kubectl):
+    kubectl.run("create", "configmap", "k-badpatch", "--from-literal=a=1")
+    proc = kubectl.run("patch", "cm", "k-badpatch", "--type", "json", "-p", '[{"op":"test","path":"/data/a","value":"2"}]', check=False)
+    assert proc.returncode == 1
+    # Go answers a patch that does not apply with NewGenericServerResponse(422): kubectl's words for it
+    assert proc.stderr == "The request is invalid: the server rejected our request due to an error in our request\n"
+    assert stored(server, "/api/v1/namespaces/default/configmaps/k-badpatch")["data"] == {"a": "1"}

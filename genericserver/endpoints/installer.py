@@ -27,7 +27,7 @@ from werkzeug.routing import Map, Rule
 
 from genericserver import http1
 from genericserver.apimachinery.api import errors
-from genericserver.endpoints.handlers import create, delete, get, response, update
+from genericserver.endpoints.handlers import create, delete, get, patch, response, update
 from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.mux import not_found
@@ -38,7 +38,7 @@ WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 _COLLECTION = {"GET": (get.list_resource, "LIST"), "POST": (create.create_resource, "POST"),
                "DELETE": (delete.delete_collection, "DELETECOLLECTION")}
 _ITEM = {"GET": (get.get_resource, "GET"), "PUT": (update.update_resource, "PUT"),
-         "DELETE": (delete.delete_resource, "DELETE"), "PATCH": (None, "PATCH")}
+         "DELETE": (delete.delete_resource, "DELETE"), "PATCH": (patch.patch_resource, "PATCH")}
 _VERB_OF = {("collection", "GET"): "list", ("collection", "POST"): "create", ("collection", "DELETE"): "deletecollection",
             ("item", "GET"): "get", ("item", "PUT"): "update", ("item", "DELETE"): "delete", ("item", "PATCH"): "patch",
             ("all", "GET"): "list"}
@@ -54,12 +54,10 @@ class APIGroupVersion:
     """The resources of one group version, served under ``prefix`` (Go's ``APIGroupVersion``
     and its ``InstallREST``). ``scopes`` maps each resource name to its :class:`RequestScope`."""
 
-    def __init__(self, prefix: str, scopes: list[RequestScope], *, not_found_app: WSGIApp = not_found,
-                 patch: Optional[Callable[..., Iterable[bytes]]] = None):
+    def __init__(self, prefix: str, scopes: list[RequestScope], *, not_found_app: WSGIApp = not_found):
         self.prefix = prefix
         self.scopes = {s.resource.name: s for s in scopes}
         self.not_found_app = not_found_app
-        self.patch = patch
         rules = []
         for s in scopes:
             r = s.resource.name
@@ -99,10 +97,6 @@ class APIGroupVersion:
         if method not in table or verb not in scope.resource.verbs:
             return _method_not_allowed(start_response)
         handler, metric_verb = table[method]
-        if handler is None:
-            handler = self.patch
-            if handler is None:
-                return _method_not_allowed(start_response)
         namespace = args.get("namespace") if scope.resource.namespaced else ""
         if endpoint == "all":
             namespace = None

@@ -1,0 +1,1 @@
+"""k8s.io/apimachinery/pkg/util/strategicpatch (package): strategic merge patch."""

@@ -1,0 +1,166 @@
+"""Port of k8s.io/apimachinery/pkg/util/strategicpatch/patch.go (v1.36.0): applying a strategic merge patch.
+
+``kubectl apply``, ``edit``, ``label``, ``annotate``, ``patch`` (its default type), ``set image``
+and ``rollout restart`` send ``application/strategic-merge-patch+json``: a JSON merge patch that
+knows, from the Go struct's tags, which lists to merge instead of replace. Applied to a map:
+
+* a key whose patch value is ``null`` is deleted; a map is merged into a map, key by key;
+* a list whose field has ``patchStrategy:"merge"`` is merged: by its ``patchMergeKey`` (a list
+  of objects: an item with the same key is merged into the original's, a new one appended, one
+  marked ``$patch: delete`` removed), or as a set (a list of scalars: new values appended once);
+  any other list is replaced;
+* directives: ``$patch: replace`` (the map or list is the patch's, not a merge), ``$patch:
+  delete`` (the map is emptied), ``$retainKeys`` (keys not listed are dropped),
+  ``$deleteFromPrimitiveList/<field>`` (values removed from a set), ``$setElementOrder/<field>``
+  (the merged list in that order, items the patch does not name after them).
+
+The patch meta of a field (strategy and merge key) comes from the kind's
+:class:`~genericserver.apimachinery.structs.Struct`, as Go's ``PatchMetaFromStruct`` reads it
+from the struct tags. A field the struct does not know is merged as plain JSON (Go fails the
+lookup; the decoding after the patch then reports the field as unknown, as Go's does for fields
+it can look up). Errors carry Go's texts (mergepatch's ``ErrBadPatchFormat...``).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Optional
+
+from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct
+
+DIRECTIVE = "$patch"
+RETAIN_KEYS = "$retainKeys"
+DELETE_FROM_PRIMITIVE_LIST = "$deleteFromPrimitiveList"
+SET_ELEMENT_ORDER = "$setElementOrder"
+
+
+class PatchError(ValueError):
+    """A patch Go refuses; ``bad_request`` when Go answers 400, else 422."""
+
+    def __init__(self, message: str, bad_request: bool = True):
+        super().__init__(message)
+        self.bad_request = bad_request
+
+
+ERR_BAD_PATCH_TYPE = "invalid value for special directive"
+ERR_NO_LIST_OF_LISTS = "lists of lists are not supported"
+ERR_BAD_PRIMITIVE_LIST = "invalid patch format of primitive list"
+ERR_BAD_SET_ELEMENT_ORDER = "invalid patch format of setElementOrder list"
+
+
+def _field(struct: Optional[Struct], key: str) -> Optional[Field]:
+    return struct.field(key) if struct is not None else None
+
+
+def _elem_struct(t: Any) -> Optional[Struct]:
+    while isinstance(t, (ListOf, MapOf)):
+        t = t.item if isinstance(t, ListOf) else t.value
+    return t if isinstance(t, Struct) and t.json_form is None else None
+
+
+def strategic_merge_patch(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
+    """``StrategicMergeMapPatch``: ``patch`` applied to a copy of ``original``."""
+    if not isinstance(patch, dict):
+        raise PatchError("invalid JSON document")
+    return _merge_map(copy.deepcopy(original), patch, struct)
+
+
+def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
+    patch = dict(patch)
+    directive = patch.pop(DIRECTIVE, None)
+    if directive == "replace":
+        return _strip(patch)
+    if directive == "delete":
+        return {}
+    if directive not in (None, "merge"):
+        raise PatchError(f"{ERR_BAD_PATCH_TYPE}: {directive}")
+    retain = patch.pop(RETAIN_KEYS, None)
+    if retain is not None:
+        if not isinstance(retain, list):
+            raise PatchError("invalid patch format of retainKeys")
+        original = {k: v for k, v in original.items() if k in retain}
+    orders = {k[len(SET_ELEMENT_ORDER) + 1:]: patch.pop(k) for k in list(patch) if k.startswith(SET_ELEMENT_ORDER + "/")}
+    deletions = {k[len(DELETE_FROM_PRIMITIVE_LIST) + 1:]: patch.pop(k) for k in list(patch) if k.startswith(DELETE_FROM_PRIMITIVE_LIST + "/")}
+    for key, values in deletions.items():
+        if not isinstance(values, list):
+            raise PatchError(ERR_BAD_PRIMITIVE_LIST)
+        if isinstance(original.get(key), list):
+            original[key] = [v for v in original[key] if v not in values]
+    for key, value in patch.items():
+        f = _field(struct, key)
+        if value is None:
+            original.pop(key, None)
+            continue
+        current = original.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            sub = _elem_struct(f.type) if f is not None else None
+            if f is not None and isinstance(f.type, MapOf) and not isinstance(f.type.value, Struct):
+                sub = None  # a map of scalars: plain keys
+            original[key] = _merge_map(current, value, sub)
+        elif isinstance(value, list) and isinstance(current, list) and f is not None and "merge" in f.patch_strategy.split(","):
+            original[key] = _merge_list(current, value, f)
+        elif isinstance(value, list) and any(isinstance(v, list) for v in value):
+            raise PatchError(ERR_NO_LIST_OF_LISTS, bad_request=False)
+        else:
+            original[key] = _strip(value)
+    for key, order in orders.items():
+        if not isinstance(order, list):
+            raise PatchError(ERR_BAD_SET_ELEMENT_ORDER)
+        if isinstance(original.get(key), list):
+            f = _field(struct, key)
+            original[key] = _reorder(original[key], order, f.patch_merge_key if f else "")
+    return original
+
+
+def _strip(value: Any) -> Any:
+    """The value with any directives left in it removed (a new key or a replaced value)."""
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if not k.startswith("$")}
+    if isinstance(value, list):
+        return [_strip(v) for v in value if not (isinstance(v, dict) and v.get(DIRECTIVE) == "delete")]
+    return value
+
+
+def _merge_list(original: list, patch: list, f: Field) -> list:
+    key = f.patch_merge_key
+    if any(isinstance(item, dict) and item.get(DIRECTIVE) == "replace" for item in patch):
+        return [_strip(item) for item in patch if not (isinstance(item, dict) and DIRECTIVE in item)]
+    if not key:  # a set of scalars
+        out = list(original)
+        for item in patch:
+            if isinstance(item, (dict, list)):
+                raise PatchError(ERR_BAD_PRIMITIVE_LIST)
+            if item not in out:
+                out.append(item)
+        return out
+    sub = _elem_struct(f.type)
+    out = list(original)
+    for item in patch:
+        if not isinstance(item, dict):
+            raise PatchError(f"unable to find map key {key!r} in a list item that is not a map")
+        if key not in item:
+            raise PatchError(f"map: {_go_map(item)} does not contain declared merge key: {key}")
+        index = next((i for i, o in enumerate(out) if isinstance(o, dict) and o.get(key) == item[key]), None)
+        if item.get(DIRECTIVE) == "delete":
+            if index is not None:
+                del out[index]
+            continue
+        if index is None:
+            out.append(_strip(item))
+        else:
+            out[index] = _merge_map(out[index], item, sub)
+    return out
+
+
+def _reorder(items: list, order: list, key: str) -> list:
+    """``$setElementOrder``: the items named by ``order`` first, in its order; the others after."""
+    def ident(item: Any) -> Any:
+        return item.get(key) if key and isinstance(item, dict) else item
+    wanted = [o.get(key) if key and isinstance(o, dict) else o for o in order]
+    named = sorted((i for i in items if ident(i) in wanted), key=lambda i: wanted.index(ident(i)))
+    return named + [i for i in items if ident(i) not in wanted]
+
+
+def _go_map(item: dict) -> str:
+    # Go's %v of a map: map[k:v ...], keys sorted
+    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(item.items())) + "]"

@@ -1,0 +1,136 @@
+"""Port of k8s.io/apiserver/pkg/endpoints/handlers/patch.go (v1.36.0): PATCH of an object.
+
+The patch's type is its Content-Type; anything but the three kinds here is Go's 415 listing
+them. In Go's order: the output media type, the ``PatchOptions`` (``dryRun``, ``fieldManager``,
+``fieldValidation``; ``force`` only for an apply: 422 on ``PatchOptions.meta.k8s.io``), the body,
+then the patch is applied to the object as stored (a missing object is 404):
+
+* ``application/json-patch+json`` (RFC 6902, the ``jsonpatch`` library): a patch that does not
+  decode is 400 with the decoder's text; more than 10,000 operations is 413; one that does not
+  apply (a failed ``test``, a missing path) is Go's 422 ``the server rejected our request due
+  to an error in our request``;
+* ``application/merge-patch+json`` (RFC 7386, as evanphx/json-patch's ``MergePatch``): a patch
+  that is not a JSON document is 400 ``Invalid JSON Patch``;
+* ``application/strategic-merge-patch+json``
+  (:mod:`genericserver.apimachinery.strategicpatch.patch`).
+
+The result is read back into the kind's struct as a body would be: unknown fields are warnings,
+or with ``fieldValidation=Strict`` a 422 on the field ``patch``. It must keep the URL's name and
+namespace (400 otherwise), is validated as an update (422), and is stored only if
+``metadata.resourceVersion`` is still current (a patch that sets an older one is 409).
+
+Left out: server-side apply (``application/apply-patch+yaml``) and managed fields: such a patch
+is answered 415, so ``kubectl apply --server-side`` stops at once, with Go's message.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Iterable
+
+import jsonpatch
+
+from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.apis.meta.v1 import validation
+from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.runtime.serializer import codec_factory, json as jsonserializer
+from genericserver.apimachinery.strategicpatch.patch import PatchError, strategic_merge_patch
+from genericserver.endpoints.handlers import response
+from genericserver.endpoints.handlers.negotiation import negotiate
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, field_validation, read_body, validate_new
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH]
+MAX_JSON_PATCH_OPERATIONS = 10000
+
+
+def _rejected() -> errors.StatusError:
+    # NewGenericServerResponse(422, ...): Go's words, the details empty
+    return errors.StatusError(errors.status(422, "Invalid", "the server rejected our request due to an error in our request", {}))
+
+
+def merge_patch(doc: Any, patch: Any) -> Any:
+    """RFC 7386: ``null`` deletes, an object merges into an object, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(doc) if isinstance(doc, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+def _load(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as err:
+        raise errors.new_bad_request(jsonserializer._syntax_error(body, err).removeprefix("couldn't get version/kind; json parse error: ")) from None
+
+
+def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope) -> dict:
+    """The object after the patch, as JSON (not yet read into the struct)."""
+    if patch_type == JSON_PATCH:
+        ops = _load(body)
+        if not isinstance(ops, list):
+            raise errors.new_bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
+        if len(ops) > MAX_JSON_PATCH_OPERATIONS:
+            raise errors.new_request_entity_too_large(
+                f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
+        try:
+            return jsonpatch.JsonPatch(ops).apply(copy.deepcopy(current))
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
+            raise _rejected() from None
+    patch = _load(body)
+    if patch_type == MERGE_PATCH:
+        if not isinstance(patch, dict):
+            raise errors.new_bad_request("Invalid JSON Patch")
+        return merge_patch(current, patch)
+    if not isinstance(patch, dict):
+        raise errors.new_bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
+    try:
+        return strategic_merge_patch(current, patch, scope.resource.struct)
+    except PatchError as err:
+        if err.bad_request:
+            raise errors.new_bad_request(str(err)) from None
+        raise errors.StatusError(errors.status(422, "Invalid", str(err), {})) from None
+
+
+def patch_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
+    response.negotiate_output(scope, req.environ)
+    patch_type = req.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if patch_type not in PATCH_TYPES:
+        raise negotiate.new_unsupported_media_type_error(PATCH_TYPES)
+    dry_run = req.args.getlist("dryRun")
+    if "force" in req.args:
+        raise validation.invalid_options("PatchOptions", [field.forbidden("force", "may not be specified for non-apply patch")])
+    directive = field_validation(req)
+    validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+    body = read_body(req)
+    current = scope.store.get(namespace, name)
+    patched = apply_patch(patch_type, current, body, scope)
+    try:
+        _, obj, strict = jsonserializer.decode(jsonserializer.encode(patched), scope.resource.struct)
+    except jsonserializer.DecodeError as err:
+        raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", json.dumps(patched), str(err))])) from None
+    warnings: list[str] = []
+    if strict:
+        if directive == "Strict":
+            raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", json.dumps(patched),
+                                                                            "strict decoding error: " + ", ".join(strict))]))
+        if directive == "Warn":
+            warnings = strict
+    obj = {"kind": current.get("kind"), "apiVersion": current.get("apiVersion"),
+           **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
+    meta = obj.setdefault("metadata", {})
+    if scope.resource.namespaced and meta.get("namespace", namespace) != namespace:
+        raise errors.new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    if meta.get("name", "") != name:
+        raise errors.new_bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
+    validate_new(scope, obj, current)
+    updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
+    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)

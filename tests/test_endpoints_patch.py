@@ -1,0 +1,100 @@
+"""PATCH as Go's patch.go answers it: the three patch types, and each way a patch is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from werkzeug.test import Client
+
+from genericserver import sampleapi
+from genericserver.mux import PathRecorderMux
+
+NS = "/api/v1/namespaces/ns/configmaps"
+MERGE, JSONP, SMP = "application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"
+
+
+@pytest.fixture
+def setup():
+    mux = PathRecorderMux("test")
+    store = sampleapi.install(mux)
+    c = Client(mux)
+    assert c.post(NS, json={"metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v"}}).status_code == 201
+    return store, c
+
+
+def patch(c, body, content_type, path=NS + "/a", query=""):
+    return c.patch(path + query, data=body if isinstance(body, (str, bytes)) else json.dumps(body), content_type=content_type)
+
+
+@pytest.mark.parametrize("content_type, body, data", [
+    (MERGE, {"data": {"k": None, "n": "1"}}, {"n": "1"}),
+    (JSONP, [{"op": "add", "path": "/data/n", "value": "1"}], {"k": "v", "n": "1"}),
+    (SMP, {"data": {"n": "1"}}, {"k": "v", "n": "1"}),
+])
+def test_each_patch_type_applies_and_bumps_the_version(setup, content_type, body, data):
+    store, c = setup
+    r = patch(c, body, content_type)
+    assert r.status_code == 200
+    obj = json.loads(r.data)
+    assert obj["data"] == data and obj["metadata"]["labels"] == {"x": "1"}
+    assert obj["metadata"]["resourceVersion"] == "3"
+
+
+def test_an_unknown_patch_type_is_415_listing_the_three(setup):
+    _, c = setup
+    r = patch(c, "{}", "application/apply-patch+yaml")
+    assert r.status_code == 415
+    assert json.loads(r.data)["message"] == (
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, "
+        "application/merge-patch+json, application/strategic-merge-patch+json")
+
+
+@pytest.mark.parametrize("content_type, body, code, message", [
+    (JSONP, [{"op": "test", "path": "/data/k", "value": "other"}], 422, "the server rejected our request due to an error in our request"),
+    (JSONP, [{"op": "remove", "path": "/data/missing"}], 422, "the server rejected our request due to an error in our request"),
+    (JSONP, "not json", 400, "invalid character 'o' in literal null (expecting 'u')"),
+    (MERGE, "[1]", 400, "Invalid JSON Patch"),
+    (SMP, {"metadata": {"name": "b"}}, 400, "the name of the object (b) does not match the name on the URL (a)"),
+    (SMP, {"metadata": {"namespace": "other"}}, 400, "the namespace of the provided object does not match the namespace sent on the request"),
+    (MERGE, {"metadata": {"resourceVersion": "1"}}, 409,
+     'Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again'),
+    (SMP, {"data": {"bad key": "x"}}, 422, None),
+    (SMP, {"$patch": "explode"}, 400, "invalid value for special directive: explode"),
+])
+def test_a_refused_patch_changes_nothing(setup, content_type, body, code, message):
+    store, c = setup
+    before = store.get("ns", "a")
+    r = patch(c, body, content_type)
+    assert r.status_code == code
+    if message is not None:
+        assert json.loads(r.data)["message"] == message
+    assert store.get("ns", "a") == before
+
+
+def test_a_patch_of_a_missing_object_is_404(setup):
+    _, c = setup
+    r = patch(c, {}, MERGE, path=NS + "/nope")
+    assert (r.status_code, json.loads(r.data)["reason"]) == (404, "NotFound")
+
+
+def test_an_unknown_field_is_a_warning_by_default_and_422_when_strict(setup):
+    store, c = setup
+    warned = patch(c, {"spec": {"x": 1}}, MERGE)
+    assert warned.status_code == 200
+    assert warned.headers.getlist("Warning") == ['299 - "unknown field \\"spec\\""']
+    strict = patch(c, {"spec": {"x": 1}}, MERGE, query="?fieldValidation=Strict")
+    assert strict.status_code == 422
+    st = json.loads(strict.data)
+    assert st["details"]["causes"][0]["field"] == "patch"
+    assert st["details"]["causes"][0]["message"].endswith('strict decoding error: unknown field "spec"')
+
+
+def test_dry_run_and_force(setup):
+    store, c = setup
+    before = store.resource_version()
+    assert patch(c, {"data": {"n": "1"}}, MERGE, query="?dryRun=All").status_code == 200
+    assert store.resource_version() == before
+    r = patch(c, {}, MERGE, query="?force=true")
+    assert r.status_code == 422
+    assert json.loads(r.data)["message"] == 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'
