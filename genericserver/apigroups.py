@@ -26,6 +26,7 @@ from genericserver.endpoints.discovery.version import APIVersionHandler
 from genericserver.endpoints.handlers.rest import RequestScope
 from genericserver.endpoints.installer import APIGroupVersion
 from genericserver.mux import not_found
+from genericserver.openapi.handler3 import OpenAPIService
 
 WSGIApp = Callable[..., Iterable[bytes]]
 
@@ -60,6 +61,10 @@ class APIGroups:
         mux.handle("/apis", apis)
         mux.unlisted_handle("/api/", legacy)
         mux.unlisted_handle("/apis/", apis)
+        # the OpenAPI v3 documents of what is installed (routes/openapi.go's OpenAPIVersionedService)
+        self.openapi = OpenAPIService(self.served)
+        mux.handle("/openapi/v3", self.openapi.index)
+        mux.unlisted_handle_prefix("/openapi/v3/", self.openapi.group_version)
 
     def _install_version(self, prefix: str, group: str, version: str, scopes: list[RequestScope]) -> APIGroupVersion:
         gv = APIGroupVersion(prefix, scopes, not_found_app=self.not_found_app)
@@ -76,6 +81,10 @@ class APIGroups:
         self.mux.unlisted_handle_prefix(prefix + "/", _DiscoveryOrREST(prefix, discovery, gv))
         (self.aggregated if group else self.legacy_aggregated).add_group_version(group, version, gv.discovery())
         return gv
+
+    def served(self) -> dict:
+        """Each installed group version's path (``api/v1``, ``apis/G/V``) and its resources."""
+        return {prefix.lstrip("/"): [s.resource for s in gv.scopes.values()] for prefix, gv in self.installed.items()}
 
     def install_legacy_api_group(self, scopes: list[RequestScope]) -> APIGroupVersion:
         """``InstallLegacyAPIGroup("/api", ...)``: the core group's v1."""

@@ -31,7 +31,7 @@ SEAM_EXEMPT_DIRS = {"testing", "demo"}
 BARE = re.compile(
     r"\btime\.(sleep|monotonic|time|perf_counter)\(|threading\.(Thread|Event|Condition|Lock|RLock|Semaphore|BoundedSemaphore|Timer)\("
 )
-PORT_LINE = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes)/\S+\.go\b.*\(v1\.36\.0\)|^Port of Go's \S+ package|^Ports of k8s\.io/")
+PORT_LINE = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes|kube-openapi)/\S+\.go\b.*\(v1\.36\.0\)|^Port of Go's \S+ package|^Ports of k8s\.io/")
 MAX_LINES = 600
 
 
@@ -110,9 +110,12 @@ FOLDERS = [
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
     ("kubernetes:pkg/printers/internalversion/", "printers/internalversion"),
+    ("kube-openapi:pkg/", "openapi"),
     ("apimachinery:pkg/util/duration/", "apimachinery"),
     ("apimachinery:pkg/runtime/serializer/", "apimachinery/runtime/serializer"),
     ("apimachinery:pkg/util/strategicpatch/", "apimachinery/strategicpatch"),
+    ("apimachinery:pkg/labels/", "apimachinery/labels"),
+    ("apimachinery:pkg/fields/", "apimachinery/fields"),
     ("apiserver:pkg/registry/generic/registry/", "registry/generic/registry"),
     ("apiserver:pkg/endpoints/handlers/responsewriters/", ""),
     ("apiserver:pkg/endpoints/handlers/negotiation/", "endpoints/handlers/negotiation"),
@@ -137,7 +140,7 @@ NAME_EXCEPTIONS = {
     "cluster/store.py": "the cluster world's object store; delete.go's graceful deletion is the part ported",
     "utilruntime.py": "apimachinery's util/runtime/runtime.go, imported as utilruntime in Go too: runtime.py is the seam",
 }
-SINGLE_PORT = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes)/(\S+?)(\{[^}]*\})?\.go\b")
+SINGLE_PORT = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes|kube-openapi)/(\S+?)(\{[^}]*\})?\.go\b")
 
 
 def _go_twin(path: pathlib.Path):

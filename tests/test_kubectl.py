@@ -117,6 +117,56 @@ data:
 """
 
 
+def test_get_all_namespaces_and_by_label(server, kubectl):
+    # (not "y": YAML 1.1, which kubectl reads manifests with, takes it for true)
+    for ns, name, app in [("k-ns1", "one", "alpha"), ("k-ns2", "two", "beta")]:
+        kubectl.run("create", "-n", ns, "-f", "-", input=CM_YAML.format(name=name, app=app, greeting="hi"))
+    rows = [line.split()[:2] for line in kubectl.run("get", "cm", "-A", "-l", "app in (alpha,beta)").stdout.splitlines()]
+    assert rows == [["NAMESPACE", "NAME"], ["k-ns1", "one"], ["k-ns2", "two"]]
+    only = kubectl.run("get", "cm", "-A", "-l", "app=beta", "-o", "name").stdout
+    assert only == "configmap/two\n"
+
+
+def test_apply_twice_creates_then_patches(server, kubectl):
+    first = kubectl.run("apply", "-f", "-", input=CM_YAML.format(name="k-apply", app="a", greeting="hello"))
+    assert first.stdout == "configmap/k-apply created\n"
+    second = kubectl.run("apply", "-f", "-", input=CM_YAML.format(name="k-apply", app="a", greeting="bye"))
+    assert second.stdout == "configmap/k-apply configured\n"
+    obj = stored(server, "/api/v1/namespaces/default/configmaps/k-apply")
+    assert obj["data"] == {"greeting": "bye"}
+    assert "kubectl.kubernetes.io/last-applied-configuration" in obj["metadata"]["annotations"]
+    third = kubectl.run("apply", "-f", "-", input=CM_YAML.format(name="k-apply", app="a", greeting="bye"))
+    assert third.stdout == "configmap/k-apply unchanged\n"
+
+
+def test_create_and_replace_from_a_file(server, kubectl):
+    assert kubectl.run("create", "-f", "-", input=CM_YAML.format(name="k-file", app="f", greeting="one")).stdout == "configmap/k-file created\n"
+    assert kubectl.run("replace", "-f", "-", input=CM_YAML.format(name="k-file", app="f", greeting="two")).stdout == "configmap/k-file replaced\n"
+    assert stored(server, "/api/v1/namespaces/default/configmaps/k-file")["data"] == {"greeting": "two"}
+    again = kubectl.run("create", "-f", "-", input=CM_YAML.format(name="k-file", app="f", greeting="one"), check=False)
+    assert again.returncode == 1
+    assert 'Error from server (AlreadyExists): error when creating "STDIN": configmaps "k-file" already exists' in again.stderr
+
+
+def test_strict_validation_refuses_an_unknown_field(server, kubectl):
+    bad = CM_YAML.format(name="k-strict", app="s", greeting="x") + "spec:\n  replicas: 2\n"
+    proc = kubectl.run("create", "-f", "-", input=bad, check=False)
+    assert proc.returncode == 1
+    assert 'unknown field "spec"' in proc.stderr
+    with server.client() as c:
+        assert c.get("/api/v1/namespaces/default/configmaps/k-strict").status == 404
+
+
+def test_edit_with_an_editor_script(server, kubectl, tmp_path):
+    kubectl.run("create", "configmap", "k-edit", "--from-literal=a=1")
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsed -i 's/a: \"1\"/a: \"edited\"/' \"$1\"\n")
+    editor.chmod(0o755)
+    proc = kubectl.run("edit", "cm", "k-edit", env={"KUBE_EDITOR": str(editor)})
+    assert proc.stdout == "configmap/k-edit edited\n"
+    assert stored(server, "/api/v1/namespaces/default/configmaps/k-edit")["data"] == {"a": "edited"}
+
+
 @pytest.mark.parametrize("kind, patch, want", [
     ("merge", '{"data":{"b":"2"}}', {"a": "1", "b": "2"}),
     ("json", '[{"op":"replace","path":"/data/a","value":"9"}]', {"a": "9"}),
@@ -146,3 +196,12 @@ def test_a_patch_that_does_not_apply_changes_nothing(server, kubectl):
     # Go answers a patch that does not apply with NewGenericServerResponse(422): kubectl's words for it
     assert proc.stderr == "The request is invalid: the server rejected our request due to an error in our request\n"
     assert stored(server, "/api/v1/namespaces/default/configmaps/k-badpatch")["data"] == {"a": "1"}
+
+
+def test_explain_reads_the_openapi_document(kubectl):
+    out = kubectl.run("explain", "configmap").stdout
+    assert out.startswith("KIND:       ConfigMap\nVERSION:    v1\n")
+    for field in ("binaryData", "data", "immutable", "metadata"):
+        assert f"  {field}\t" in out
+    finalizers = kubectl.run("explain", "configmap.metadata.finalizers").stdout
+    assert "FIELD: finalizers <[]string>" in finalizers

@@ -25,6 +25,8 @@ from werkzeug.utils import cached_property
 from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.fields import selector as field_selector
+from genericserver.apimachinery.labels import selector as label_selector
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.apimachinery.runtime.serializer.json import DecodeError
 from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
@@ -34,6 +36,7 @@ from genericserver.registry.rest.rest import Resource
 log = logging.getLogger("genericserver.endpoints.handlers")
 StartResponse = Callable[..., Any]
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024  # Go's default --max-request-body-bytes
+FIELD_LABELS = ("metadata.name", "metadata.namespace")
 
 
 class Request(werkzeug.wrappers.Request):
@@ -117,12 +120,30 @@ def write_empty(start_response: StartResponse, code: int) -> Iterable[bytes]:
 
 
 def selectors(scope: RequestScope, req: Request, name: Optional[str] = None) -> Callable[[dict], bool]:
-    """The label and field selectors of the query (``listOpts``): parsed, the field labels
-    checked against what the resource supports, and a name in the path as a field selector."""
-    select = scope.extra.get("select")
-    if select is None:
-        return lambda obj: obj["metadata"].get("name") == name if name else True
-    return select(scope, req.args.get("labelSelector", ""), req.args.get("fieldSelector", ""), name)
+    """The label and field selectors of the query, as get.go's ``listOpts`` reads them: each
+    parsed (400 with the parser's text), the field labels converted as the resource allows
+    (``metadata.name`` and ``metadata.namespace``: Go's ``DefaultMetaV1FieldSelectorConversion``),
+    and a name in the path as a ``metadata.name`` term that a given field selector must agree with."""
+    try:
+        labels = label_selector.parse(req.args.get("labelSelector", ""))
+        fields = field_selector.parse(req.args.get("fieldSelector", ""))
+    except (label_selector.SelectorError, field_selector.SelectorError) as err:
+        raise errors.new_bad_request(str(err)) from None
+    for term in fields.terms:
+        if term.field not in FIELD_LABELS:
+            raise errors.new_bad_request(f'"{term.field}" is not a known field selector: only "metadata.name", "metadata.namespace"')
+    if name is not None:
+        if not fields.empty():
+            if fields.requires_exact_match("metadata.name") != name:
+                raise errors.new_bad_request("fieldSelector metadata.name doesn't match requested name")
+        else:
+            fields = field_selector.Selector((field_selector.Term("metadata.name", name),))
+
+    def matches(obj: dict) -> bool:
+        meta = obj.get("metadata", {})
+        return labels.matches(meta.get("labels")) and fields.matches(
+            {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")})
+    return matches
 
 
 def field_validation(req: Request) -> str:

@@ -1,0 +1,1 @@
+"""k8s.io/apimachinery/pkg/labels (package): label selectors."""
