@@ -26,6 +26,7 @@ from genericserver.endpoints.discovery.version import APIVersionHandler
 from genericserver.endpoints.handlers.rest import RequestScope
 from genericserver.endpoints.installer import APIGroupVersion
 from genericserver.mux import not_found
+from genericserver.openapi.handler import OpenAPIV2
 from genericserver.openapi.handler3 import OpenAPIService
 
 WSGIApp = Callable[..., Iterable[bytes]]
@@ -61,10 +62,11 @@ class APIGroups:
         mux.handle("/apis", apis)
         mux.unlisted_handle("/api/", legacy)
         mux.unlisted_handle("/apis/", apis)
-        # the OpenAPI v3 documents of what is installed (routes/openapi.go's OpenAPIVersionedService)
+        # the OpenAPI documents of what is installed (routes/openapi.go: v3 per group version, v2 whole)
         self.openapi = OpenAPIService(self.served)
         mux.handle("/openapi/v3", self.openapi.index)
         mux.unlisted_handle_prefix("/openapi/v3/", self.openapi.group_version)
+        mux.handle("/openapi/v2", OpenAPIV2(lambda: [r for rs in self.served().values() for r in rs]))
 
     def _install_version(self, prefix: str, group: str, version: str, scopes: list[RequestScope]) -> APIGroupVersion:
         gv = APIGroupVersion(prefix, scopes, not_found_app=self.not_found_app)

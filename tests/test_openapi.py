@@ -75,3 +75,18 @@ def test_a_patch_operation_advertises_field_validation_so_kubectl_validates_on_t
     assert [item[v]["operationId"] for v in ("get", "put", "delete")] == [
         "readCoreV1NamespacedConfigMap", "replaceCoreV1NamespacedConfigMap", "deleteCoreV1NamespacedConfigMap"]
     assert doc["paths"]["/api/v1/configmaps"]["get"]["operationId"] == "listCoreV1ConfigMapForAllNamespaces"
+
+
+def test_the_v2_document_is_swagger_with_definitions_and_body_parameters(client):
+    r = client.get("/openapi/v2", headers={"Accept": "application/json"})
+    assert r.status_code == 200 and r.headers["ETag"].startswith('"')
+    doc = json.loads(r.data)
+    assert doc["swagger"] == "2.0"
+    assert CM in doc["definitions"] and "components" not in doc
+    assert '#/components/' not in r.data.decode()
+    create = doc["paths"]["/api/v1/namespaces/{namespace}/configmaps"]["post"]
+    assert create["parameters"][0] == {"name": "body", "in": "body", "required": True, "schema": {"$ref": "#/definitions/" + CM}}
+    assert client.get("/openapi/v2", headers={"If-None-Match": r.headers["ETag"]}).status_code == 304
+    # the gnostic protobuf form is not built: a client that takes nothing else gets 406
+    pb = client.get("/openapi/v2", headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"})
+    assert pb.status_code == 406

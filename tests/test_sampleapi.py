@@ -72,7 +72,7 @@ def test_install_lists_the_paths():
     mux, _, _ = setup()
     # Go's root listing: the discovery web services, not each resource path
     assert mux.listed_paths() == ["/api", "/api/v1", "/apis", "/apis/authentication.k8s.io",
-                                  "/apis/authentication.k8s.io/v1", "/echo", "/openapi/v3", "/slow"]
+                                  "/apis/authentication.k8s.io/v1", "/echo", "/openapi/v2", "/openapi/v3", "/slow"]
 
 
 def test_create_answers_201_with_the_stored_object_in_gos_field_order():
