@@ -66,3 +66,44 @@ def test_a_stale_replace_is_a_409_conflict(api):
         v1.replace_namespaced_config_map("py-stale", "py", created)  # its resourceVersion is gone by now
     assert err.value.status == 409
     assert "the object has been modified" in err.value.body
+
+
+def test_patch_and_deletecollection(api):
+    v1 = client.CoreV1Api(api)
+    v1.create_namespaced_config_map("py-patch", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="p", labels={"x": "1"}),
+                                                                   data={"a": "1"}))
+    patched = v1.patch_namespaced_config_map("p", "py-patch", {"data": {"b": "2"}, "metadata": {"labels": {"x": None}}})
+    assert patched.data == {"a": "1", "b": "2"}
+    assert patched.metadata.labels is None
+    v1.create_namespaced_config_map("py-patch", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="q")))
+    v1.delete_collection_namespaced_config_map("py-patch")
+    assert v1.list_namespaced_config_map("py-patch").items == []
+
+
+def test_a_watch_across_a_graceful_shutdown(tmp_path):
+    """With watch draining on, the server ends the stream at NotAcceptingNewRequest; the
+    client's ``Watch`` then resumes from the last resource version, as against kube-apiserver,
+    and finds the listener closed."""
+    import urllib3
+    from kubernetes import watch
+
+    sp = ServerProcess("--v=1", "--shutdown-watch-termination-grace-period", "5s")
+    try:
+        config = client.Configuration()
+        config.host = f"http://127.0.0.1:{sp.port}"
+        config.retries = 0  # the resumed watch fails at once instead of retrying the refused connect
+        with client.ApiClient(config) as c:
+            v1 = client.CoreV1Api(c)
+            v1.create_namespaced_config_map("w", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="seen")))
+            w = watch.Watch()
+            events = w.stream(v1.list_namespaced_config_map, "w")
+            first = next(events)
+            assert (first["type"], first["object"].metadata.name) == ("ADDED", "seen")
+            sp.signal()
+            sp.expect(r'name="NotAcceptingNewRequest"')
+            with pytest.raises(urllib3.exceptions.MaxRetryError):
+                next(events)
+            assert w.resource_version == first["object"].metadata.resource_version
+        assert sp.wait() == 0
+    finally:
+        sp.kill()
