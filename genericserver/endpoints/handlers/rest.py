@@ -168,18 +168,20 @@ def decode_as(struct: Any, group: str, version: str, body: bytes, info: Any, val
     want_kind, want_av = struct.short_name, f"{group}/{version}" if group else version
     try:
         raw, obj, strict = codec_factory.decode(info, body, struct)
+        decode_error = None
     except (DecodeError, ProtobufError) as err:
         raw = getattr(err, "raw", None)
         if raw is None:  # not even apiVersion and kind could be read
             raise errors.new_bad_request(f"the object provided is unrecognized (must be of type {want_kind}): {err} ({summarize(body)})") from None
-        kind, av = _kind_and_version(raw, want_kind, want_av)
-        raise errors.new_bad_request(f"{kind} in version {errors._q(av.rpartition('/')[2])} cannot be handled as a {want_kind}: {err}") from None
+        decode_error = err
     kind, av = _kind_and_version(raw, want_kind, want_av)
     version_of = av.rpartition("/")[2]
     if av != want_av or kind != want_kind:
         why = (f"no kind {errors._q(kind)} is registered for version {errors._q(av)} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
-               if av != want_av else f"converting (v1.{kind}) to (core.{want_kind}): unknown conversion")
+               if av != want_av or decode_error is not None else f"converting (v1.{kind}) to (core.{want_kind}): unknown conversion")
         raise errors.new_bad_request(f"{kind} in version {errors._q(version_of)} cannot be handled as a {want_kind}: {why}")
+    if decode_error is not None:
+        raise errors.new_bad_request(f"{kind} in version {errors._q(version_of)} cannot be handled as a {want_kind}: {decode_error}")
     obj = {"kind": want_kind, "apiVersion": want_av, **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
     if strict and validation == "Strict":
         raise errors.new_bad_request(f"{kind} in version {errors._q(version_of)} cannot be handled as a {want_kind}: "

@@ -39,7 +39,10 @@ _ZERO = {"string": "", "bool": False, "int32": 0, "int64": 0, "bytes": b"", "flo
 
 
 class ProtobufError(ValueError):
-    """A body that is not a protobuf object of a known kind; its text is Go's."""
+    """A body that is not a protobuf object of a known kind; its text is Go's. ``raw`` holds
+    the envelope's apiVersion and kind when the envelope could be read."""
+
+    raw: Optional[dict] = None
 
 
 def _message_name(s: Struct) -> str:
@@ -269,7 +272,9 @@ def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> d
         api_version = api_version or (f"{group}/{version}" if group else version)
     s = kind_for(api_version, kind)
     if s is None:
-        raise ProtobufError(f"no kind {json.dumps(kind)} is registered for version {json.dumps(api_version)}")
+        err = ProtobufError(f"no kind {json.dumps(kind)} is registered for version {json.dumps(api_version)}")
+        err.raw = {"apiVersion": api_version, "kind": kind}
+        raise err
     body = m.classes[s.proto]()
     try:
         body.ParseFromString(unknown.raw)

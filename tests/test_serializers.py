@@ -1,0 +1,135 @@
+"""The serializers and content negotiation (apimachinery's json/protobuf serializers, apiserver's negotiate.go)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from werkzeug.test import Client
+
+from genericserver import sampleapi
+from genericserver.api.core.v1.types import CONFIG_MAP
+from genericserver.apimachinery.runtime.serializer import codec_factory, protobuf
+from genericserver.apimachinery.runtime.serializer import json as jsonserializer
+from genericserver.endpoints.handlers.negotiation import negotiate
+from genericserver.mux import PathRecorderMux
+
+NS = "/api/v1/namespaces/ns/configmaps"
+PB = "application/vnd.kubernetes.protobuf"
+
+NAMES = st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True)
+CONFIG_MAPS = st.builds(
+    lambda name, data, labels, ts: {"kind": "ConfigMap", "apiVersion": "v1",
+                                    "metadata": {"name": name, **({"creationTimestamp": ts} if ts else {}),
+                                                 **({"labels": labels} if labels else {})},
+                                    **({"data": data} if data else {})},
+    NAMES, st.dictionaries(NAMES, st.text(max_size=5), max_size=3), st.dictionaries(NAMES, NAMES, max_size=2),
+    st.sampled_from(["", "2026-01-02T03:04:05Z"]))
+
+
+@given(CONFIG_MAPS)
+def test_protobuf_round_trips_a_config_map(obj):
+    assert protobuf.decode(protobuf.encode(obj)) == {**obj, "data": dict(sorted(obj.get("data", {}).items()))} if obj.get("data") else obj
+
+
+def test_protobuf_writes_what_gos_generated_code_writes():
+    # the bytes kubectl sends for metadata {name: a}: every non-pointer field present, even empty
+    data = protobuf.encode({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "a"}})
+    assert data.hex() == ("6b387300" "0a0f0a0276311209436f6e6669674d6170"
+                          "1213" "0a11" "0a0161" "1200" "1a00" "2200" "2a00" "3200" "3800" "4200"
+                          "1a00" "2200")
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"{}", "provided data does not appear to be a protobuf message, expected prefix [107, 56, 115, 0]"),
+    (b"k8s\x00" + bytes.fromhex("0a0c0a0276311206536563726574"), 'no kind "Secret" is registered for version "v1"'),
+])
+def test_protobuf_errors(data, message):
+    with pytest.raises(protobuf.ProtobufError) as err:
+        protobuf.decode(data)
+    assert str(err.value) == message
+
+
+def test_json_escapes_html_as_go_does():
+    assert jsonserializer.encode({"a": "<b>&"}) == b'{"a":"\\u003cb\\u003e\\u0026"}\n'
+
+
+def test_strict_decoding_reports_unknown_and_duplicate_fields():
+    _, obj, strict = jsonserializer.decode(b'{"metadata":{"name":"a","x":1},"data":{},"data":{"k":"v"},"spec":1}', CONFIG_MAP)
+    assert obj == {"metadata": {"name": "a"}, "data": {"k": "v"}}
+    assert sorted(strict) == ['duplicate field "data"', 'unknown field "metadata.x"', 'unknown field "spec"']
+
+
+@pytest.mark.parametrize("accept, want, convert", [
+    ("", "application/json", None),
+    ("application/yaml", "application/yaml", None),
+    ("application/json;as=Table;v=v1;g=meta.k8s.io,application/json", "application/json", "Table"),
+    ("text/html;q=0.9,application/vnd.kubernetes.protobuf", PB, None),
+    ("*/*", "application/json", None),
+])
+def test_output_negotiation(accept, want, convert):
+    opts = negotiate.negotiate_media_type_options(accept, codec_factory.SUPPORTED, _TableAllowed())
+    assert opts.accepted.media_type == want
+    assert (opts.convert.kind if opts.convert else None) == convert
+
+
+class _TableAllowed(negotiate.DefaultEndpointRestrictions):
+    def allows_media_type_transform(self, mime_type, mime_subtype, gvk):
+        return gvk is None or gvk.kind == "Table"
+
+
+@pytest.fixture
+def client():
+    mux = PathRecorderMux("test")
+    store = sampleapi.install(mux)
+    return store, Client(mux)
+
+
+def test_406_and_415_with_gos_texts(client):
+    store, c = client
+    r = c.get(NS, headers={"Accept": "text/html"})
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        406, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    r = c.post(NS, data=b"x", content_type="text/plain")
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        415, "the body of the request was in an unknown format - accepted media types include: "
+             "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    assert store.resource_version() == 1
+
+
+def test_a_protobuf_envelope_of_the_wrong_kind_is_400_and_stores_nothing(client):
+    store, c = client
+    body = b"k8s\x00" + bytes.fromhex("0a0c0a0276311206536563726574") + bytes.fromhex("1200")
+    r = c.post(NS, data=body, content_type=PB)
+    assert r.status_code == 400
+    assert json.loads(r.data)["message"] == ('Secret in version "v1" cannot be handled as a ConfigMap: no kind "Secret" is '
+                                             'registered for version "v1" in scheme "pkg/api/legacyscheme/scheme.go:30"')
+    assert store.resource_version() == 1
+
+
+def test_protobuf_and_yaml_in_and_out(client):
+    _, c = client
+    body = protobuf.encode({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "p"}, "data": {"k": "v"}})
+    r = c.post(NS, data=body, content_type=PB, headers={"Accept": PB})
+    assert (r.status_code, r.headers["Content-Type"]) == (201, PB)
+    assert protobuf.decode(r.data)["data"] == {"k": "v"}
+    y = c.get(NS + "/p", headers={"Accept": "application/yaml"})
+    assert y.headers["Content-Type"] == "application/yaml" and b"kind: ConfigMap\n" in y.data
+    made = c.post(NS, data=b"kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: y\n", content_type="application/yaml")
+    assert made.status_code == 201
+
+
+def test_a_table_answers_kubes_columns_and_a_watch_sends_them_once(client):
+    _, c = client
+    c.post(NS, json={"metadata": {"name": "t"}, "data": {"a": "1", "b": "2"}})
+    t = json.loads(c.get(NS, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).data)
+    assert (t["kind"], t["apiVersion"]) == ("Table", "meta.k8s.io/v1")
+    assert [col["name"] for col in t["columnDefinitions"]] == ["Name", "Data", "Age"]
+    assert t["rows"][0]["cells"][:2] == ["t", 2]
+    assert t["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    none = json.loads(c.get(NS + "?includeObject=None", headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).data)
+    assert "object" not in none["rows"][0]
+    bad = c.get(NS + "?includeObject=All", headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert bad.status_code == 400
