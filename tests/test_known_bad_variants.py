@@ -185,6 +185,11 @@ LINCHECK_SHOWCASES = {
     # wait() read the count before an add() and reported 0; a done() a second later needed a token
     "rate-limited-count-outside-lock": (
         LinScenario(((Op("done"), Op("wait")), (Op("add", (1,)), Op("done", (), 1.0)))), {5: 1}),
+    # the second done() parks on the limiter (one token a second); the stop at 1.5 s ends wait(),
+    # which still counts it as active: (2, 1, Canceled) where Go says (2, 0, Canceled). No
+    # preemption needed: virtual time does it
+    "rate-limited-count-after-limiter": (
+        LinScenario(((Op("wait"),), (Op("done", (), 1.0), Op("done")), (Op("stop", (), 1.5),)), (Op("add", (1,)), Op("add", (1,)))), {}),
     # wait() saw 1 in flight, the last done() came before its event existed: it sleeps forever
     "wait-group-lost-wake-up": (LinScenario(((Op("add", (-1,)),), (Op("wait"),)), (Op("add", (1,)),)), {2: 1, 3: 1}),
     # the caller's select made its ready event just after put() looked: it times out with the item there

@@ -484,3 +484,52 @@ class RateLimitedSafeWaitGroupMachine(SimulatedMachine):
 
 
 TestRateLimitedSafeWaitGroupMachine = RateLimitedSafeWaitGroupMachine.TestCase
+
+
+# -- the count drops when done() starts, not when its token comes (kubernetes#114925) -------------
+
+
+def _leave_during_the_drain() -> list[tuple[float, str, object]]:
+    """Three watches leave right after the drain began, with a limiter that admits one a
+    second (burst 1), and the hard stop at 1.5 s: each step's count and counter, and what
+    wait() returned, on the virtual clock."""
+    steps: list[tuple[float, str, object]] = []
+
+    def main() -> None:
+        group = RateLimitedSafeWaitGroup()
+        probe = Wrapper(group)
+        group.add(3)
+        stop_ctx, stop = context.with_cancel(context.background())
+        result: list = []
+        waiter = rt.go(lambda: result.append(group.wait(lambda n: (Limiter(1, 1), stop_ctx, lambda: None))), name="drain")
+        rt.sleep(0.1)
+        leavers = [rt.go(group.done, name=f"watch-{i}") for i in range(3)]
+        for at in (0.2, 1.2):  # the first left at once; the second at 1 s; the third is parked
+            rt.sleep(at - rt.now())
+            steps.append((at, "count, counter", (probe.count(), group._wg._n)))
+        rt.sleep(1.5 - rt.now())
+        stop()  # the grace period ends: the third watch is still waiting for its token
+        waiter.done.wait()
+        steps.append((rt.now(), "wait returned", result[0][:2] + (type(result[0][2]).__name__,)))
+        for g in leavers:
+            g.done.wait()
+
+    Simulation().run(main)
+    return steps
+
+
+def test_the_counts_wait_reports_are_gos_step_by_step():
+    assert _leave_during_the_drain() == [
+        (0.2, "count, counter", (0, 2)),  # all three began to leave: none counts; two hold the group
+        (1.2, "count, counter", (0, 1)),  # the second got its token at 1 s
+        (1.5, "wait returned", (3, 0, "Canceled")),  # three when the drain began, none after
+    ]
+
+
+def test_the_count_after_the_limiter_variant_reports_the_parked_watch_as_active():
+    from genericserver.testing.variants import VARIANTS
+
+    with VARIANTS["rate-limited-count-after-limiter"]().switched_in():
+        steps = _leave_during_the_drain()
+    assert steps[0] == (0.2, "count, counter", (2, 2))
+    assert steps[-1] == (1.5, "wait returned", (3, 1, "Canceled"))

@@ -11,7 +11,7 @@ The pieces:
   and pull requests of kube-apiserver, apimachinery, the kubelet, kubectl or Contour it comes
   from, the Go file and function to open (a v1.36.0 link) and its Python twin, the tools that
   find it, the task, a hint, its bug and the project's answer (``answers/``);
-* the bugs are variants of :mod:`genericserver.testing.variants` - the fifteen known-bad ones
+* the bugs are variants of :mod:`genericserver.testing.variants` - the sixteen known-bad ones
   where one of them is a real historical bug, and the historical ones of its ``history`` and
   ``cluster`` modules - switched in by :meth:`~genericserver.testing.variants.Variant.switched_in`
   through seams the code already has: no file is ever edited;

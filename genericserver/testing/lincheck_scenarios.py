@@ -22,8 +22,11 @@ def _ops(name: str) -> dict[str, Any]:
         calls = st.one_of(op("add", 1), op("add", 2), op("add", -1), op("done"), op("wait"))
         return {"call": calls, "init": st.one_of(op("add", 1), op("add", 2))}
     if name == "RateLimitedSafeWaitGroup":
-        # a done() a second later comes after wait() began: it takes a token, and wait() counted it
-        return {"call": st.sampled_from([Op("add", (1,)), Op("done"), Op("done", (), 1.0)]), "init": op("add", 1), "once": op("wait")}
+        # a done() a second later comes after wait() began: it takes a token (one a second, burst
+        # 1), so a second one parks on the limiter; stop() at 1.5 s ends the wait while it is
+        # parked, and wait() reads the count then (the drop must not wait for the token)
+        calls = [Op("add", (1,)), Op("done"), Op("done", (), 1.0), Op("done", (), 1.0), Op("stop", (), 1.5)]
+        return {"call": st.sampled_from(calls), "init": op("add", 1), "min_init": 2, "once": op("wait")}
     if name == "Limiter":
         return {"call": st.builds(Op, st.sampled_from(("allow", "wait")), st.just(()), delays), "init": op("allow")}
     if name == "LifecycleSignal":
@@ -104,7 +107,7 @@ def scenarios(name: str, max_threads: int = 3, max_calls: int = 4) -> Any:
         if "once" in ops:
             which = draw(st.integers(0, len(threads) - 1))
             threads[which] = threads[which][: max_calls - 1] + (draw(ops["once"]),)
-        init = tuple(draw(st.lists(ops["init"], max_size=2))) if "init" in ops else ()
+        init = tuple(draw(st.lists(ops["init"], min_size=ops.get("min_init", 0), max_size=2))) if "init" in ops else ()
         return LinScenario(tuple(threads), init)
 
     return build()

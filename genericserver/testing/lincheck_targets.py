@@ -101,12 +101,15 @@ class SafeWaitGroupModel(Model):
 
 
 class RateLimitedModel(Model):
-    """State: (count, counter, waiting, count when wait began). ``done`` is two parts (the
-    count drops at once, the counter after the limiter's token), ``wait`` too (it records the
-    count and refuses adds at once, then waits for the counter to reach zero)."""
+    """State: (count, counter, waiting, count when wait began, stopped). ``done`` is two parts:
+    the count drops at once (Go's ``Done`` lowers it before the limiter wait), the counter after
+    the limiter's token; ``wait`` too (it records the count and refuses adds at once, then waits
+    for the counter to reach zero or for the hard stop). ``stop`` is the factory's context being
+    cancelled (the grace period's end): a ``wait`` still waiting returns the count *then*,
+    which leaves out every ``done`` that has begun, even one still parked on the limiter."""
 
     def initial(self) -> tuple:
-        return 0, 0, False, 0
+        return 0, 0, False, 0, False
 
     def parts(self, op: Op) -> int:
         return 2 if op.name in ("done", "wait") else 1
@@ -115,36 +118,47 @@ class RateLimitedModel(Model):
         return "call" if part == 0 else None
 
     def step(self, state: Any, op: Op, part: int, at: float) -> Optional[tuple]:
-        count, counter, waiting, before = state
+        count, counter, waiting, before, stopped = state
+        if op.name == "stop":
+            return (count, counter, waiting, before, True), None
         if op.name == "add":
             delta = op.args[0]
             if waiting and delta > 0:
                 return state, ADD_AFTER_WAIT
             if count + delta < 0:
                 return state, NEGATIVE
-            return (count + delta, counter + delta, waiting, before), None
+            return (count + delta, counter + delta, waiting, before, stopped), None
         if op.name == "done":
             if part == 0:
                 if count <= 0:
                     return state, NEGATIVE, FINISHED
-                return (count - 1, counter, waiting, before), None
-            return (count, counter - 1, waiting, before), None
+                return (count - 1, counter, waiting, before, stopped), None
+            return (count, counter - 1, waiting, before, stopped), None
         if part == 0:  # wait
-            return (count, counter, True, count), None
-        return (state, (before, count, None)) if counter == 0 else BLOCKED
+            return (count, counter, True, count, stopped), None
+        if counter == 0:
+            return state, (before, count, None)
+        return (state, (before, count, "Canceled")) if stopped else BLOCKED
 
 
-def _rate_limited() -> RateLimitedSafeWaitGroup:
-    group = RateLimitedSafeWaitGroup()
-    # the apiserver's shape: burst 1, a token every 0.1 s; a background context, so no hard stop
-    group.factory = lambda count: (Limiter(10, 1), context.background(), lambda: None)  # type: ignore[attr-defined]
-    return group
+class _RateLimitedBox:
+    """The group, a limiter admitting one done() a second (burst 1), and the hard stop: the
+    factory's context, cancelled by ``stop`` (as Go's test with a hard timeout cancels it)."""
+
+    def __init__(self) -> None:
+        self.group = RateLimitedSafeWaitGroup()
+        self.stop_ctx, self.stop = context.with_cancel(context.background())
+
+    def wait(self) -> tuple:
+        before, after, err = self.group.wait(lambda count: (Limiter(1, 1), self.stop_ctx, lambda: None))
+        return before, after, (None if err is None else type(err).__name__.replace("Error", ""))
 
 
 RATE_LIMITED_CALLS = {
-    "add": lambda g, d: g.add(d),
-    "done": lambda g: g.done(),
-    "wait": lambda g: g.wait(g.factory),
+    "add": lambda b, d: b.group.add(d),
+    "done": lambda b: b.group.done(),
+    "wait": lambda b: b.wait(),
+    "stop": lambda b: b.stop(),
 }
 
 # -- Limiter: a token bucket --------------------------------------------------------------------
@@ -502,7 +516,7 @@ def _target(name: str, make: Callable[[], Any], table: dict, model: Model, descr
 TARGETS: dict[str, Target] = {t.name: t for t in (
     _target("WaitGroup", WaitGroup, WAITGROUP_CALLS, WaitGroupModel(), "sync.WaitGroup: add, done, wait"),
     _target("SafeWaitGroup", SafeWaitGroup, WAITGROUP_CALLS, SafeWaitGroupModel(), "adds refused once wait began"),
-    _target("RateLimitedSafeWaitGroup", _rate_limited, RATE_LIMITED_CALLS, RateLimitedModel(),
+    _target("RateLimitedSafeWaitGroup", _RateLimitedBox, RATE_LIMITED_CALLS, RateLimitedModel(),
             "the watch wait group: done() takes a token once wait began"),
     _target("Limiter", lambda: Limiter(LIMIT, BURST), LIMITER_CALLS, LimiterModel(), "token bucket: allow, wait"),
     _target("LifecycleSignal", _signal, SIGNAL_CALLS, SignalModel(), "signal once, observers once, waiters wake"),

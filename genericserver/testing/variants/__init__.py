@@ -20,7 +20,7 @@ real ones back. Two kinds:
   :mod:`genericserver.testing.lincheck` catches them on the primitive's ``target``.
 
 ``VARIANTS`` maps each name to its class, in the order of the table in walkthrough.md section 7:
-the fifteen the fuzzers are measured against.
+the sixteen the fuzzers are measured against.
 
 Besides those, the labs (:mod:`genericserver.labs`) switch in bugs from the real history of the
 shutdown, each named after the upstream issue or pull request that fixed it: lifecycle ones in
@@ -102,7 +102,7 @@ HISTORY_VARIANTS: dict[str, type[Variant]] = {v.name: v for v in (*_HISTORY, *CL
 
 
 def variant(name: str) -> Variant:
-    """The variant called ``name`` (one of the fifteen or of history); ``"real"`` (or ``""``) is
+    """The variant called ``name`` (one of the sixteen or of history); ``"real"`` (or ``""``) is
     the server as it is. An unknown name raises ``KeyError``."""
     if name in ("", "real"):
         return Variant()

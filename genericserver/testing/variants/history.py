@@ -15,7 +15,7 @@ lab of :mod:`genericserver.labs` that uses it):
   a response still being written is cut off when the process exits.
 
 They are lifecycle variants (``kind = "lifecycle"``) like those of :mod:`.lifecycle`, but not
-among the fifteen of :data:`genericserver.testing.variants.VARIANTS` that the fuzzers are
+among the sixteen of :data:`genericserver.testing.variants.VARIANTS` that the fuzzers are
 measured against: the invariants catch the first three, and nothing but a check written for it
 catches the fourth - which is what its lab is about.
 """

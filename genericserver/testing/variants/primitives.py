@@ -22,7 +22,7 @@ from genericserver.filters.timeout import _Handoff
 from genericserver.lifecycle_signals import LifecycleSignal
 from genericserver.ratelimit import Limiter
 from genericserver.testing.variants import Variant
-from genericserver.waitgroup import NO_FACTORY, AddAfterWaitError, RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
+from genericserver.waitgroup import NO_FACTORY, AddAfterWaitError, NegativeCounterError, RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
 
 
 class _Primitive(Variant):
@@ -244,8 +244,35 @@ class RateLimitedCountOutsideLock(_Primitive):
             cancel()
 
 
+class RateLimitedCountAfterLimiter(_Primitive):
+    name = "rate-limited-count-after-limiter"
+    story = ("RateLimitedSafeWaitGroup.done lowers the request count after its limiter wait, not before, so a wait "
+             "that ends at the hard stop counts the watches still parked on the limiter as active (kubernetes#114925)")
+    breaks = "waitgroup.RateLimitedSafeWaitGroup.done"
+    bug_class = "a count dropped on the wrong side of a blocking wait"
+    target = "RateLimitedSafeWaitGroup"
+    owner, attribute = RateLimitedSafeWaitGroup, "done"
+
+    @staticmethod
+    def replacement(self: RateLimitedSafeWaitGroup) -> None:
+        with self._mu:
+            if self._count <= 0:
+                raise NegativeCounterError()
+            limiter, stop_ctx = (self._limiter, self._stop_ctx) if self._wait else (None, None)
+        try:
+            if limiter is not None:
+                try:
+                    limiter.wait(stop_ctx)  # type: ignore[arg-type]
+                except Exception:
+                    pass
+        finally:
+            with self._mu:
+                self._count -= 1  # the bug: the request counts as active until its token came
+            self._wg.done()
+
+
 PRIMITIVE_VARIANTS: tuple[type[Variant], ...] = (
-    SafeWaitGroupCheckOutsideLock, RateLimitedCountOutsideLock, WaitGroupLostWakeUp, HandoffMissedNotify,
+    SafeWaitGroupCheckOutsideLock, RateLimitedCountOutsideLock, RateLimitedCountAfterLimiter, WaitGroupLostWakeUp, HandoffMissedNotify,
     LimiterDoubleCountsToken, AuditFinishedBeforeFlush, SignalWakesBeforeRecord, CancelForgetsChildren,
     OnceRunsTwice, ReaderOvertakesWaitingWriter,
 )
