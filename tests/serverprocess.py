@@ -105,3 +105,10 @@ class ServerProcess:
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def served():
+    """A plain ``serve`` for a module's tests to share (make it a fixture of the module)."""
+    sp = ServerProcess()
+    yield sp
+    sp.kill()

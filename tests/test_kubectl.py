@@ -12,14 +12,10 @@ import json
 import pytest
 
 from kubectl import Kubectl
-from serverprocess import ServerProcess
+from serverprocess import ServerProcess, served
 
 
-@pytest.fixture(scope="module")
-def server():
-    sp = ServerProcess()
-    yield sp
-    sp.kill()
+server = pytest.fixture(scope="module")(served)
 
 
 @pytest.fixture(scope="module")
@@ -102,19 +98,6 @@ def test_auth_whoami_without_a_token_is_anonymous(kubectl):
     # serve's defaults: anonymous requests allowed (--anonymous-auth), as kube-apiserver's
     rows = [line.split(None, 1) for line in kubectl.run("auth", "whoami").stdout.splitlines()]
     assert rows == [["ATTRIBUTE", "VALUE"], ["Username", "system:anonymous"], ["Groups", "[system:unauthenticated]"]]
-
-
-# -- writes ----------------------------------------------------------------------------------------
-
-CM_YAML = """apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {name}
-  labels:
-    app: {app}
-data:
-  greeting: {greeting}
-"""
 
 
 def test_get_all_namespaces_and_by_label(server, kubectl):

@@ -8,14 +8,10 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from serverprocess import ServerProcess
+from serverprocess import ServerProcess, served
 
 
-@pytest.fixture(scope="module")
-def server():
-    sp = ServerProcess()
-    yield sp
-    sp.kill()
+server = pytest.fixture(scope="module")(served)
 
 
 @pytest.fixture(scope="module")
