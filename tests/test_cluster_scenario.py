@@ -11,6 +11,9 @@ from __future__ import annotations
 import argparse
 import io
 import re
+import sys
+
+import pytest
 
 from rich.console import Console
 
@@ -106,3 +109,17 @@ def test_cli_flags_map_onto_the_config():
                                      "--force", "--grace-period", "0", "--sweep"))
     assert (cfg.pre_stop, cfg.drain_delay, cfg.grace_period, cfg.scale) == ("contour", 4.0, 60, 0.2)
     assert (cfg.delete_flags.force, cfg.delete_flags.grace_period) == (True, 0)
+
+
+@pytest.mark.parametrize("columns, width", [("60", 60), ("", 120), ("wide", 120)])
+def test_piped_output_honours_columns(monkeypatch, columns, width):
+    # issue 27: a projector's COLUMNS=60 with the output piped (into tee, less) was ignored
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    monkeypatch.setenv("COLUMNS", columns)
+    assert cli.default_console().width == width
+
+
+def test_help_speaks_of_contour_not_of_a_seed(capsys):
+    with pytest.raises(SystemExit):
+        parse("--help")
+    assert "seed" not in capsys.readouterr().out

@@ -73,3 +73,15 @@ def test_fuzz_refuses_what_it_cannot_hunt_in_one_line(argv, message, capsys):
 def test_replay_of_a_missing_file_is_one_line(capsys):
     assert cmd.main(["replay", "missing.json"]) == 2
     assert capsys.readouterr().err == "genericserver replay: error: missing.json: no such file\n"
+
+
+def test_a_replay_does_not_print_the_servers_auth_warnings(tmp_path, caplog):
+    """The scenario's server has no authentication or authorization by design: Go's warnings
+    about it are noise in a tool (issue 27), though `serve` still prints them as Go does."""
+    import logging
+
+    from genericserver.testing.scenario import RequestSpec, Scenario, run_scenario
+
+    caplog.set_level(logging.WARNING)
+    run_scenario(Scenario(requests=(RequestSpec("ordinary", "start", 0.5, 1.0),)), [])
+    assert "is disabled" not in caplog.text

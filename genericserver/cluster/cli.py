@@ -12,6 +12,7 @@ a picture (:mod:`.pictures`).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import replace
 from typing import Any, Optional
@@ -65,7 +66,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="kubectl's --force (with grace 0: remove from the API at once)")
     g = p.add_argument_group("contour envoy shutdown (with --pre-stop contour)")
     g.add_argument("--drain-delay", type=float, default=0.0, metavar="S", help="wait before failing Envoy's health check (default 0)")
-    g.add_argument("--check-delay", type=float, default=0.0, metavar="S", help="wait before polling connections (default 0; the seed's Contour had 60)")
+    g.add_argument("--check-delay", type=float, default=0.0, metavar="S", help="wait before polling connections (default 0; Contour's shutdown-manager once waited 60)")
     g.add_argument("--check-interval", type=float, default=1.0, metavar="S", help="poll interval of the open connections (default 1)")
     g.add_argument("--min-open-connections", type=int, default=0, metavar="N", help="connections that may stay open (default 0)")
     g = p.add_argument_group("the run")
@@ -103,9 +104,17 @@ def config_from_args(args: argparse.Namespace) -> ScenarioConfig:
     return base
 
 
+def default_console() -> Console:
+    """The terminal's width; piped, ``COLUMNS`` when it is set (a projector's 60), else 120."""
+    if sys.stdout.isatty():
+        return Console()
+    columns = os.environ.get("COLUMNS", "")
+    return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 120)
+
+
 def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
     if console is None:
-        console = Console() if sys.stdout.isatty() else Console(width=120)
+        console = default_console()
     from genericserver.cluster.manifest import ManifestError
 
     try:

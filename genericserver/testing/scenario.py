@@ -40,9 +40,7 @@ from typing import Any, Callable, Optional, Sequence
 from urllib.parse import parse_qs
 
 import genericserver.config  # noqa: F401  (imports every module with a module-level lock under the threads runtime)
-from genericserver import context as gocontext
-from genericserver import request as reqctx
-from genericserver import runtime as rt
+from genericserver import context as gocontext, request as reqctx, runtime as rt
 from genericserver.audit.context import audit_id_from
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
@@ -50,6 +48,7 @@ from genericserver.events import Event, EventStream
 from genericserver.filters.with_retry_after import KUBE_APISERVER_USER_AGENT_PREFIX
 from genericserver.secure_serving import SecureServingInfo
 from genericserver.testing.choosers import Chooser, Scripted
+from genericserver.testing.quiet import without_disabled_auth_warnings
 from genericserver.testing.sim import Simulation, SimulationError
 from genericserver.testing.transport import REQUEST_ID_HEADER, MemoryClient, MemoryListener, NoLock, memory_server_factory
 from genericserver.testing.variants import Variant
@@ -510,7 +509,7 @@ def run_scenario(scenario: Scenario, schedule: Sequence[int] = (), variant: Opti
     sim = Simulation(chooser=chooser, watchdog=watchdog)
     run = Run(scenario, list(schedule), variant.name)
     try:
-        with variant.switched_in():
+        with variant.switched_in(), without_disabled_auth_warnings():
             sim.run(driver.main)
     except SimulationError as err:
         run.error = err
