@@ -33,8 +33,11 @@ handler: one goroutine per connection, HTTP/1.1 keep-alive (the rules are in
 * the response iterable's ``close()`` is always called, and the request's context (see
   :mod:`genericserver.request`) is cancelled when the response is done or the connection ends.
 
-Differences from Go: no HTTP/2 and no hijacking; the request context is not cancelled when the
-client goes away mid-handler (Go notices with a background read); after a 431, or an unread
+A client that goes away while its handler runs cancels the request's context, as Go notices it
+with its background read (:mod:`genericserver.connreader`). ``close()``, unlike ``shutdown()``,
+does not run the ``register_on_shutdown`` hooks, as in Go.
+
+Differences from Go: no HTTP/2 and no hijacking; after a 431, or an unread
 body too big to drop, the connection waits up to 500 ms for the client to hang up (reading what it
 still sends) where Go sleeps 500 ms.
 """
@@ -293,7 +296,7 @@ class Server:
         with self._mu:
             self._on_shutdown.append(fn)
 
-    def _stop_listening(self, first_pass: Callable[[], Any]) -> None:
+    def _stop_listening(self, first_pass: Callable[[], Any], run_hooks: bool = True) -> None:
         self._shutting_down.set()
         self._background_reads.stop_when_idle()
         with self._mu:
@@ -307,7 +310,7 @@ class Server:
             # pass, so whoever sees serve return finds idle keep-alive connections gone too
             first_pass()
         self._listeners_shut.set()
-        for fn in hooks:
+        for fn in hooks if run_hooks else ():  # Go's Close does not run them; only Shutdown does
             rt.go(fn, name="http-on-shutdown")
         rt.wait_all([stopped for _, stopped in listeners])  # Go's listenerGroup.Wait
 
@@ -347,7 +350,7 @@ class Server:
             for c in self._conns:
                 self._kill_locked(c)
 
-        self._stop_listening(kill_all)
+        self._stop_listening(kill_all, run_hooks=False)
         with self._mu:
             kill_all()  # and those accepted while the listeners were shutting
 

@@ -679,6 +679,19 @@ def test_register_on_shutdown_runs_hooks(serve):
     assert g.join(WAIT) and ran.wait(WAIT)
 
 
+def test_close_does_not_run_the_on_shutdown_hooks(serve):
+    # issue 24: Go's Close closes listeners and connections; only Shutdown runs the hooks
+    h = serve(hello)
+    release = threading.Event()
+    h.srv.register_on_shutdown(release.wait)  # a hook that ran would still be running
+    h.srv.close()
+    assert h.serving.join(WAIT)
+    try:
+        assert "http-on-shutdown" not in [g.name for g in rt.THREADS.live()]
+    finally:
+        release.set()
+
+
 # -- listening ---------------------------------------------------------------------------------
 
 
