@@ -34,12 +34,17 @@ INFINITE = 1 << 62
 
 
 class ConnReader:
-    """A connection's source of bytes: ``read(n)`` with Go's read limit and a deadline."""
+    """A connection's source of bytes: ``read(n)`` with Go's read limit and a deadline.
 
-    __slots__ = ("sock", "remain", "deadline", "_timeout")
+    ``on_error`` runs when a read fails or meets the end of the stream, before the caller sees
+    it: Go's ``handleReadError`` cancels the connection's context there, so a handler learns
+    that its client is gone from the context as soon as its read does."""
 
-    def __init__(self, sock: Any):
+    __slots__ = ("sock", "remain", "deadline", "_timeout", "on_error")
+
+    def __init__(self, sock: Any, on_error: Optional[Callable[[], None]] = None):
         self.sock = sock
+        self.on_error = on_error
         self.remain = INFINITE  # bytes that may still be read (the header's limit)
         self.deadline: Optional[float] = None  # runtime time after which reads fail
         self._timeout: Optional[float] = None
@@ -71,7 +76,14 @@ class ConnReader:
             if left <= 0:
                 raise TimeoutError("i/o timeout")
             self.set_timeout(left)
-        data = self.sock.recv(n)
+        try:
+            data = self.sock.recv(n)
+        except OSError:
+            if self.on_error is not None:
+                self.on_error()
+            raise
+        if not data and self.on_error is not None:
+            self.on_error()  # io.EOF is a read error to Go's connReader too
         self.remain -= len(data)
         return data
 

@@ -111,7 +111,10 @@ class StatusError(Exception):
 
 
 class BodyError(OSError):
-    """Reading the request body failed; the message is Go's (``unexpected EOF``, a chunked error)."""
+    """Reading the request body failed; the message is Go's (``unexpected EOF``, a chunked error).
+    ``partial`` holds the bytes a ``read(n)`` got before the failure (Go returns them with it)."""
+
+    partial = b""
 
 
 def parse_request_line(line: str) -> Optional[tuple[str, str, str]]:
@@ -418,11 +421,12 @@ class Body:
         try:
             while len(out) < size and (chunk := self._read_locked(size - len(out))):
                 out += chunk
-        except BodyError:
-            if not out:
-                raise
-            # what arrived before the failure, as Go's Read returns it with its error; the
-            # error is kept and raised by the next read
+        except BodyError as err:
+            # Go's Read returns what arrived *and* the error; a Python read(n) that returned
+            # fewer bytes would mean "the body ended" to every caller, so the error is raised,
+            # carrying what arrived before it (``partial``)
+            err.partial = bytes(out)
+            raise
         return bytes(out)
 
     def readline(self, size: Optional[int] = -1) -> bytes:

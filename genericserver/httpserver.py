@@ -172,6 +172,7 @@ class Conn:
         self.closing = self.released = self.broken = self.tls = False
         self.last_method = ""
         self.ctx, self.cancel = gocontext.with_cancel(gocontext.background())
+        self.r.on_error = self.cancel  # a failed read cancels the connection's context (Go's handleReadError)
         self.environ_base: Optional[dict] = None  # what every request's environ starts from (http1.environ)
 
     def send(self, data: bytes) -> None:
@@ -179,6 +180,7 @@ class Conn:
             self.sock.sendall(data)
         except OSError:
             self.broken = True
+            self.cancel()  # Go's checkConnErrorWriter: a failed write cancels the context too
             raise
 
     def __repr__(self) -> str:

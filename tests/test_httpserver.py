@@ -761,6 +761,30 @@ def test_environ_and_request_context(serve):
     c.close()
 
 
+def test_a_read_error_cancels_the_request_context_at_once(serve):
+    # issue 24: Go's connReader cancels the connection's context on a read error, before the
+    # handler sees the error (handleReadError); the handler here sees it cancelled already
+    seen = {}
+
+    def app(environ, start_response):
+        ctx = reqctx.context_from(environ)
+        try:
+            environ["wsgi.input"].read(10)
+        except Exception as err:  # the body ended early: the client shut its side
+            seen["error"] = type(err).__name__
+        seen["cancelled"] = ctx.done().is_set()
+        return hello(environ, start_response)
+
+    h = serve(app)
+    s = h.connect()
+    s.sendall(b"PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+    s.shutdown(socket.SHUT_WR)
+    s.recv(100)
+    s.close()
+    h.wait_for(lambda: "cancelled" in seen)
+    assert seen == {"error": "BodyError", "cancelled": True}
+
+
 @settings(max_examples=20)
 @given(st.lists(st.tuples(st.integers(0, 3000), st.booleans(), st.booleans(), st.booleans(), st.booleans()),
                 min_size=1, max_size=5))

@@ -22,7 +22,7 @@ How the environ maps onto the fields of Go's reflection (the normalisations; REA
   ``r.Trailer``).
 * ``content_length``: -1 with a Transfer-Encoding (HTTP/1.1), else ``CONTENT_LENGTH``, else 0.
 * ``body``: ``wsgi.input.read(4096)`` until it returns nothing, as ``io.ReadAll`` reads (the
-  bytes before a failure are kept); ``body_error`` the text of what it raised; ``trailers`` is
+  bytes before a failure are kept: the error's ``partial``); ``body_error`` the text of what it raised; ``trailers`` is
   always null (WSGI has no trailers).
 * strings hold the bytes, one character per byte (latin-1), as WSGI's and main.go's do; the query
   parameters are decoded as latin-1 so that a header or body asked for goes out byte for byte.
@@ -77,6 +77,7 @@ def reflect(environ: dict, start_response: Callable) -> Iterable[bytes]:
                 data += chunk
         except Exception as err:  # what Go's io.ReadAll would return as its error
             body_error = str(err) or type(err).__name__
+            data += getattr(err, "partial", b"")  # the bytes the failed read got first
         body = bytes(data)
     if any(p in query for p in SHAPING_PARAMS):
         return shaped(query, start_response)
