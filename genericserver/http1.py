@@ -318,6 +318,7 @@ def read_transfer(req: Request, b: bufio.Reader, max_trailer_headers: int) -> No
         req.body = Body(b, chunked.ChunkedReader(b), -1, max_trailer_headers)
     else:
         req.body = Body(b, None, req.content_length, max_trailer_headers)
+        req.body.closing = req.close
 
 
 def see_upcoming_double_crlf(r: bufio.Reader) -> bool:
@@ -345,6 +346,7 @@ class Body:
         self._max_trailer_headers = max_trailer_headers
         self.saw_eof = length == 0
         self.closed = self.early_close = False
+        self.closing = False  # the connection closes after this request (Go's body.closing)
         self.err: Optional[BaseException] = None
         self.on_first_read: Optional[Callable[[], None]] = None
         self.on_hit_eof: Optional[Callable[[], None]] = None
@@ -462,6 +464,8 @@ class Body:
         self.closed = True
         if self.saw_eof:
             return
+        if self._src is None and self.closing:
+            return  # the connection closes next: no point reading the rest (and no deadline to)
         if self._src is None and self._left > MAX_POST_HANDLER_READ_BYTES:
             self.early_close = True
             return

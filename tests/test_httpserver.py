@@ -761,6 +761,19 @@ def test_environ_and_request_context(serve):
     c.close()
 
 
+def test_an_unread_body_of_a_closing_request_is_not_read_after_the_reply(serve):
+    # issue 24: with Connection: close Go answers and closes without reading the rest of the
+    # body (body.Close's "closing" case); reading it, with no deadline, kept the connection
+    # active until the client sent it, and a shutdown waited for it
+    h = serve(hello)
+    s = h.connect()
+    s.sendall(b"PUT / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 10\r\n\r\nabc")
+    f = s.makefile("rb")
+    assert f.readline() == b"HTTP/1.1 200 OK\r\n"
+    h.wait_for(lambda: h.counts()[hs.ACTIVE] == 0 and h.counts()[hs.CLOSED] >= 1)
+    s.close()
+
+
 def test_a_read_error_cancels_the_request_context_at_once(serve):
     # issue 24: Go's connReader cancels the connection's context on a read error, before the
     # handler sees the error (handleReadError); the handler here sees it cancelled already
