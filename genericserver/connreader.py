@@ -15,9 +15,11 @@ the socket down, so here one goroutine per server waits on all watched sockets a
 on Linux, ``selectors`` elsewhere), and aborting a watch is a flag under a lock. It peeks rather than
 reads (``MSG_PEEK``): bytes of a pipelined next request stay in the socket for the next read, where
 Go keeps its one byte in the ``connReader``. Over TLS the peek sees raw bytes, which a thread
-cannot decrypt while another writes (an OpenSSL connection is not shared between threads): any
-bytes, a close_notify alert too, end the watch as a pipelined byte would; a client that closes
-without close_notify is seen as gone, as in Go.
+cannot decrypt while another writes (an OpenSSL connection is not shared between threads): bytes
+followed by the peer's FIN (its close_notify, then its hang-up: the connection is in CLOSE_WAIT)
+cancel the request, as Go's ``tls.Conn`` reads the alert as the end of the stream; bytes alone
+end the watch as a pipelined byte would; a client that closes without close_notify is seen as
+gone, as in Go.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import errno
 import select
 import selectors
 import socket
+import ssl
 from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
@@ -198,6 +201,11 @@ class BackgroundReads:
         try:
             # the raw socket's recv even over TLS: look, do not consume, do not block
             gone = socket.socket.recv(w.sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            if not gone and isinstance(w.sock, ssl.SSLSocket):
+                # bytes, then the peer's FIN: over TLS those bytes are its close_notify, which
+                # Go's tls.Conn reads as the end of the stream: the request is over (a pipelined
+                # request followed by a hang-up is taken for the same; Go would decrypt it first)
+                gone = _peer_finished(w.sock)
         except BlockingIOError:
             rearm = True  # woken for nothing: keep watching
         except OSError as err:
@@ -214,6 +222,19 @@ class BackgroundReads:
             self._cond.notify_all()
         if gone:
             w.gone()
+
+
+_TCP_CLOSE_WAIT = 8  # linux/tcp_states.h: the peer sent its FIN, we have not closed yet
+
+
+def _peer_finished(sock: Any) -> bool:
+    """Whether the peer has shut its side (the connection is in CLOSE_WAIT), where the system says."""
+    if not hasattr(socket, "TCP_INFO"):
+        return False
+    try:
+        return socket.socket.getsockopt(sock, socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == _TCP_CLOSE_WAIT
+    except OSError:
+        return False
 
 
 class _Poller:

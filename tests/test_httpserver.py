@@ -843,6 +843,48 @@ def cert(tls_cert):
     return tls_cert
 
 
+def test_a_tls_client_that_leaves_politely_cancels_its_request(serve, cert):
+    """issue 24: close_notify, then FIN, while the handler waits: Go's tls.Conn reads the alert
+    as the end of the stream and the background read cancels the request's context at once."""
+    cert_file, key_file = cert
+    entered, seen = threading.Event(), {}
+
+    def app(environ, start_response):
+        ctx = reqctx.context_from(environ)
+        entered.set()
+        seen["cancelled"] = ctx.done().wait(WAIT)
+        start_response("200 OK", [])
+        return [b""]
+
+    h = serve(app, ssl_context=hs.ssl_context_from_files(cert_file, key_file))
+    raw = h.connect()
+    # a TLS client on memory BIOs, so that the alert's bytes and the FIN are sent exactly when said
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ssl.create_default_context(cafile=cert_file).wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+
+    def pump(step):
+        while True:
+            try:
+                return step()
+            except ssl.SSLWantReadError:
+                raw.sendall(outgoing.read())
+                incoming.write(raw.recv(65536))
+
+    pump(tls.do_handshake)
+    tls.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    raw.sendall(outgoing.read())
+    assert entered.wait(WAIT)
+    try:
+        tls.unwrap()  # writes close_notify, then wants the server's: not waited for
+    except ssl.SSLWantReadError:
+        pass
+    raw.sendall(outgoing.read())
+    raw.shutdown(socket.SHUT_WR)
+    h.wait_for(lambda: "cancelled" in seen)
+    assert seen["cancelled"] is True
+    raw.close()
+
+
 def test_tls(serve, cert):
     cert_file, key_file = cert
     h = serve(lambda e, sr: (sr("200 OK", []), [e["wsgi.url_scheme"].encode(), b":", str(e[hs.CONN_ID_KEY]).encode()])[1],
