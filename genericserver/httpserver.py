@@ -211,6 +211,7 @@ class Server:
         self._counts = {NEW: 0, ACTIVE: 0, IDLE: 0, CLOSED: 0}
         self._changed: Optional[rt.Event] = None  # set at the next state change, for shutdown
         self._on_shutdown: list[Callable[[], Any]] = []
+        self._keep_alives_disabled = False
         self._ids = itertools.count(1)
         self._background_reads = BackgroundReads()
 
@@ -244,7 +245,15 @@ class Server:
             self.conn_state_hook(c, state)
 
     def _do_keep_alives(self) -> bool:
-        return not self._shutting_down.is_set()
+        return not self._keep_alives_disabled and not self._shutting_down.is_set()
+
+    def set_keep_alives_enabled(self, v: bool) -> None:
+        """Go's ``SetKeepAlivesEnabled``: with ``False`` every answer says ``Connection: close``
+        and the idle keep-alive connections are closed now (Go's "a best effort")."""
+        with self._mu:
+            self._keep_alives_disabled = not v
+            if not v:
+                self._close_idle_conns_locked()
 
     @staticmethod
     def _kill_locked(c: Conn) -> None:

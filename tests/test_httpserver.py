@@ -679,6 +679,28 @@ def test_register_on_shutdown_runs_hooks(serve):
     assert g.join(WAIT) and ran.wait(WAIT)
 
 
+def test_set_keep_alives_enabled_false_closes_idle_connections_and_answers_close(serve):
+    # issue 24: Go's SetKeepAlivesEnabled(false)
+    h = serve(hello)
+    idle = h.client()
+    idle.request("GET", "/")
+    assert idle.getresponse().read() == b"hello"
+    h.wait_for(lambda: h.counts()[hs.IDLE] == 1)
+    h.srv.set_keep_alives_enabled(False)
+    h.wait_for(lambda: h.counts()[hs.IDLE] == 0)
+    c = h.client()
+    c.request("GET", "/")
+    r = c.getresponse()
+    assert (r.read(), r.getheader("Connection")) == (b"hello", "close")
+    h.srv.set_keep_alives_enabled(True)
+    again = h.client()
+    again.request("GET", "/")
+    r = again.getresponse()
+    assert (r.read(), r.getheader("Connection")) == (b"hello", None)
+    for conn in (idle, c, again):
+        conn.close()
+
+
 def test_close_does_not_run_the_on_shutdown_hooks(serve):
     # issue 24: Go's Close closes listeners and connections; only Shutdown runs the hooks
     h = serve(hello)
