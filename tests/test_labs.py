@@ -280,3 +280,16 @@ def test_the_workshops_python_lines_are_inside_the_functions_it_names():
             assert lo <= n <= hi, f"{m.group(0)} is not in {named[0]} (lines {lo}-{hi})"
             checked += 1
     assert checked >= 5
+
+
+@pytest.mark.parametrize("name, says", [
+    ("no-shutdown-delay", "its bug is switched in"),
+    ("rollout-loses-nothing", "nothing is switched in (a what-if exercise)"),
+])
+def test_the_active_lab_banner_says_a_bug_is_in_only_when_one_is(name, says, tmp_path, capsys):
+    # issue 27: with the what-if lab active every command said "its bug is switched in"
+    from genericserver.labs import state
+
+    state.write(name, tmp_path)
+    state.active_bug(tmp_path)
+    assert capsys.readouterr().err == f"genericserver: lab {name} is active: {says} ('genericserver lab stop' ends it)\n"

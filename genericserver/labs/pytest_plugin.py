@@ -35,4 +35,4 @@ def pytest_unconfigure(config: Any) -> None:
 def pytest_report_header(config: Any) -> str:
     if _active[0] is None:
         return "genericserver lab: none active"
-    return f"genericserver lab: {_active[0]} (its bug is switched in)"
+    return f"genericserver lab: {_active[0]} ({state.banner(_active[0])})"

@@ -87,6 +87,11 @@ def bug_of(name: str) -> Variant:
     return variant(lab(name).variant)
 
 
+def banner(name: str) -> str:
+    """What an active lab changes: a bug hunt switches its bug in, a what-if lab nothing."""
+    return "its bug is switched in" if lab(name).variant else "nothing is switched in (a what-if exercise)"
+
+
 def active_bug(directory: Optional[os.PathLike | str] = None, *, announce: bool = True) -> tuple[Optional[str], Variant]:
     """The active lab's name and its bug (None and the server as it is when no lab is active).
 
@@ -101,7 +106,7 @@ def active_bug(directory: Optional[os.PathLike | str] = None, *, announce: bool 
     except KeyError:
         raise LabStateError(f"the active lab {name!r} does not exist; run 'genericserver lab stop'") from None
     if announce:
-        print(f"genericserver: lab {name} is active: its bug is switched in ('genericserver lab stop' ends it)", file=sys.stderr)
+        print(f"genericserver: lab {name} is active: {banner(name)} ('genericserver lab stop' ends it)", file=sys.stderr)
     return name, bug
 
 
