@@ -62,16 +62,12 @@ def delete_resource(scope: RequestScope, req: Request, start_response: StartResp
     response.negotiate_output(scope, req.environ)
     opts = delete_options(req)
     uid, rv = _preconditions(opts)
-    deleter = scope.extra.get("delete")
-    if deleter is not None:  # a storage with its own deletion rules (graceful deletion, finalizers)
-        result = deleter(namespace, name, opts)
-    else:
-        gone = scope.store.delete(namespace, name, uid=uid, resource_version=rv, dry_run=bool(opts.get("dryRun")))
-        details = {"name": name}
-        if scope.resource.group:
-            details["group"] = scope.resource.group
-        details.update(kind=scope.resource.name, uid=gone["metadata"]["uid"])
-        result = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+    gone = scope.store.delete(namespace, name, uid=uid, resource_version=rv, dry_run=bool(opts.get("dryRun")))
+    details = {"name": name}
+    if scope.resource.group:
+        details["group"] = scope.resource.group
+    details.update(kind=scope.resource.name, uid=gone["metadata"]["uid"])
+    result = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
     return response.write_object(scope, req.environ, start_response, 200, result, args=req.args)
 
 

@@ -59,9 +59,6 @@ class RequestScope:
     min_request_timeout: float = 1800.0
     rand: Callable[[], float] = random.random
     metrics: Any = None
-    # the body decoder: (scope, body, content type, query) -> (object, warnings); Go's
-    # scope.Serializer.DecoderToVersion with the strict checks fieldValidation asks for
-    decode: Optional[Callable[..., tuple[dict, list[str]]]] = None
     # validation of a new or changed object: (object, old or None) -> list of field errors
     validate: Optional[Callable[[dict, Optional[dict]], list]] = None
     extra: dict = dataclass_field(default_factory=dict)
@@ -114,11 +111,6 @@ def error_to_status(err: BaseException) -> dict:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": str(err), "code": 500}
 
 
-def write_empty(start_response: StartResponse, code: int) -> Iterable[bytes]:
-    start_response(f"{code} " + {204: "No Content", 304: "Not Modified"}.get(code, ""), [])
-    return [b""]
-
-
 def selectors(scope: RequestScope, req: Request, name: Optional[str] = None) -> Callable[[dict], bool]:
     """The label and field selectors of the query, as get.go's ``listOpts`` reads them: each
     parsed (400 with the parser's text), the field labels converted as the resource allows
@@ -158,8 +150,6 @@ def decode_body(scope: RequestScope, req: Request) -> tuple[dict, list[str]]:
     ``transformDecodeError``'s texts."""
     info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
     body = read_body(req)
-    if scope.decode is not None:
-        return scope.decode(scope, body, info, req.args)
     return decode_as(scope.resource.struct, scope.resource.group, scope.resource.version, body, info, field_validation(req))
 
 

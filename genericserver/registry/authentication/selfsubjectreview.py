@@ -10,10 +10,9 @@ discovery shows it).
 
 from __future__ import annotations
 
-from typing import Any
-
 from genericserver import request
 from genericserver.api.authentication.v1.types import SELF_SUBJECT_REVIEW
+from genericserver.audit.event import UserInfo
 from genericserver.apimachinery.api import errors
 from genericserver.registry.generic.registry.store import timestamp
 from genericserver.registry.rest.rest import Resource
@@ -27,12 +26,8 @@ def create(environ: dict, namespace: str, obj: dict) -> dict:
     user = request.user_from(environ)
     if user is None:
         raise errors.new_bad_request("no user present on request")
-    info: dict[str, Any] = {"username": user.name}
-    if user.uid:
-        info["uid"] = user.uid
-    if user.groups:
-        info["groups"] = list(user.groups)
-    if user.extra:
-        info["extra"] = {k: list(v) for k, v in user.extra.items()}
+    # authentication/v1.UserInfo, written as the audit events write it
+    info = UserInfo(username=user.name, uid=user.uid, groups=list(user.groups) or None,
+                    extra={k: list(v) for k, v in user.extra.items()}).to_dict()
     return {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
             "metadata": {"creationTimestamp": timestamp()}, "status": {"userInfo": info}}
