@@ -1,16 +1,21 @@
 """Port of k8s.io/kubernetes/pkg/printers/internalversion/printers.go (v1.36.0): kube's columns, for the kinds served here.
 
 kube-apiserver fills ``kubectl get``'s table itself, with the columns these printers define;
-kubectl prints them as they come. A ConfigMap's are NAME, DATA (how many keys: ``data`` and
+kubectl prints them as they come (the server always fills the wide columns too; kubectl shows
+the ones of priority 1 only with ``-o wide``). A ConfigMap's are NAME, DATA (how many keys: ``data`` and
 ``binaryData`` together) and AGE (``HumanDuration`` of the time since its creation; a missing
-timestamp reads ``<unknown>``). Column descriptions are our field docs.
+timestamp reads ``<unknown>``). A Pod's, a Deployment's and an EndpointSlice's follow
+``printPod``, ``printDeployment`` and ``printEndpointSlice``. Column descriptions are our field
+docs, or our words.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from genericserver.api.core.v1.types import CONFIG_MAP
+from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC, DEPLOYMENT_STATUS
+from genericserver.api.core.v1.types import CONFIG_MAP, POD_SPEC, POD_STATUS
+from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
 from genericserver.apimachinery.duration import human_duration
 from genericserver.registry.rest.table import NAME_COLUMN, TableConvertor, column
@@ -34,3 +39,133 @@ def _config_map_cells(obj: dict, now: float) -> list:
 
 CONFIG_MAP_TABLE = TableConvertor((NAME_COLUMN, column("Data", "string", CONFIG_MAP.field("data").doc), AGE_COLUMN),
                                   _config_map_cells)
+
+
+# -- pods -----------------------------------------------------------------------------------------
+
+
+def _has_ready_condition(conditions: list) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions or [])
+
+
+def _restarts(restarts: int, last: str, now: float) -> str:
+    if restarts and last:
+        return f"{restarts} ({translate_timestamp_since(last, now)} ago)"
+    return str(restarts)
+
+
+def _pod_cells(pod: dict, now: float) -> list:
+    """``printPod``: READY counts the containers ready and running; STATUS is the phase, or the
+    reason the pod or a container gives, or ``Terminating`` for a pod with a deletion timestamp
+    whose phase is not terminal (no phase of that name exists: the printer derives it)."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    total, ready, restarts, last_restart = len(spec.get("containers") or []), 0, 0, ""
+    phase = status.get("phase", "")
+    reason = status.get("reason") or phase
+    has_running = False
+    # the last container with something to say wins, as in Go's backwards loop
+    for cs in reversed(status.get("containerStatuses") or []):
+        restarts += cs.get("restartCount", 0)
+        finished = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt", "")
+        last_restart = max(last_restart, finished)
+        state = cs.get("state") or {}
+        waiting, terminated = state.get("waiting"), state.get("terminated")
+        if waiting and waiting.get("reason"):
+            reason = waiting["reason"]
+        elif terminated and terminated.get("reason"):
+            reason = terminated["reason"]
+        elif terminated:
+            reason = f"Signal:{terminated['signal']}" if terminated.get("signal") else f"ExitCode:{terminated.get('exitCode', 0)}"
+        elif cs.get("ready") and state.get("running") is not None:
+            has_running = True
+            ready += 1
+    if reason == "Completed" and has_running:
+        reason = "Running" if _has_ready_condition(status.get("conditions")) else "NotReady"
+    deleting = (pod.get("metadata") or {}).get("deletionTimestamp")
+    if deleting and status.get("reason") == "NodeLost":
+        reason = "Unknown"
+    elif deleting and phase not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    ips = status.get("podIPs") or []
+    return [pod["metadata"].get("name", ""), f"{ready}/{total}", reason, _restarts(restarts, last_restart, now),
+            translate_timestamp_since(pod["metadata"].get("creationTimestamp", ""), now),
+            (ips[0].get("ip") if ips else "") or "<none>", spec.get("nodeName") or "<none>",
+            status.get("nominatedNodeName") or "<none>", "<none>"]
+
+
+POD_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("Ready", "string", "How many of the pod's containers are ready."),
+    column("Status", "string", "What the pod is doing, summed up from its phase, its containers and its deletion."),
+    column("Restarts", "string", "How often the pod's containers were restarted, and when last."),
+    AGE_COLUMN,
+    column("IP", "string", POD_STATUS.field("podIP").doc, priority=1),
+    column("Node", "string", POD_SPEC.field("nodeName").doc, priority=1),
+    column("Nominated Node", "string", "The node the scheduler would preempt pods on for this one.", priority=1),
+    column("Readiness Gates", "string", "Extra conditions that must be true for the pod to be ready.", priority=1),
+), _pod_cells)
+
+
+# -- deployments ----------------------------------------------------------------------------------
+
+
+def format_label_selector(selector: dict) -> str:
+    """``metav1.FormatLabelSelector`` for a selector of matchLabels only: ``k=v,...`` sorted."""
+    labels = (selector or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
+
+
+def _container_cells(containers: list) -> tuple[str, str]:
+    return ",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)
+
+
+def _deployment_cells(obj: dict, now: float) -> list:
+    """``printDeployment``: READY as ready/desired, then updated and available counts."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _container_cells(((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
+    return [obj["metadata"].get("name", ""), f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+            status.get("updatedReplicas", 0), status.get("availableReplicas", 0),
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now),
+            names, images, format_label_selector(spec.get("selector") or {})]
+
+
+DEPLOYMENT_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("Ready", "string", "Ready pods of the desired number."),
+    column("Up-to-date", "string", DEPLOYMENT_STATUS.field("updatedReplicas").doc),
+    column("Available", "string", DEPLOYMENT_STATUS.field("availableReplicas").doc),
+    AGE_COLUMN,
+    column("Containers", "string", "The names of the template's containers.", priority=1),
+    column("Images", "string", "The images of the template's containers.", priority=1),
+    column("Selector", "string", DEPLOYMENT_SPEC.field("selector").doc, priority=1),
+), _deployment_cells)
+
+
+# -- endpoint slices ------------------------------------------------------------------------------
+
+_MAX_SHOWN = 3  # how many ports or addresses a cell lists before "+ N more..."
+
+
+def _list_with_more(items: list[str]) -> str:
+    """``listWithMoreString``: the first three, then how many more; ``<unset>`` for none."""
+    if len(items) > _MAX_SHOWN:
+        return f"{','.join(items[:_MAX_SHOWN])} + {len(items) - _MAX_SHOWN} more..."
+    return ",".join(items) or "<unset>"
+
+
+def _endpoint_slice_cells(obj: dict, now: float) -> list:
+    """``printEndpointSlice``: the address type, the ports (a number, else the name, else
+    ``*``) and every address of every endpoint, ready or not."""
+    ports = [str(p["port"]) if p.get("port") is not None else (p.get("name") or "*") for p in obj.get("ports") or []]
+    addresses = [a for ep in obj.get("endpoints") or [] for a in ep.get("addresses") or []]
+    return [obj["metadata"].get("name", ""), obj.get("addressType", ""), _list_with_more(ports), _list_with_more(addresses),
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now)]
+
+
+ENDPOINT_SLICE_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("AddressType", "string", ENDPOINT_SLICE.field("addressType").doc),
+    column("Ports", "string", ENDPOINT_SLICE.field("ports").doc),
+    column("Endpoints", "string", ENDPOINT_SLICE.field("endpoints").doc),
+    AGE_COLUMN,
+), _endpoint_slice_cells)

@@ -7,7 +7,8 @@ registered under its group-version-kind so the serializers can find it.
 
 from __future__ import annotations
 
-from genericserver.apimachinery.apis.meta.v1.types import LIST_META, OBJECT_META
+from genericserver.apimachinery.apis.meta.v1.types import LIST_META, OBJECT_META, TIME
+from genericserver.apimachinery.intstr import INT_OR_STRING
 from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct, register
 
 API = "io.k8s.api.core.v1."
@@ -33,3 +34,214 @@ CONFIG_MAP_LIST = register(Struct(
     ),
     type_meta=True, gvks=(("", "v1", "ConfigMapList"),),
 ))
+
+
+# -- pods (the fields the cluster simulation fills; the rest of PodSpec is left out) ---------------
+# A Probe embeds its ProbeHandler inline in JSON (exec, httpGet... at the probe's own level) while
+# protobuf nests it as field 1; :class:`Struct` has no inline fields, so PROBE lists the handler's
+# fields itself and its protobuf form is not Go's. kubectl never sends a pod as protobuf.
+
+OBJECT_REFERENCE = register(Struct(
+    API + "ObjectReference", PROTO + "ObjectReference", "Points at one object, and optionally a field within it.",
+    (
+        Field("kind", 1, "string", "The object's kind."),
+        Field("namespace", 2, "string", "The object's namespace."),
+        Field("name", 3, "string", "The object's name."),
+        Field("uid", 4, "string", "The object's UID."),
+        Field("apiVersion", 5, "string", "The object's API version."),
+        Field("resourceVersion", 6, "string", "The version of the object this reference was made from."),
+        Field("fieldPath", 7, "string", "A field of the object, e.g. spec.containers{app}."),
+    ),
+))
+
+CONTAINER_PORT = Struct(
+    API + "ContainerPort", PROTO + "ContainerPort", "A port the container listens on.",
+    (
+        Field("name", 1, "string", "A name for the port that services and probes can refer to."),
+        Field("hostPort", 2, "int32", "The node's port to expose it on; rarely needed."),
+        Field("containerPort", 3, "int32", "The port number in the pod's network namespace.", required=True),
+        Field("protocol", 4, "string", "TCP, UDP or SCTP; TCP by default.", default="TCP"),
+        Field("hostIP", 5, "string", "The node's IP to bind the host port to."),
+    ),
+)
+
+EXEC_ACTION = Struct(API + "ExecAction", PROTO + "ExecAction", "Runs a command in the container.",
+                     (Field("command", 1, ListOf("string"), "The command and its arguments; no shell.", list_type="atomic"),))
+
+HTTP_GET_ACTION = Struct(
+    API + "HTTPGetAction", PROTO + "HTTPGetAction", "An HTTP GET to the container; a status from 200 to 399 is success.",
+    (
+        Field("path", 1, "string", "The path to request."),
+        Field("port", 2, INT_OR_STRING, "The port, by number or by the container port's name.", required=True),
+        Field("host", 3, "string", "The host to connect to; the pod's IP by default."),
+        Field("scheme", 4, "string", "HTTP or HTTPS; HTTP by default."),
+    ),
+)
+
+SLEEP_ACTION = Struct(API + "SleepAction", PROTO + "SleepAction", "Waits, doing nothing.",
+                      (Field("seconds", 1, "int64", "How long to sleep, in seconds.", required=True),))
+
+LIFECYCLE_HANDLER = Struct(
+    API + "LifecycleHandler", PROTO + "LifecycleHandler", "What to do at a point of the container's life: exactly one action.",
+    (
+        Field("exec", 1, EXEC_ACTION, "Run a command.", pointer=True),
+        Field("httpGet", 2, HTTP_GET_ACTION, "Send an HTTP GET.", pointer=True),
+        Field("sleep", 4, SLEEP_ACTION, "Sleep.", pointer=True),
+    ),
+)
+
+LIFECYCLE = Struct(
+    API + "Lifecycle", PROTO + "Lifecycle", "Actions the kubelet takes at the container's start and stop.",
+    (
+        Field("postStart", 1, LIFECYCLE_HANDLER, "Run right after the container is created.", pointer=True),
+        Field("preStop", 2, LIFECYCLE_HANDLER, "Run before the container is sent its stop signal, within the grace period.", pointer=True),
+        Field("stopSignal", 3, "string", "The signal that stops the container; the image's (SIGTERM) by default.", pointer=True),
+    ),
+)
+
+PROBE = Struct(
+    API + "Probe", PROTO + "Probe", "A check the kubelet runs on the container periodically.",
+    (
+        Field("exec", 1, EXEC_ACTION, "Run a command; exit 0 is success.", pointer=True),
+        Field("httpGet", 2, HTTP_GET_ACTION, "Send an HTTP GET.", pointer=True),
+        Field("initialDelaySeconds", 3, "int32", "Seconds after the start before the first check."),
+        Field("timeoutSeconds", 4, "int32", "Seconds after which a check fails; 1 by default."),
+        Field("periodSeconds", 5, "int32", "Seconds between checks; 10 by default."),
+        Field("successThreshold", 6, "int32", "Successes in a row that make a failed probe pass; 1 by default."),
+        Field("failureThreshold", 7, "int32", "Failures in a row that make a passing probe fail; 3 by default."),
+    ),
+)
+
+SECURITY_CONTEXT = Struct(
+    API + "SecurityContext", PROTO + "SecurityContext", "Security settings of one container.",
+    (Field("readOnlyRootFilesystem", 6, "bool", "True mounts the container's root filesystem read-only.", pointer=True),),
+)
+
+CONTAINER = Struct(
+    API + "Container", PROTO + "Container", "One container of a pod.",
+    (
+        Field("name", 1, "string", "Unique within the pod; cannot be changed.", required=True),
+        Field("image", 2, "string", "The container image."),
+        Field("command", 3, ListOf("string"), "The entrypoint; the image's by default.", list_type="atomic"),
+        Field("args", 4, ListOf("string"), "Arguments to the entrypoint.", list_type="atomic"),
+        Field("ports", 6, ListOf(CONTAINER_PORT), "The ports the container listens on (informational).",
+              patch_strategy="merge", patch_merge_key="containerPort", list_type="map", list_map_keys=("containerPort", "protocol")),
+        Field("readinessProbe", 11, PROBE, "Whether the container is ready for traffic; a failing one takes the pod out of its services' endpoints.", pointer=True),
+        Field("lifecycle", 12, LIFECYCLE, "Actions at the container's start and stop.", pointer=True),
+        Field("terminationMessagePath", 13, "string", "Where the container may write why it ended."),
+        Field("terminationMessagePolicy", 20, "string", "File, or FallbackToLogsOnError."),
+        Field("imagePullPolicy", 14, "string", "Always, Never or IfNotPresent."),
+        Field("securityContext", 15, SECURITY_CONTEXT, "Security settings of the container.", pointer=True),
+    ),
+)
+
+POD_SPEC = Struct(
+    API + "PodSpec", PROTO + "PodSpec", "What the pod should run, and how.",
+    (
+        Field("containers", 2, ListOf(CONTAINER), "The pod's containers; at least one.", required=True,
+              patch_strategy="merge", patch_merge_key="name", list_type="map", list_map_keys=("name",)),
+        Field("restartPolicy", 3, "string", "Always, OnFailure or Never; Always by default."),
+        Field("terminationGracePeriodSeconds", 4, "int64", "Seconds the pod gets to stop after a graceful delete: preStop hooks and SIGTERM, then SIGKILL. 30 by default.", pointer=True),
+        Field("dnsPolicy", 6, "string", "How the pod's DNS is set up; ClusterFirst by default."),
+        Field("serviceAccountName", 8, "string", "The service account the pod runs as."),
+        Field("nodeName", 10, "string", "The node the pod is bound to; set by the scheduler."),
+        Field("schedulerName", 19, "string", "The scheduler that places the pod."),
+    ),
+)
+
+POD_CONDITION = Struct(
+    API + "PodCondition", PROTO + "PodCondition", "One aspect of the pod's state, true or false.",
+    (
+        Field("type", 1, "string", "PodScheduled, Initialized, ContainersReady or Ready.", required=True),
+        Field("status", 2, "string", "True, False or Unknown.", required=True),
+        Field("lastProbeTime", 3, TIME, "When the condition was last probed."),
+        Field("lastTransitionTime", 4, TIME, "When the condition last changed."),
+        Field("reason", 5, "string", "Why it last changed, as one word."),
+        Field("message", 6, "string", "Why it last changed, for people."),
+    ),
+)
+
+POD_IP = Struct(API + "PodIP", PROTO + "PodIP", "One IP address of the pod.", (Field("ip", 1, "string", "The address.", required=True),))
+HOST_IP = Struct(API + "HostIP", PROTO + "HostIP", "One IP address of the pod's node.", (Field("ip", 1, "string", "The address.", required=True),))
+
+CONTAINER_STATE_WAITING = Struct(
+    API + "ContainerStateWaiting", PROTO + "ContainerStateWaiting", "The container has not started yet.",
+    (Field("reason", 1, "string", "Why, as one word (ContainerCreating, CrashLoopBackOff...)."), Field("message", 2, "string", "Why, for people.")),
+)
+CONTAINER_STATE_RUNNING = Struct(
+    API + "ContainerStateRunning", PROTO + "ContainerStateRunning", "The container is running.",
+    (Field("startedAt", 1, TIME, "When it (last) started."),),
+)
+CONTAINER_STATE_TERMINATED = Struct(
+    API + "ContainerStateTerminated", PROTO + "ContainerStateTerminated", "The container has ended.",
+    (
+        Field("exitCode", 1, "int32", "Its exit code; 137 after SIGKILL.", required=True),
+        Field("signal", 2, "int32", "The signal that ended it, if any."),
+        Field("reason", 3, "string", "Why, as one word (Completed, Error, OOMKilled...)."),
+        Field("message", 4, "string", "Why, for people."),
+        Field("startedAt", 5, TIME, "When it started."),
+        Field("finishedAt", 6, TIME, "When it ended."),
+    ),
+)
+CONTAINER_STATE = Struct(
+    API + "ContainerState", PROTO + "ContainerState", "The container's state: exactly one of waiting, running and terminated.",
+    (
+        Field("waiting", 1, CONTAINER_STATE_WAITING, "Not started yet.", pointer=True),
+        Field("running", 2, CONTAINER_STATE_RUNNING, "Running.", pointer=True),
+        Field("terminated", 3, CONTAINER_STATE_TERMINATED, "Ended.", pointer=True),
+    ),
+)
+
+CONTAINER_STATUS = Struct(
+    API + "ContainerStatus", PROTO + "ContainerStatus", "What the kubelet last saw of one container.",
+    (
+        Field("name", 1, "string", "The container's name.", required=True),
+        Field("state", 2, CONTAINER_STATE, "Its state now."),
+        Field("lastState", 3, CONTAINER_STATE, "Its state before its last restart."),
+        Field("ready", 4, "bool", "Whether its readiness probe passes.", required=True),
+        Field("restartCount", 5, "int32", "How many times it has been restarted.", required=True),
+        Field("image", 6, "string", "The image it runs.", required=True),
+        Field("imageID", 7, "string", "The image's ID.", required=True),
+        Field("containerID", 8, "string", "The runtime's ID of the container."),
+        Field("started", 9, "bool", "Whether it has started and passed its startup probe.", pointer=True),
+    ),
+)
+
+POD_STATUS = Struct(
+    API + "PodStatus", PROTO + "PodStatus", "What the kubelet last reported of the pod.",
+    (
+        Field("phase", 1, "string", "Pending, Running, Succeeded, Failed or Unknown. Terminating is not a phase: kubectl shows it for a pod with a deletionTimestamp."),
+        Field("conditions", 2, ListOf(POD_CONDITION), "The pod's conditions.",
+              patch_strategy="merge", patch_merge_key="type", list_type="map", list_map_keys=("type",)),
+        Field("message", 3, "string", "Why the pod is in this phase, for people."),
+        Field("reason", 4, "string", "Why the pod is in this phase, as one word."),
+        Field("hostIP", 5, "string", "The IP of the pod's node."),
+        Field("hostIPs", 16, ListOf(HOST_IP), "The IPs of the pod's node.", list_type="atomic"),
+        Field("podIP", 6, "string", "The pod's IP."),
+        Field("podIPs", 12, ListOf(POD_IP), "The pod's IPs.", patch_strategy="merge", patch_merge_key="ip", list_type="map", list_map_keys=("ip",)),
+        Field("startTime", 7, TIME, "When the kubelet accepted the pod.", pointer=True),
+        Field("containerStatuses", 8, ListOf(CONTAINER_STATUS), "One per container.", list_type="atomic"),
+        Field("qosClass", 9, "string", "Guaranteed, Burstable or BestEffort."),
+    ),
+)
+
+POD = register(Struct(
+    API + "Pod", PROTO + "Pod", "A group of containers that run together on one node.",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata."),
+        Field("spec", 2, POD_SPEC, "What the pod should run."),
+        Field("status", 3, POD_STATUS, "What the pod is doing; written by the kubelet."),
+    ),
+    type_meta=True, gvks=(("", "v1", "Pod"),),
+))
+
+POD_LIST = register(Struct(
+    API + "PodList", PROTO + "PodList", "A list of Pods.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(POD), "The Pods.", required=True)),
+    type_meta=True, gvks=(("", "v1", "PodList"),),
+))
+
+POD_TEMPLATE_SPEC = Struct(
+    API + "PodTemplateSpec", PROTO + "PodTemplateSpec", "The pods a controller makes: their metadata and spec.",
+    (Field("metadata", 1, OBJECT_META, "The pods' metadata (labels, annotations)."), Field("spec", 2, POD_SPEC, "The pods' spec.")),
+)

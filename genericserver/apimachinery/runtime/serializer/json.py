@@ -72,7 +72,7 @@ def _go_type(t: Type) -> str:
         return f"map[string]{_go_type(t.value)}"
     if isinstance(t, ListOf):
         return f"[]{_go_type(t.item)}"
-    return "v1." + t.short_name
+    return ("intstr." if t.short_name == "IntOrString" else "v1.") + t.short_name
 
 
 class _Reader:
@@ -90,7 +90,10 @@ class _Reader:
             return None
         if isinstance(t, Struct):
             if t.json_form is not None:  # Time, RawExtension, FieldsV1...: their own JSON
-                if t.json_form.get("type") == "string" and not isinstance(value, str):
+                if t.short_name == "IntOrString":  # a number or a string, nothing else
+                    if isinstance(value, bool) or not isinstance(value, (int, str)):
+                        raise self.fail(value, struct, path, t)
+                elif t.json_form.get("type") == "string" and not isinstance(value, str):
                     raise self.fail(value, struct, path, t)
                 return value
             if not isinstance(value, dict):

@@ -27,6 +27,7 @@ from typing import Any, Optional
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from genericserver.apimachinery import intstr
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.v1.types import WATCH_EVENT
 from genericserver.apimachinery.structs import KINDS, ListOf, MapOf, Struct, Type, kind_for
@@ -169,6 +170,9 @@ def _fill_struct(msg: Any, value: Any, t: Struct) -> None:
             msg.seconds, msg.nanos = _time_seconds(value)
     elif t.json_form is not None and t.json_form.get("type") == "array":  # ExtraValue: a list in JSON
         msg.items.extend(value or [])
+    elif t.short_name == "IntOrString":
+        for name, v in intstr.to_message_fields(value).items():
+            setattr(msg, name, v)
     elif t.short_name in ("RawExtension", "FieldsV1"):
         if value is not None:
             setattr(msg, t.fields[0].json, json.dumps(value, separators=(",", ":")).encode())
@@ -219,6 +223,8 @@ def _read_struct(msg: Any, t: Struct) -> Any:
         return datetime.fromtimestamp(msg.seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     if t.json_form is not None and t.json_form.get("type") == "array":
         return list(msg.items)
+    if t.short_name == "IntOrString":
+        return intstr.from_message_fields(msg.type, msg.intVal, msg.strVal)
     if t.short_name in ("RawExtension", "FieldsV1"):
         raw = getattr(msg, t.fields[0].json)
         return json.loads(raw) if raw else None

@@ -3,7 +3,7 @@
 ObjectMeta, ListMeta, Status and the other types every kind embeds or answers with, written out
 as :class:`~genericserver.apimachinery.structs.Struct` s (field numbers from the package's
 generated.proto). The descriptions are ours, short; they are what ``kubectl explain`` prints.
-Left out: the types no handler here reads or writes (``LabelSelector`` and friends, ``Patch``,
+Left out: the types no handler here reads or writes (``Patch``,
 ``GetOptions``'s deprecated fields).
 """
 
@@ -132,4 +132,17 @@ DELETE_OPTIONS = _s(
     Field("propagationPolicy", 4, "string", "What happens to the dependents: Orphan, Background or Foreground.", pointer=True),
     Field("dryRun", 5, ListOf("string"), "\"All\" runs every stage but does not persist anything.", list_type="atomic"),
     type_meta=True, gvks=(("", "v1", "DeleteOptions"), ("meta.k8s.io", "v1", "DeleteOptions")),
+)
+
+LABEL_SELECTOR_REQUIREMENT = _s(
+    "LabelSelectorRequirement", "One term of a set-based selector: a key, an operator and values.",
+    Field("key", 1, "string", "The label key the term is about.", required=True),
+    Field("operator", 2, "string", "In, NotIn, Exists or DoesNotExist.", required=True),
+    Field("values", 3, ListOf("string"), "The values for In and NotIn; empty for Exists and DoesNotExist.", list_type="atomic"),
+)
+
+LABEL_SELECTOR = _s(
+    "LabelSelector", "Selects objects by their labels: every matchLabels pair and every expression must hold.",
+    Field("matchLabels", 1, MapOf("string"), "Labels the object must carry, with these values."),
+    Field("matchExpressions", 2, ListOf(LABEL_SELECTOR_REQUIREMENT), "Set-based terms, all of which must hold.", list_type="atomic"),
 )
