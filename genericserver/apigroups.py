@@ -75,7 +75,8 @@ class APIGroups:
         def resources() -> list[dict]:
             out = gv.discovery()
             for r in out:
-                r["storageVersionHash"] = storage_version_hash(group, version, r["kind"])
+                if "/" not in r["name"]:  # a subresource has no storage of its own
+                    r["storageVersionHash"] = storage_version_hash(group, version, r["kind"])
             return out
 
         discovery = APIVersionHandler(f"{group}/{version}" if group else version, resources)
@@ -85,8 +86,10 @@ class APIGroups:
         return gv
 
     def served(self) -> dict:
-        """Each installed group version's path (``api/v1``, ``apis/G/V``) and its resources."""
-        return {prefix.lstrip("/"): [s.resource for s in gv.scopes.values()] for prefix, gv in self.installed.items()}
+        """Each installed group version's path (``api/v1``, ``apis/G/V``) and its resources (the
+        OpenAPI documents': the paths of subresources are left out of them)."""
+        return {prefix.lstrip("/"): [s.resource for s in gv.scopes.values() if not s.resource.subresource]
+                for prefix, gv in self.installed.items()}
 
     def install_legacy_api_group(self, scopes: list[RequestScope]) -> APIGroupVersion:
         """``InstallLegacyAPIGroup("/api", ...)``: the core group's v1."""

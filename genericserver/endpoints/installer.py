@@ -8,7 +8,8 @@ go-restful routes: for a namespaced resource ``R`` under ``PREFIX`` (``/api/v1``
 * ``PREFIX/namespaces/NS/R``: GET lists (or watches), POST creates, DELETE deletes the collection;
 * ``PREFIX/namespaces/NS/R/NAME``: GET, PUT, PATCH, DELETE;
 
-and for a cluster-scoped one the same without ``namespaces/NS``. Each route is instrumented as
+and for a cluster-scoped one the same without ``namespaces/NS``; a subresource ``R/SUB`` is
+``PREFIX/namespaces/NS/R/NAME/SUB`` with the item's verbs. Each route is instrumented as
 Go's ``InstrumentRouteFunc`` does (the verb and scope in ``apiserver_request_total``), and
 ``discovery()`` is the ``APIResource`` list the installer hands to discovery.
 
@@ -61,7 +62,11 @@ class APIGroupVersion:
         rules = []
         for s in scopes:
             r = s.resource.name
-            if s.resource.namespaced:
+            if s.resource.subresource:  # PREFIX/namespaces/NS/R/NAME/SUB: the item's verbs only
+                parent, sub = r.split("/", 1)
+                ns = "/namespaces/<namespace>" if s.resource.namespaced else ""
+                rules.append(Rule(f"{prefix}{ns}/{parent}/<name>/{sub}", endpoint=("item", r)))
+            elif s.resource.namespaced:
                 rules += [Rule(f"{prefix}/{r}", endpoint=("all", r)),
                           Rule(f"{prefix}/namespaces/<namespace>/{r}", endpoint=("collection", r)),
                           Rule(f"{prefix}/namespaces/<namespace>/{r}/<name>", endpoint=("item", r))]
@@ -75,8 +80,11 @@ class APIGroupVersion:
         out = []
         for s in self.scopes.values():
             r = s.resource
-            entry: dict[str, Any] = {"name": r.name, "singularName": r.singular_name, "namespaced": r.namespaced,
-                                     "kind": r.kind, "verbs": list(r.verbs)}
+            entry: dict[str, Any] = {"name": r.name, "singularName": r.singular_name, "namespaced": r.namespaced}
+            if r.kind_group_version:  # a subresource of another group version names it
+                group, _, version = r.kind_group_version.rpartition("/")
+                entry.update(group=group, version=version)
+            entry.update(kind=r.kind, verbs=list(r.verbs))
             if r.short_names:
                 entry["shortNames"] = list(r.short_names)
             if r.categories:

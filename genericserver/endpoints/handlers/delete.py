@@ -4,7 +4,9 @@ The ``DeleteOptions`` come from the body when there is one (JSON, any kind but
 ``DeleteOptions`` a 400), else from the query (``gracePeriodSeconds``, ``propagationPolicy``,
 ``orphanDependents``, ``dryRun``), and are checked (422 on ``DeleteOptions.meta.k8s.io``). The
 preconditions (``uid``, ``resourceVersion``) must hold (409 Conflict). The generic store answers
-a ``Success`` Status naming the object (its name, the resource as kind, its uid), 200.
+a ``Success`` Status naming the object (its name, the resource as kind, its uid), 200. A
+storage with graceful deletion (``scope.extra["delete"]``, the cluster's pods) decides itself:
+it answers the object, updated (Terminating) or removed.
 
 ``delete_collection`` deletes what the list options select and answers the list of what it
 deleted (the generic store's ``DeleteCollection``), 200.
@@ -61,6 +63,14 @@ def _preconditions(opts: dict) -> tuple[Optional[str], Optional[str]]:
 def delete_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
     response.negotiate_output(scope, req.environ)
     opts = delete_options(req)
+    graceful = scope.extra.get("delete")
+    if graceful is not None:
+        # a storage with graceful deletion: it answers the object, deleted or not (a pod's
+        # store returns it either way, Go's ReturnDeletedObject); 202 when it is not gone yet
+        # and the client asked for its dependents to go first
+        obj, deleted = graceful(namespace, name, opts)
+        code = 202 if not deleted and opts.get("orphanDependents") is False else 200
+        return response.write_object(scope, req.environ, start_response, code, obj, args=req.args)
     uid, rv = _preconditions(opts)
     gone = scope.store.delete(namespace, name, uid=uid, resource_version=rv, dry_run=bool(opts.get("dryRun")))
     details = {"name": name}
@@ -82,7 +92,10 @@ def delete_collection(scope: RequestScope, req: Request, start_response: StartRe
             continue
         meta = item["metadata"]
         try:
-            gone = scope.store.delete(meta.get("namespace", ""), meta["name"], dry_run=bool(opts.get("dryRun")))
+            if scope.extra.get("delete") is not None:
+                gone, _ = scope.extra["delete"](meta.get("namespace", ""), meta["name"], dict(opts))
+            else:
+                gone = scope.store.delete(meta.get("namespace", ""), meta["name"], dry_run=bool(opts.get("dryRun")))
         except errors.StatusError as err:
             if errors.is_not_found(err):
                 continue  # deleted by someone else meanwhile: not an error, as in Go

@@ -150,7 +150,8 @@ def decode_body(scope: RequestScope, req: Request) -> tuple[dict, list[str]]:
     ``transformDecodeError``'s texts."""
     info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
     body = read_body(req)
-    return decode_as(scope.resource.struct, scope.resource.group, scope.resource.version, body, info, field_validation(req))
+    group, _, version = scope.resource.object_group_version.rpartition("/")
+    return decode_as(scope.resource.struct, group, version, body, info, field_validation(req))
 
 
 def decode_as(struct: Any, group: str, version: str, body: bytes, info: Any, validation: str) -> tuple[dict, list[str]]:

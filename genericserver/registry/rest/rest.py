@@ -6,7 +6,9 @@ interface, what it can do (``Getter``, ``Lister``, ``Creater``, ``Updater``, ``P
 ``GracefulDeleter``, ``CollectionDeleter``, ``Watcher``), which kind it holds (``New()``),
 whether it is namespaced (``NamespaceScoped()``), its short names, categories and singular name
 (``ShortNamesProvider``, ``CategoriesProvider``, ``SingularNameProvider``), and how it prints
-as a table (``TableConvertor``). :class:`Resource` answers all of those questions at once; the
+as a table (``TableConvertor``). A subresource (``pods/status``, ``deployments/scale``) is a
+resource of its own under its parent's name, as Go registers it (``"pods/status"``), with the
+kind it answers (``Scale`` of ``autoscaling/v1``). :class:`Resource` answers all of those questions at once; the
 installer, discovery, OpenAPI and the handlers read it.
 """
 
@@ -37,11 +39,23 @@ class Resource:
     categories: tuple[str, ...] = ()
     verbs: tuple[str, ...] = ALL_VERBS
     table: Any = None  # a TableConvertor (registry/rest/table.go); None: the default table
+    # a subresource whose kind is of another group version (deployments/scale: autoscaling/v1)
+    kind_group_version: str = ""
 
     @property
     def group_version(self) -> str:
         """``v1`` for the core group, ``apps/v1`` for a named one (``apiVersion``)."""
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def object_group_version(self) -> str:
+        """The ``apiVersion`` of the objects this resource reads and writes."""
+        return self.kind_group_version or self.group_version
+
+    @property
+    def subresource(self) -> str:
+        """``status`` for ``pods/status``; empty for a resource itself."""
+        return self.name.partition("/")[2]
 
     @property
     def group_resource(self) -> str:
@@ -50,4 +64,7 @@ class Resource:
 
     @property
     def singular_name(self) -> str:
+        """The singular name; a subresource has none (discovery lists it empty)."""
+        if self.subresource:
+            return ""
         return self.singular or self.kind.lower()

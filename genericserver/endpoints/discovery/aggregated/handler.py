@@ -38,11 +38,16 @@ DISCOVERY_RESTRICTIONS = DiscoveryEndpointRestrictions()
 
 
 def resource_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
-    """Go's ``ConvertGroupVersionIntoToDiscovery`` for resources without subresources."""
+    """Go's ``ConvertGroupVersionIntoToDiscovery``: each resource, its subresources listed
+    under it (``pods/status`` as the subresource ``status`` of ``pods``)."""
     out = []
+    by_name: dict[str, dict] = {}
     for r in resources:
         if "/" in r["name"]:
-            continue  # subresources: none served yet
+            parent, sub = r["name"].split("/", 1)
+            kind = {"group": r.get("group", group), "version": r.get("version", version), "kind": r["kind"]}
+            by_name[parent].setdefault("subresources", []).append({"subresource": sub, "responseKind": kind, "verbs": r["verbs"]})
+            continue
         d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": group, "version": version, "kind": r["kind"]},
                              "scope": "Namespaced" if r["namespaced"] else "Cluster", "singularResource": r["singularName"],
                              "verbs": r["verbs"]}
@@ -51,6 +56,7 @@ def resource_discovery(group: str, version: str, resources: list[dict]) -> list[
         if r.get("categories"):
             d["categories"] = r["categories"]
         out.append(d)
+        by_name[r["name"]] = d
     return out
 
 
