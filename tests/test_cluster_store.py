@@ -141,7 +141,7 @@ def test_uid_precondition_mismatch_is_a_conflict(store):
         store.delete(POD, "p", DeleteOptions(grace_period_seconds=0, preconditions=Preconditions(uid="other")))
     assert e.value.status["code"] == 409
     assert e.value.status["message"] == (
-        'Operation cannot be fulfilled on Pod "p": the UID in the precondition (other) does not match the UID in '
+        'Operation cannot be fulfilled on pods "p": the UID in the precondition (other) does not match the UID in '
         f"record ({created['metadata']['uid']}). The object might have been deleted and then recreated"
     )
     assert store.delete(POD, "p", DeleteOptions(0, Preconditions(uid=created["metadata"]["uid"])))[1]

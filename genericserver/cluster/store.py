@@ -17,11 +17,20 @@ pkg/registry/generic/registry/store.go; :class:`PodStrategy` is the pod strategy
 Objects are plain dicts shaped like the API's JSON (``metadata``/``spec``/``status``); reads and
 watch events hand out deep copies. Timestamps are cluster seconds from a
 :class:`~genericserver.cluster.clock.ClusterClock` (the API keeps whole seconds; floats here).
-Left out: finalizers, dry run, admission and the garbage collector's propagation policies.
+Finalizers hold a deletion up (``updateForGracefulDeletionAndFinalizers``): a delete sets the
+deletion timestamp but leaves the object while any finalizer remains, even at grace 0, and the
+update that removes the last one removes the object (``ShouldDeleteDuringUpdate``). A delete's
+``propagationPolicy`` (or ``orphanDependents``) adds or removes the garbage collector's
+``orphan`` and ``foregroundDeletion`` finalizers (``deletionFinalizersForGarbageCollection``).
+
+Every change gets the next resource version, a deletion too, and is kept in a bounded history,
+so the API's watches can resume from a version (:meth:`Store.changes_after`).
+Left out: dry run, admission and the garbage collector itself (nothing here has dependents).
 """
 
 from __future__ import annotations
 
+import collections
 import copy
 import itertools
 import uuid
@@ -34,10 +43,11 @@ from genericserver.cluster.clock import ClusterClock
 from genericserver.events import EventStream
 from genericserver.apimachinery.api.errors import StatusError
 
-POD, SERVICE, ENDPOINT_SLICE = "Pod", "Service", "EndpointSlice"
-RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io"}
+POD, SERVICE, ENDPOINT_SLICE, DEPLOYMENT = "Pod", "Service", "EndpointSlice", "Deployment"
+RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io", DEPLOYMENT: "deployments.apps"}
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30  # what the API defaults a pod's grace to
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+HISTORY = 10000  # changes kept for watches that resume from a resource version
 
 
 @dataclass
@@ -52,6 +62,8 @@ class DeleteOptions:
 
     grace_period_seconds: Optional[int] = None
     preconditions: Optional[Preconditions] = None
+    propagation_policy: Optional[str] = None  # Orphan, Background or Foreground
+    orphan_dependents: Optional[bool] = None  # the deprecated form of Orphan
 
 
 def new_delete_options(grace: int) -> DeleteOptions:
@@ -71,8 +83,9 @@ def new_already_exists(kind: str, name: str) -> StatusError:
     return _status_error(409, "AlreadyExists", f'{RESOURCES.get(kind, kind)} "{name}" already exists', kind, name)
 
 
-def new_conflict(resource: str, name: str, why: str) -> StatusError:
-    return _status_error(409, "Conflict", f'Operation cannot be fulfilled on {resource} "{name}": {why}', resource, name)
+def new_conflict(kind: str, name: str, why: str) -> StatusError:
+    """Go's ``NewConflict``: the message names the resource (``pods``), not the kind."""
+    return _status_error(409, "Conflict", f'Operation cannot be fulfilled on {RESOURCES.get(kind, kind)} "{name}": {why}', kind, name)
 
 
 def is_not_found(err: BaseException) -> bool:
@@ -180,6 +193,69 @@ def is_terminating(obj: dict) -> bool:
     return obj["metadata"].get("deletionTimestamp") is not None
 
 
+# -- finalizers (store.go) ----------------------------------------------------------------------
+
+ORPHAN_FINALIZER, FOREGROUND_FINALIZER = "orphan", "foregroundDeletion"
+
+
+def _orphans(meta: dict, options: DeleteOptions) -> bool:
+    """``shouldOrphanDependents``: the options first, then a finalizer already set; a pod's
+    strategy has no default policy of its own, so the default is not to orphan."""
+    if options.orphan_dependents is not None:
+        return options.orphan_dependents
+    if options.propagation_policy in ("Orphan", "Background", "Foreground"):
+        return options.propagation_policy == "Orphan"
+    for f in meta.get("finalizers") or []:
+        if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER):
+            return f == ORPHAN_FINALIZER
+    return False
+
+
+def _deletes_dependents_first(meta: dict, options: DeleteOptions) -> bool:
+    """``shouldDeleteDependents``: Foreground asked for, or its finalizer already set."""
+    if options.orphan_dependents is not None:
+        return False
+    if options.propagation_policy in ("Orphan", "Background", "Foreground"):
+        return options.propagation_policy == "Foreground"
+    for f in meta.get("finalizers") or []:
+        if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER):
+            return f == FOREGROUND_FINALIZER
+    return False
+
+
+def deletion_finalizers(meta: dict, options: DeleteOptions) -> tuple[bool, list[str]]:
+    """``deletionFinalizersForGarbageCollection``: the garbage collector's two finalizers as the
+    options want them (orphan the dependents, or delete them first); (changed, finalizers)."""
+    old = list(meta.get("finalizers") or [])
+    new = [f for f in old if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    if _orphans(meta, options):
+        new.append(ORPHAN_FINALIZER)
+    if _deletes_dependents_first(meta, options):
+        new.append(FOREGROUND_FINALIZER)
+    if set(new) == set(old):
+        return False, old
+    return True, new
+
+
+def should_delete_during_update(new: dict, old: dict) -> bool:
+    """``ShouldDeleteDuringUpdate``: the last finalizer went, and the deletion it held up was
+    already due (grace 0, or none recorded)."""
+    if new["metadata"].get("finalizers"):
+        return False
+    if old["metadata"].get("deletionTimestamp") is None:
+        return False
+    return not old["metadata"].get("deletionGracePeriodSeconds")
+
+
+def mark_as_deleting(meta: dict, now: float) -> None:
+    """``markAsDeleting``: a kind without graceful deletion held by finalizers: due now, grace 0."""
+    if meta.get("deletionTimestamp") is None and meta.get("generation", 0) > 0:
+        meta["generation"] += 1
+    if meta.get("deletionTimestamp") is None or meta["deletionTimestamp"] > now:
+        meta["deletionTimestamp"] = now
+    meta["deletionGracePeriodSeconds"] = 0
+
+
 # -- the store -------------------------------------------------------------------------------
 
 
@@ -231,6 +307,9 @@ class Store:
         self._rv = itertools.count(1)
         self._watches: list[Watch] = []
         self.strategies: dict[str, Any] = {POD: PodStrategy()}
+        # the changes, as etcd keeps them for watches that resume: (version, type, object)
+        self._history: collections.deque = collections.deque(maxlen=HISTORY)
+        self._changed = rt.event("cluster-store-changed")
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, kind: str, name: str, namespace: str = "default") -> dict:
@@ -259,15 +338,45 @@ class Store:
     # -- writes (callers hold no lock; each write is one critical section) --------------------
     def _commit_locked(self, typ: str, obj: dict) -> dict:
         key = (obj["kind"], obj["metadata"]["namespace"], obj["metadata"]["name"])
+        # every change is a new version, a deletion too (its object keeps it, as in etcd)
+        rv = next(self._rv)
+        obj["metadata"]["resourceVersion"] = str(rv)
         if typ == DELETED:
             self._objects.pop(key, None)
         else:
-            obj["metadata"]["resourceVersion"] = str(next(self._rv))
             self._objects[key] = obj
         for w in list(self._watches):
             if w.kind in (None, obj["kind"]):
                 w._push(typ, copy.deepcopy(obj))
+        self._history.append((rv, typ, copy.deepcopy(obj)))
+        changed, self._changed = self._changed, rt.event("cluster-store-changed")
+        changed.set()
         return copy.deepcopy(obj)
+
+    # -- what the API's watches read (the generic store's interface) -----------------------------
+    def resource_version(self) -> int:
+        with self._lock:
+            return int(self._history[-1][0]) if self._history else 0
+
+    def oldest_version(self) -> int:
+        """A watch may resume from this version or any later one."""
+        with self._lock:
+            return self._history[0][0] - 1 if len(self._history) == self._history.maxlen else 0
+
+    def changes_after(self, rv: int, kind: str) -> tuple[list[tuple[str, dict]], int, rt.Event]:
+        """The changes of ``kind`` after version ``rv``, the newest version, and the event the
+        next change sets; read together so that no change slips in between."""
+        with self._lock:
+            latest = self._history[-1][0] if self._history else 0
+            out = [(typ, copy.deepcopy(obj)) for v, typ, obj in self._history if v > rv and obj["kind"] == kind]
+            return out, max(rv, latest), self._changed
+
+    def list_at(self, kind: str, namespace: Optional[str] = None) -> tuple[list[dict], int]:
+        """The objects of ``kind`` and the version they were read at."""
+        with self._lock:
+            latest = self._history[-1][0] if self._history else 0
+            return [copy.deepcopy(o) for (k, ns, _), o in sorted(self._objects.items())
+                    if k == kind and namespace in (None, ns)], latest
 
     def create(self, obj: dict) -> dict:
         obj = copy.deepcopy(obj)
@@ -286,7 +395,10 @@ class Store:
 
     def guaranteed_update(self, kind: str, name: str, fn: Callable[[dict], Optional[dict]], namespace: str = "default") -> dict:
         """Apply ``fn`` to a copy of the current object and store what it returns (None: no
-        change). The store's lock makes the read-modify-write atomic, so no retry is needed."""
+        change). The store's lock makes the read-modify-write atomic, so no retry is needed.
+
+        An update that removes the last finalizer of an object whose deletion is due removes
+        the object (``ShouldDeleteDuringUpdate``): watchers see DELETED."""
         with self._lock:
             cur = self._objects.get((kind, namespace, name))
             if cur is None:
@@ -298,7 +410,14 @@ class Store:
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds"):  # only delete sets these
                 if k in cur["metadata"]:
                     new["metadata"][k] = cur["metadata"][k]
-            return self._commit_locked(MODIFIED, new)
+            if should_delete_during_update(new, cur):
+                out = self._commit_locked(DELETED, new)
+                deleted = True
+            else:
+                return self._commit_locked(MODIFIED, new)
+        if deleted:
+            self.events.record("store", f"{kind.lower()} {name} deleted: its last finalizer was removed", uid=out["metadata"]["uid"])
+        return out
 
     def apply(self, obj: dict) -> dict:
         """Create ``obj`` or replace the stored one's spec and status (for controllers' slices)."""
@@ -334,15 +453,32 @@ class Store:
             graceful, pending = before_delete(strategy, obj, options, now)
             if pending:
                 return copy.deepcopy(cur), False
-            if graceful:
+            meta = obj["metadata"]
+            # the garbage collector's finalizers, as the options ask; once a deletion has
+            # started (pending, above) the options can no longer change them
+            changed, finalizers = deletion_finalizers(meta, options)
+            if changed:
+                meta["finalizers"] = finalizers
+            held = bool(meta.get("finalizers"))
+            if held and not graceful:
+                mark_as_deleting(meta, now)
+            if graceful or held:
                 out = self._commit_locked(MODIFIED, obj)
-                if options.grace_period_seconds:
-                    self._record_graceful(out, now)
+                if held or options.grace_period_seconds:
+                    if graceful and options.grace_period_seconds:
+                        self._record_graceful(out, now)
+                    elif held:
+                        self._record_held(out)
                     return out, False
                 obj = out  # grace 0: the update went through; now remove it for real
             out = self._commit_locked(DELETED, obj)
         self.events.record("store", f"{kind.lower()} {name} deleted", uid=out["metadata"].get("uid"))
         return out, True
+
+    def _record_held(self, obj: dict) -> None:
+        m = obj["metadata"]
+        self.events.record("store", f"{obj['kind'].lower()} {m['name']} kept: finalizers {', '.join(m['finalizers'])} "
+                           f"must be removed first (Terminating)", finalizers=list(m["finalizers"]))
 
     def _record_graceful(self, obj: dict, now: float) -> None:
         m = obj["metadata"]
