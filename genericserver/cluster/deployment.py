@@ -34,15 +34,19 @@ controller's status updates (which lag a little in a cluster).
 
 from __future__ import annotations
 
+import copy
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from genericserver import runtime as rt
+from genericserver.cluster.apiview import handler_json
 from genericserver.cluster.endpoints import pod_is_ready
-from genericserver.cluster.store import POD, DeleteOptions, Store, is_conflict, is_not_found, is_terminating
+from genericserver.cluster.store import DEPLOYMENT, POD, DeleteOptions, Store, is_conflict, is_not_found, is_terminating
 from genericserver.apimachinery.api.errors import StatusError
 
 IntOrPercent = Union[int, str]
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation kubectl rollout restart sets
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
 TEMPLATE_HASH_LABEL = "pod-template-hash"
@@ -124,6 +128,7 @@ class ReplicaSet:
     replicas: int = 0  # spec.replicas
     made: int = 0  # pods created so far (their names count up)
     deleted: list[str] = field(default_factory=list)  # pods this ReplicaSet deleted
+    template: dict = field(default_factory=dict)  # the Deployment's spec.template of this revision
 
 
 @dataclass
@@ -153,14 +158,16 @@ class DeploymentController:
         self.replica_sets: list[ReplicaSet] = []
         self._lock = rt.lock()
         self._changed = rt.condition(self._lock)
-        self._watch = store.watch(POD)
+        self._watch = store.watch()
         self._loop: Optional[rt.Goroutine] = None
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> None:
-        """Create revision 1 with every replica and start reacting to pod changes."""
+        """Store the Deployment, create revision 1 with every replica and start reacting to
+        changes of its pods and of the Deployment itself."""
+        stored = self.store.create(self._deployment_object())
         with self._lock:
-            self.replica_sets.append(ReplicaSet(self._rs_name(1), 1, self.replicas))
+            self.replica_sets.append(ReplicaSet(self._rs_name(1), 1, self.replicas, template=copy.deepcopy(stored["spec"]["template"])))
         self._loop = rt.go(self._sync_loop, name="deployment-controller")
         self.sync()
 
@@ -170,10 +177,21 @@ class DeploymentController:
             self._loop.join()
 
     def roll(self) -> None:
-        """The pod template changed: a new ReplicaSet at 0 replicas, then the rolling update."""
+        """``kubectl rollout restart``: the template gets a ``restartedAt`` annotation, so a new
+        ReplicaSet at 0 replicas, then the rolling update."""
+        def restart(d: dict) -> dict:
+            annotations = d["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})
+            annotations[RESTARTED_AT] = datetime.fromtimestamp(rt.wall(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            d["metadata"]["generation"] = d["metadata"].get("generation", 1) + 1
+            return d
+
+        stored = self.store.guaranteed_update(DEPLOYMENT, self.name, restart, self.namespace)
+        self._new_revision(stored["spec"]["template"])
+
+    def _new_revision(self, template: dict) -> None:
         with self._lock:
             rev = self.replica_sets[-1].revision + 1
-            self.replica_sets.append(ReplicaSet(self._rs_name(rev), rev, 0))
+            self.replica_sets.append(ReplicaSet(self._rs_name(rev), rev, 0, template=copy.deepcopy(template)))
         self._record(f"pod template changed: new replica set {self._rs_name(rev)} "
                      f"(maxSurge {self.max_surge} = {self.surge}, maxUnavailable {self.max_unavailable} = {self.unavailable} "
                      f"of {self.replicas})", what="rollout-started")
@@ -184,11 +202,51 @@ class DeploymentController:
             ev = self._watch.next()
             if ev is None:
                 return
-            if ev[1]["metadata"].get("labels", {}).get("app") == self.name:
+            typ, obj = ev
+            if obj["kind"] == DEPLOYMENT and obj["metadata"]["name"] == self.name and typ != "DELETED":
+                self._observe(obj)
+            elif obj["kind"] == POD and obj["metadata"].get("labels", {}).get("app") == self.name:
                 self.sync()
+
+    def _observe(self, deployment: dict) -> None:
+        """A change of the Deployment (``kubectl scale``, ``set image``, ``rollout restart``):
+        a new number of replicas is scaled to; a new template is a new revision."""
+        spec = deployment["spec"]
+        with self._lock:
+            replicas = spec.get("replicas", 1)
+            if replicas != self.replicas:
+                self._record(f"replicas {self.replicas} -> {replicas}", what="scaled")
+                self.replicas = replicas
+                self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, max(replicas, 1))
+                self.unavailable = min(self.unavailable, replicas)
+            changed = spec.get("template") != self.replica_sets[-1].template
+        if changed:
+            self._new_revision(spec["template"])
+        else:
+            self.sync()
 
     def _rs_name(self, revision: int) -> str:
         return f"{self.name}-v{revision}"
+
+    def _deployment_object(self) -> dict:
+        """The Deployment as the API stores it, its template from the pods this controller makes."""
+        labels = {"app": self.name}
+        pod = self.template("template", dict(labels))
+        containers = []
+        for c in pod["spec"]["containers"]:
+            container = {"name": c["name"], "image": c.get("image", "")}
+            pre_stop = (c.get("lifecycle") or {}).get("preStop")
+            if pre_stop is not None:
+                container["lifecycle"] = {"preStop": handler_json(pre_stop)}
+            containers.append(container)
+        return {"kind": DEPLOYMENT, "metadata": {"name": self.name, "namespace": self.namespace, "generation": 1, "labels": dict(labels)},
+                "spec": {"replicas": self.replicas, "selector": {"matchLabels": dict(labels)},
+                         "template": {"metadata": {"labels": dict(labels)},
+                                      "spec": {"containers": containers,
+                                               "terminationGracePeriodSeconds": pod["spec"].get("terminationGracePeriodSeconds")}},
+                         "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": self.max_unavailable, "maxSurge": self.max_surge}},
+                         "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600},
+                "status": {}}
 
     def _record(self, text: str, **fields: object) -> None:
         self.store.events.record("deployment", f"{self.name}: {text}", **fields)
@@ -202,7 +260,42 @@ class DeploymentController:
                 self._reconcile_old(new, [rs for rs in olds if rs.replicas > 0], tallies)
             for rs in self.replica_sets:
                 self._manage_replicas(rs, tallies[rs.name])
+            status = self._status(self._tallies())
             self._changed.notify_all()
+        self._write_status(status)
+
+    def _status(self, tallies: dict[str, Tally]) -> dict:
+        """``syncRolloutStatus``'s counts and conditions, as ``kubectl rollout status`` reads them."""
+        new = self.replica_sets[-1]
+        active = sum(len(t.active) for t in tallies.values())
+        available = sum(t.available for t in tallies.values())
+        complete = self._complete_locked()
+        progressing = ("NewReplicaSetAvailable", f'ReplicaSet "{new.name}" has successfully progressed.') if complete else (
+            "ReplicaSetUpdated", f'ReplicaSet "{new.name}" is progressing.')
+        enough = available >= self.replicas - self.unavailable
+        return {"replicas": active, "updatedReplicas": len(tallies[new.name].active), "readyReplicas": available,
+                "availableReplicas": available, "unavailableReplicas": max(0, self.replicas - available),
+                "terminatingReplicas": sum(t.terminating for t in tallies.values()),
+                "conditions": [
+                    {"type": "Available", "status": "True" if enough else "False",
+                     "reason": "MinimumReplicasAvailable" if enough else "MinimumReplicasUnavailable",
+                     "message": "Deployment has minimum availability." if enough else "Deployment does not have minimum availability."},
+                    {"type": "Progressing", "status": "True", "reason": progressing[0], "message": progressing[1]}]}
+
+    def _write_status(self, status: dict) -> None:
+        """The status with the generation it was computed for; no write when nothing changed."""
+        def update(d: dict) -> Optional[dict]:
+            want = {"observedGeneration": d["metadata"].get("generation", 1), **status}
+            if d.get("status") == want:
+                return None
+            d["status"] = want
+            return d
+
+        try:
+            self.store.guaranteed_update(DEPLOYMENT, self.name, update, self.namespace)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
 
     def _tallies(self) -> dict[str, Tally]:
         out = {rs.name: Tally() for rs in self.replica_sets}
@@ -276,7 +369,7 @@ class DeploymentController:
         for _ in range(-diff):
             name = f"{self.name}-{rs.made}" if rs.revision == 1 else f"{rs.name}-{rs.made}"
             rs.made += 1
-            pod = self.template(name, {"app": self.name, TEMPLATE_HASH_LABEL: rs.name})
+            pod = with_template(self.template(name, {"app": self.name, TEMPLATE_HASH_LABEL: rs.name}), rs.template)
             self.store.events.record("replicaset", f"{rs.name}: creating pod {name}", pod=name, what="create")
             self.store.create(pod)
         for pod in rank_for_deletion(tally.active)[:max(0, diff)]:
@@ -315,6 +408,19 @@ class DeploymentController:
     def deleted_pods(self) -> list[str]:
         with self._lock:
             return [name for rs in self.replica_sets for name in rs.deleted]
+
+
+def with_template(pod: dict, template: dict) -> dict:
+    """A new pod with what of the revision's template a client may have changed: its
+    annotations (``rollout restart``'s ``restartedAt``) and its containers' images."""
+    annotations = (template.get("metadata") or {}).get("annotations")
+    if annotations:
+        pod["metadata"]["annotations"] = dict(annotations)
+    images = {c["name"]: c.get("image", "") for c in (template.get("spec") or {}).get("containers") or []}
+    for c in pod["spec"]["containers"]:
+        if c["name"] in images:
+            c["image"] = images[c["name"]]
+    return pod
 
 
 def rank_for_deletion(pods: list[dict]) -> list[dict]:

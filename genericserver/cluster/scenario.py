@@ -161,14 +161,15 @@ def container_factory(clock: ClusterClock, events: EventStream, servers: Optiona
 
     def make(pod: dict, spec: dict, sandbox: Sandbox) -> Container:
         name, pod_name = spec["name"], pod["metadata"]["name"]
-        if spec["image"] == "genericserver":
+        image = spec["image"].partition(":")[0]  # any tag of an image runs the same program
+        if image == "genericserver":
             c = ServerContainer(name, pod_name, sandbox, spec["options"], clock=clock, events=events, port_name=spec["portName"])
             if servers is not None:
                 servers.append(c)
             return c
-        if spec["image"] == "envoy":
+        if image == "envoy":
             return EnvoyContainer(name, pod_name, sandbox, events=events)
-        if spec["image"] == "shutdown-manager":
+        if image == "shutdown-manager":
             return ShutdownManagerContainer(name, pod_name, sandbox, clock=clock, events=events)
         return FakeContainer(name, pod_name, term_after=spec.get("termAfter", 0.0), clock=clock, events=events)
 
