@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from genericserver import goroutines, klog, sampleapi, signal_handler, version
 from genericserver import runtime as rt
@@ -112,8 +112,15 @@ def add_serve_parser(subparsers: Any) -> ServeOptions:
     return opts
 
 
-def build_server(opts: ServeOptions) -> Any:
-    """Config from the options, then the server with the sample API installed."""
+def install_sample_api(server: Any, config: Any, external_address: str) -> None:
+    """What ``serve`` serves: :mod:`genericserver.sampleapi`."""
+    sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout, metrics=server.metrics,
+                      external_address=external_address)
+
+
+def build_server(opts: ServeOptions, install: Callable[[Any, Any, str], None] = install_sample_api) -> Any:
+    """Config from the options, then the server with an API installed (``install(server,
+    config, external_address)``; the sample API unless given)."""
     config = new_config()
     opts.run.apply_to(config)
     opts.authentication.apply_to(config)
@@ -123,12 +130,14 @@ def build_server(opts: ServeOptions) -> Any:
     server = config.complete().new("genericserver")
     host, port = config.secure_serving.listener.getsockname()[:2] if config.secure_serving else ("", 0)
     # Go's ExternalAddress: the advertised host and the serving port, which /api names
-    sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout, metrics=server.metrics,
-                      external_address=f"{host}:{port}")
+    install(server, config, f"{host}:{port}")
     return server
 
 
-def serve(opts: ServeOptions, prog: str = "genericserver serve") -> int:
+def serve(opts: ServeOptions, prog: str = "genericserver serve", install: Callable[[Any, Any, str], None] = install_sample_api,
+          built: Optional[Callable[[Any], None]] = None) -> int:
+    """Run the server until SIGTERM or SIGINT, then shut it down gracefully; the exit code.
+    ``install`` puts the API on it (:func:`build_server`), ``built(server)`` runs before it starts."""
     errs = opts.validate()
     if errs:
         print(f"{prog}: error: {'; '.join(errs)}", file=sys.stderr)
@@ -137,10 +146,12 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve") -> int:
     # a goroutine's panic that nobody recovered ends this process, as Go's runtime does
     rt.THREADS.on_panic = goroutines.die_of_panic
     try:
-        server = build_server(opts)
+        server = build_server(opts, install)
     except (OptionsError, OSError, ValueError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 1
+    if built is not None:
+        built(server)
     ctx = signal_handler.setup_signal_context()
     try:
         server.prepare_run().run_with_context(ctx)
@@ -170,7 +181,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from genericserver.cluster import cli as cluster_cli
     from genericserver.cluster import loadcmd
 
-    cluster_cli.add_parser(sub)
+    cluster_cli.add_parser(sub, ServeOptions())
     loadcmd.add_parser(sub)
     from genericserver.labs import cli as lab_cli
     from genericserver.labs import state as lab_state
@@ -197,7 +208,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if command == "demo":
             return demo_cli.run(args)
         if command == "cluster":
-            return cluster_cli.run(args)
+            return cluster_cli.run(args, serve=serve)
         if command == "load":
             return loadcmd.run(args)
         if command == "fuzz":

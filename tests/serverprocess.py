@@ -18,12 +18,16 @@ from genericserver.testing.client import Client
 WAIT = 30.0
 
 
-class ServerProcess:
-    """``python -m genericserver serve ...`` with its stderr read line by line."""
+SERVING = r"Serving (?:in)?securely on (127\.0\.0\.1):(\d+)"
 
-    def __init__(self, *flags: str):
+
+class ServerProcess:
+    """``python -m genericserver serve ...`` with its stderr read line by line; ``command``
+    and ``ready`` (a pattern whose second group is the port) for another command that serves."""
+
+    def __init__(self, *flags: str, command: tuple[str, ...] = ("serve",), ready: str = SERVING):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", *flags],
+            [sys.executable, "-m", "genericserver", *command, "--secure-port", "0", *flags],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -34,7 +38,7 @@ class ServerProcess:
         self.seen: list[str] = []
         self._reader = threading.Thread(target=self._read, name="stderr-reader", daemon=True)
         self._reader.start()
-        m = self.expect(r"Serving (?:in)?securely on (127\.0\.0\.1):(\d+)")
+        m = self.expect(ready)
         self.port = int(m.group(2))
 
     def _read(self) -> None:

@@ -249,7 +249,7 @@ def test_each_command_is_dispatched(command, monkeypatch):
     called = []
     monkeypatch.setattr(cmd, "serve", lambda opts, prog="": called.append("serve") or 0)
     monkeypatch.setattr(demo_cli, "run", lambda args: called.append("demo") or 0)
-    monkeypatch.setattr(cluster_cli, "run", lambda args: called.append("cluster") or 0)
+    monkeypatch.setattr(cluster_cli, "run", lambda args, serve=None: called.append("cluster") or 0)
     assert cmd.main([command]) == 0
     assert called == [command]
 

@@ -1,10 +1,11 @@
 """``genericserver cluster``: run the pod-termination scenario, a rollout, or the what-if sweep (no Go twin).
 
-``genericserver/cmd.py`` wires it: ``add_parser(subparsers)`` registers the subcommand and its
+``genericserver/cmd.py`` wires it: ``add_parser(subparsers, serve_options)`` registers the subcommand and its
 flags, ``run(args)`` runs it and returns the exit code (0; 1 on a usage error such as kubectl's
 flag conflicts; 2 for a bad flag value or manifest). Durations are cluster seconds;
 ``--time-scale`` runs them faster (real seconds per cluster second; 1 for one scenario, 0.2 for
-``--sweep``). ``--manifest FILE`` takes the pod settings from a Deployment manifest
+``--sweep``). ``--serve-api --kubeconfig PATH`` serves the cluster to kubectl instead
+(:mod:`.apiserver`), with ``serve``'s flags for its API server. ``--manifest FILE`` takes the pod settings from a Deployment manifest
 (:mod:`.manifest`) instead of the pod flags; ``--svg FILE`` also draws the run (or the sweep) as
 a picture (:mod:`.pictures`).
 """
@@ -41,7 +42,9 @@ def int_or_percent(value: str) -> Any:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentParser:
+    """The ``cluster`` subcommand; ``serve_options`` (``serve``'s option groups) adds the flags
+    of the API server ``--serve-api`` runs."""
     p = subparsers.add_parser("cluster", help=HELP, description=HELP + ". Durations are cluster seconds.")
     p.add_argument("--replicas", type=int, default=None, help="pods behind the service (default 3)")
     p.add_argument("--roll", action="store_true", help="replace every pod as a Deployment's rolling update does, instead of deleting one")
@@ -75,6 +78,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     g.add_argument("--time-scale", type=float, default=None, metavar="X", help="real seconds per cluster second (default 1; 0.2 with --sweep)")
     g.add_argument("--sweep", action="store_true", help="print the what-if table instead (about a minute and a half)")
     g.add_argument("--svg", metavar="FILE", help="also draw the run (or, with --sweep, loss against lag) into this SVG file")
+    g = p.add_argument_group("kubectl in the room")
+    g.add_argument("--serve-api", action="store_true",
+                   help="serve the cluster to kubectl (pods, deployments, endpointslices) until SIGTERM or SIGINT, under load, "
+                        "instead of one deletion; the API server takes serve's flags below")
+    g.add_argument("--kubeconfig", metavar="PATH", help="with --serve-api: write a kubeconfig for it here once it answers")
+    if serve_options is not None:
+        serve_options.add_flags(p)
+        p.set_defaults(serve_options=serve_options)
     return p
 
 
@@ -104,6 +115,21 @@ def config_from_args(args: argparse.Namespace) -> ScenarioConfig:
     return base
 
 
+def serve_api(args: argparse.Namespace, cfg: ScenarioConfig, serve: Any) -> int:
+    """``--serve-api``: the flags it cannot go with, then :func:`.apiserver.run`."""
+    for flag, given in (("--sweep", args.sweep), ("--roll", args.roll), ("--svg", args.svg)):
+        if given:
+            print(f"error: {flag} cannot be used with --serve-api: kubectl drives the cluster", file=sys.stderr)
+            return 2
+    if not args.kubeconfig:
+        print("error: --serve-api needs --kubeconfig PATH: where to write kubectl's configuration", file=sys.stderr)
+        return 2
+    from genericserver.cluster import apiserver
+
+    args.serve_options.logs.read(args)
+    return apiserver.run(cfg, args.serve_options, args.kubeconfig, serve)
+
+
 def default_console() -> Console:
     """The terminal's width; piped, ``COLUMNS`` when it is set (a projector's 60), else 120."""
     if sys.stdout.isatty():
@@ -112,7 +138,8 @@ def default_console() -> Console:
     return Console(width=int(columns) if columns.isdigit() and int(columns) > 0 else 120)
 
 
-def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
+def run(args: argparse.Namespace, console: Optional[Console] = None, serve: Any = None) -> int:
+    """Run what the flags ask for; ``serve`` is ``genericserver.cmd.serve``, for ``--serve-api``."""
     if console is None:
         console = default_console()
     from genericserver.cluster.manifest import ManifestError
@@ -128,6 +155,8 @@ def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
     except (KubectlError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    if getattr(args, "serve_api", False):
+        return serve_api(args, cfg, serve)
     if args.svg:
         try:
             import matplotlib  # noqa: F401

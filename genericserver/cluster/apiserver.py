@@ -1,0 +1,192 @@
+"""``genericserver cluster --serve-api``: the simulated cluster's store served to a real kubectl (no Go twin).
+
+kube-apiserver is the only door to a cluster's state: kubectl, the kubelet and the controllers
+all read and write through it. Here the simulated kubelet and controllers share the store in
+process, and this module opens the door for everyone else: a genericserver apiserver (the same
+chain, flags and graceful shutdown as ``genericserver serve``) whose REST handlers read and
+write that store (:mod:`.apistorage`), so ``kubectl get pods -w`` shows a deleted pod go
+Terminating at the moment the timeline prints the store's update, and ``kubectl delete``
+drives the kubelet's kill sequence.
+
+Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATCH:
+
+* ``v1`` ``pods`` (get, list, watch, patch, update, delete, deletecollection; the pod
+  registry's graceful delete) and ``pods/status``;
+* ``apps/v1`` ``deployments`` (get, list, watch, patch, update) and ``deployments/scale``:
+  ``kubectl scale``, ``set image`` and ``rollout restart`` drive the simulated rollout, and
+  ``rollout status`` follows the controller's status;
+* ``discovery.k8s.io/v1`` ``endpointslices`` (get, list, watch), as the endpoints controller
+  writes them.
+
+Nothing is created through the API: the Deployment makes the pods, the endpoints controller
+the slices. :func:`run` starts the world, serves it until SIGTERM or SIGINT, writes a
+kubeconfig once the server answers, and prints the timeline as it happens.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import ssl
+import sys
+from dataclasses import replace
+from typing import Any, Callable, Optional
+
+from rich.console import Console
+
+from genericserver import runtime as rt
+from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST
+from genericserver.api.autoscaling.v1.types import SCALE
+from genericserver.api.core.v1.types import POD, POD_LIST
+from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
+from genericserver.apigroups import APIGroups
+from genericserver.cluster import apistorage, store as cluster_store
+from genericserver.cluster.apistorage import ClusterStorage
+from genericserver.cluster.apiview import APIView
+from genericserver.cluster.losses import format_loss, tally
+from genericserver.cluster.scenario import STARTUP_SIGNALS, ScenarioConfig, World
+from genericserver.endpoints.handlers.rest import RequestScope
+from genericserver.events import Event
+from genericserver.printers.internalversion.printers import DEPLOYMENT_TABLE, ENDPOINT_SLICE_TABLE, POD_TABLE
+from genericserver.registry.rest.rest import Resource
+
+READ = ("get", "list", "watch")
+ITEM = ("get", "patch", "update")
+PODS = Resource("", "v1", "pods", "Pod", POD, POD_LIST, short_names=("po",), categories=("all",), table=POD_TABLE,
+                verbs=("delete", "deletecollection", "get", "list", "patch", "update", "watch"))
+POD_STATUS = Resource("", "v1", "pods/status", "Pod", POD, verbs=ITEM)
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", DEPLOYMENT, DEPLOYMENT_LIST, short_names=("deploy",),
+                       categories=("all",), table=DEPLOYMENT_TABLE, verbs=("get", "list", "patch", "update", "watch"))
+DEPLOYMENT_SCALE = Resource("apps", "v1", "deployments/scale", "Scale", SCALE, verbs=ITEM, kind_group_version="autoscaling/v1")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", ENDPOINT_SLICE, ENDPOINT_SLICE_LIST,
+                           table=ENDPOINT_SLICE_TABLE, verbs=READ)
+
+
+def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_timeout: float = 1800, metrics: Any = None,
+            external_address: str = "") -> APIGroups:
+    """Serve the cluster's pods, deployments and endpoint slices on ``mux`` (with discovery)."""
+    groups = APIGroups(mux, external_address=external_address)
+
+    def scope(resource: Resource, storage: ClusterStorage, **extra: Any) -> RequestScope:
+        return RequestScope(resource, storage, min_request_timeout=min_request_timeout, metrics=metrics, extra=extra)
+
+    pods = ClusterStorage(store, cluster_store.POD, PODS, view.pod, merge=apistorage.pod_merge(view))
+    pod_status = ClusterStorage(store, cluster_store.POD, POD_STATUS, view.pod, merge=apistorage.pod_status_merge(view))
+    groups.install_legacy_api_group([scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status)])
+    deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)
+    scale = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENT_SCALE, lambda d: apistorage.scale_of(view, d),
+                           merge=apistorage.scale_merge)
+    groups.install_api_group("apps", {"v1": [scope(DEPLOYMENTS, deployments), scope(DEPLOYMENT_SCALE, scale)]})
+    slices = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINT_SLICES, view.endpoint_slice)
+    groups.install_api_group("discovery.k8s.io", {"v1": [scope(ENDPOINT_SLICES, slices)]})
+    return groups
+
+
+def write_kubeconfig(path: str, port: int, *, ca_file: str = "", token: str = "") -> None:
+    """A kubeconfig for the served cluster: context ``genericserver``, namespace ``default``."""
+    cluster: dict = {"server": f"{'https' if ca_file else 'http'}://127.0.0.1:{port}"}
+    if ca_file:
+        cluster["certificate-authority"] = os.path.abspath(ca_file)
+    config = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "genericserver", "cluster": cluster}],
+        "contexts": [{"name": "genericserver", "context": {"cluster": "genericserver", "user": "student", "namespace": "default"}}],
+        "current-context": "genericserver",
+        "users": [{"name": "student", "user": {"token": token} if token else {}}],
+    }
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(config, f, indent=2)  # JSON is YAML, which kubectl reads
+    os.replace(tmp, path)  # whoever waits for the file never reads half of it
+
+
+def first_token(token_auth_file: str) -> str:
+    """The first token of a ``--token-auth-file`` (a CSV of token,user,uid...), for the kubeconfig."""
+    if not token_auth_file:
+        return ""
+    with open(token_auth_file) as f:
+        for line in f:
+            if line.strip():
+                return line.split(",", 1)[0].strip()
+    return ""
+
+
+def wait_ready(port: int, tls: bool, stopping: rt.Event, period: float = 0.05) -> bool:
+    """Poll the server's ``/readyz`` until it is green (True), or the shutdown began."""
+    ctx = ssl.create_default_context() if tls else None
+    if ctx is not None:  # our own listener: its certificate is whatever the flags gave
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    while not stopping.is_set():
+        conn = (http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=ctx) if tls
+                else http.client.HTTPConnection("127.0.0.1", port, timeout=5))
+        try:
+            conn.request("GET", "/readyz")
+            if conn.getresponse().status in (200, 401, 403):  # green, or answering but not to anonymous
+                return True
+        except (OSError, http.client.HTTPException):
+            pass
+        finally:
+            conn.close()
+        rt.select(stopping, timeout=period)
+    return False
+
+
+def timeline_printer(console: Console, origin: float, scale: float) -> Callable[[Event], None]:
+    """Each event as one line, in cluster seconds since the server started, as it happens."""
+    def show(e: Event) -> None:
+        if e.get("signal") in STARTUP_SIGNALS:
+            return
+        console.print(f"{(e.at - origin) / scale:8.2f}s  {e.kind:<11} {e.name}", highlight=False, soft_wrap=True)
+    return show
+
+
+def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., int], console: Optional[Console] = None) -> int:
+    """The world (a Deployment of ``cfg.replicas`` under load), served by ``serve``
+    (``genericserver.cmd.serve`` with ``serve``'s options ``opts``) until SIGTERM or SIGINT;
+    then the graceful shutdown, and the load client's tally. The exit code."""
+    console = console if console is not None else Console(stderr=True)
+    errs = opts.validate()
+    if errs:
+        print(f"genericserver cluster: error: {'; '.join(errs)}", file=sys.stderr)
+        return 2
+    quiet = logging.getLogger("genericserver")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # the replicas' own klog lines would drown the timeline
+    world = World(replace(cfg, roll=True))
+    try:
+        view = APIView(world.clock)
+        world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
+        world.start_pods(30.0 + 10 * cfg.scale)
+        world.load.start()
+
+        def installer(server: Any, config: Any, external_address: str) -> None:
+            install(server.handler.non_go_restful_mux, world.store, view, min_request_timeout=config.min_request_timeout,
+                    metrics=server.metrics, external_address=external_address)
+
+        def built(server: Any) -> None:
+            port = server.secure_serving_info.listener.getsockname()[1]
+            stopping = server.lifecycle_signals.shutdown_initiated.signaled()
+
+            def announce() -> None:
+                # "once it answers": /readyz polled as a load balancer would (HasBeenReady is
+                # only signalled by a /readyz that passed, so this is also what turns it on)
+                if wait_ready(port, server.secure_serving_info.ssl_context is not None, stopping):
+                    write_kubeconfig(kubeconfig, port, ca_file=opts.serving.cert_file,
+                                     token=first_token(opts.authentication.token_auth_file))
+                    console.print(f"API server on 127.0.0.1:{port}; kubeconfig written to {kubeconfig}", highlight=False, soft_wrap=True)
+                    console.print(f"  KUBECONFIG={kubeconfig} kubectl get pods -w", highlight=False, soft_wrap=True)
+
+            rt.go(announce, name="kubeconfig-writer")
+
+        code = serve(opts, "genericserver cluster", install=installer, built=built)
+        world.load.stop()
+        console.print(f"load client: lost {format_loss(tally(list(world.load.samples)))}", highlight=False, soft_wrap=True)
+        return code
+    finally:
+        try:
+            world.close()
+        finally:
+            quiet.setLevel(level)
+

@@ -1,0 +1,240 @@
+"""The cluster's objects as the API shows them, and a kubectl change taken back (no Go twin).
+
+The simulation keeps its objects in the shapes its components need: times in cluster seconds,
+a preStop hook as a Python object, each replica's real loopback port in the pod's status. The
+API serves them as kube-apiserver would (:mod:`.apiserver`), so :class:`APIView` turns each
+stored object into its API JSON, in Go's field order, on every read:
+
+* times become RFC 3339 strings, to the second, on the wall clock at the cluster's start plus
+  the cluster seconds (``--time-scale`` 1, the default with ``--serve-api``, keeps them true);
+* a pod gets an IP of its own (``10.244.0.N``, in the order pods were first seen) and its
+  containers their nominal ports (the server ``http`` 8080): every replica really listens on
+  127.0.0.1 on a port of its own, which kube-proxy's table maps, as a node's NAT would;
+* a container's preStop hook, readiness probe and the server's flags (as ``args``) appear
+  where a pod spec has them; the kubelet's container states become ``running`` or
+  ``terminated`` (``exitCode``, ``Completed``/``Error``), which the pod printer reads;
+* an EndpointSlice lists its endpoints with their conditions, the pods' IPs and one port.
+
+The way back is narrow, as the pod's update validation is: a kubectl change to a pod may touch
+its labels, annotations and finalizers and its containers' images (:meth:`APIView.pod_update`);
+anything else in its spec is kube's 422. A Deployment is stored as its API JSON already.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.field import errors as field
+from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.handlers import ExecAction, HTTPGetAction, SleepAction
+from genericserver.godur import format_go_duration
+
+# ObjectMeta's fields in Go's order, and those a client may change
+META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+              "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers")
+MUTABLE_META = ("labels", "annotations", "finalizers")
+# the nominal container ports of each image's named ports
+NOMINAL_PORTS = {"http": 8080, "app-http": 8081, "admin": 9001, "shutdown-manager": 8090}
+POD_IP_BASE = "10.244.0."
+NODE_IP = "192.168.49.2"  # the node's address (the cluster has one node)
+POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
+
+
+class APIView:
+    """Conversions for one cluster: its clock's origin on the wall clock, and its pods' IPs."""
+
+    def __init__(self, clock: ClusterClock):
+        self.clock = clock
+        self.wall_origin = rt.wall() - clock.now() * clock.scale
+        self._ips: dict[str, str] = {}
+        self._lock = rt.lock()
+
+    # -- small pieces --------------------------------------------------------------------------
+    def time(self, at: Optional[float]) -> Optional[str]:
+        """Cluster seconds as a ``metav1.Time``: the wall time they stand for, to the second."""
+        if at is None:
+            return None
+        return datetime.fromtimestamp(int(self.wall_origin + at * self.clock.scale), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def now(self) -> float:
+        """The wall clock the printers' AGE is computed against."""
+        return self.wall_origin + self.clock.now() * self.clock.scale
+
+    def pod_ip(self, uid: str) -> str:
+        with self._lock:
+            if uid not in self._ips:
+                self._ips[uid] = POD_IP_BASE + str(len(self._ips) + 2)
+            return self._ips[uid]
+
+    def meta(self, m: dict) -> dict:
+        out = dict(m)
+        for k in ("creationTimestamp", "deletionTimestamp"):
+            if isinstance(out.get(k), (int, float)):
+                out[k] = self.time(out[k])
+        return {k: out[k] for k in META_ORDER if out.get(k) not in (None, "", {}, [])
+                or (k == "deletionGracePeriodSeconds" and out.get(k) == 0)}
+
+    # -- pods ----------------------------------------------------------------------------------
+    def pod(self, pod: dict) -> dict:
+        spec, st = pod["spec"], pod.get("status") or {}
+        probe = spec.get("readinessProbe")
+        containers = [self._container(c, probe) for c in spec.get("containers", [])]
+        if probe is not None and not any("readinessProbe" in c for c in containers) and containers:
+            containers[0]["readinessProbe"] = self._probe(probe)
+        api_spec = {"containers": containers, "restartPolicy": "Always",
+                    "terminationGracePeriodSeconds": spec.get("terminationGracePeriodSeconds"),
+                    "dnsPolicy": "ClusterFirst", "serviceAccountName": "default",
+                    "nodeName": spec.get("nodeName", ""), "schedulerName": "default-scheduler"}
+        return {"kind": "Pod", "apiVersion": "v1", "metadata": self.meta(pod["metadata"]),
+                "spec": {k: v for k, v in api_spec.items() if v not in (None, "")},
+                "status": self._pod_status(pod, st)}
+
+    def _container(self, c: dict, probe: Optional[dict]) -> dict:
+        out: dict[str, Any] = {"name": c["name"], "image": c.get("image", "")}
+        opts = c.get("options")
+        if opts is not None:
+            out["args"] = ["serve", f"--shutdown-delay-duration={format_go_duration(opts.shutdown_delay)}",
+                           f"--request-timeout={format_go_duration(opts.request_timeout)}"]
+            if opts.retry_after:
+                out["args"].append("--shutdown-send-retry-after=true")
+        names = [c["portName"]] if c.get("portName") else {"envoy": ["http", "admin"], "shutdown-manager": ["shutdown-manager"]}.get(c.get("image", "").partition(":")[0], [])
+        if names:
+            out["ports"] = [{"name": n, "containerPort": NOMINAL_PORTS.get(n, 8080), "protocol": "TCP"} for n in names]
+        if probe is not None and probe["httpGet"]["port"] in names:
+            out["readinessProbe"] = self._probe(probe)
+        pre_stop = (c.get("lifecycle") or {}).get("preStop")
+        if pre_stop is not None:
+            out["lifecycle"] = {"preStop": handler_json(pre_stop)}
+        out.update(terminationMessagePath="/dev/termination-log", terminationMessagePolicy="File", imagePullPolicy="IfNotPresent")
+        if c.get("securityContext"):
+            out["securityContext"] = copy.deepcopy(c["securityContext"])
+        return out
+
+    @staticmethod
+    def _probe(probe: dict) -> dict:
+        return {"httpGet": {"path": probe["httpGet"]["path"], "port": probe["httpGet"]["port"], "scheme": "HTTP"},
+                "timeoutSeconds": probe.get("timeoutSeconds", 1), "periodSeconds": probe.get("periodSeconds", 10),
+                "successThreshold": 1, "failureThreshold": 3}
+
+    def _pod_status(self, pod: dict, st: dict) -> dict:
+        out: dict[str, Any] = {"phase": st.get("phase", "Pending")}
+        conditions = [{"type": c["type"], "status": c["status"]} for c in st.get("conditions", [])]
+        if conditions:
+            out["conditions"] = conditions
+        for k in ("message", "reason"):
+            if st.get(k):
+                out[k] = st[k]
+        if st.get("podIP"):
+            ip = self.pod_ip(pod["metadata"]["uid"])
+            out.update(hostIP=NODE_IP, hostIPs=[{"ip": NODE_IP}], podIP=ip, podIPs=[{"ip": ip}])
+        images = {c["name"]: c.get("image", "") for c in pod["spec"].get("containers", [])}
+        statuses = []
+        for cs in st.get("containerStatuses", []):
+            running = cs.get("state") == "running"
+            if running:
+                state: dict = {"running": {}}
+            else:
+                code = cs.get("exitCode", 0) or 0
+                state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error"}}
+            statuses.append({"name": cs["name"], "state": state, "ready": bool(cs.get("ready")), "restartCount": 0,
+                             "image": images.get(cs["name"], ""), "imageID": "", "started": running})
+        if statuses:
+            out["containerStatuses"] = statuses
+        out["qosClass"] = "BestEffort"
+        return out
+
+    def pod_update(self, current: dict, new_api: dict, old_api: dict) -> dict:
+        """The stored pod with a client's change (``ValidatePodUpdate``'s rule: only the
+        metadata a client owns and the containers' images may change; else 422)."""
+        name = current["metadata"]["name"]
+        old_spec, new_spec = _without_images(old_api.get("spec")), _without_images(new_api.get("spec"))
+        if old_spec != new_spec:
+            raise errors.new_invalid("Pod", name, field.to_causes([field.forbidden("spec", POD_UPDATE_FORBIDDEN + "\n" + spec_diff(old_spec, new_spec))]))
+        out = copy.deepcopy(current)
+        for k in MUTABLE_META:
+            value = (new_api.get("metadata") or {}).get(k)
+            if value:
+                out["metadata"][k] = copy.deepcopy(value)
+            else:
+                out["metadata"].pop(k, None)
+        images = {c.get("name"): c.get("image", "") for c in (new_api.get("spec") or {}).get("containers") or []}
+        for c in out["spec"].get("containers", []):
+            if c["name"] in images:
+                c["image"] = images[c["name"]]
+        return out
+
+    def pod_status_update(self, current: dict, new_api: dict) -> dict:
+        """``pods/status``: the phase, reason, message and conditions a client wrote; the rest
+        of the status is the kubelet's."""
+        out = copy.deepcopy(current)
+        st = out.setdefault("status", {})
+        new = new_api.get("status") or {}
+        for k in ("phase", "reason", "message"):
+            if new.get(k):
+                st[k] = new[k]
+            else:
+                st.pop(k, None)
+        st["conditions"] = [{"type": c.get("type", ""), "status": c.get("status", "")} for c in new.get("conditions") or []]
+        return out
+
+    # -- endpoint slices and deployments ---------------------------------------------------------
+    def endpoint_slice(self, s: dict) -> dict:
+        endpoints = []
+        for ep in s.get("endpoints", []):
+            ref = ep["targetRef"]
+            endpoints.append({"addresses": [self.pod_ip(ref["uid"])], "conditions": dict(ep["conditions"]),
+                              "targetRef": {"kind": "Pod", "namespace": s["metadata"].get("namespace", "default"),
+                                            "name": ref["name"], "uid": ref["uid"]},
+                              "nodeName": "node-1"})
+        return {"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1", "metadata": self.meta(s["metadata"]),
+                "addressType": "IPv4", "endpoints": endpoints,
+                "ports": [{"name": "http", "protocol": "TCP", "port": NOMINAL_PORTS["http"]}]}
+
+    def deployment(self, d: dict) -> dict:
+        return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
+                "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}
+
+
+def handler_json(h: Any) -> dict:
+    """A lifecycle handler as a pod spec writes it."""
+    if isinstance(h, SleepAction):
+        return {"sleep": {"seconds": h.seconds}}
+    if isinstance(h, HTTPGetAction):
+        return {"httpGet": {"path": h.path, "port": h.port, "scheme": "HTTP"}}
+    if isinstance(h, ExecAction):
+        return {"exec": {"command": list(h.command)}}
+    raise TypeError(f"not a lifecycle handler: {h!r}")
+
+
+def _without_images(spec: Optional[dict]) -> dict:
+    spec = copy.deepcopy(spec or {})
+    for c in spec.get("containers") or []:
+        c.pop("image", None)
+    return spec
+
+
+def spec_diff(old: dict, new: dict, path: str = "spec") -> str:
+    """The fields that differ, one ``path: old -> new`` line each (Go prints a go-cmp diff of
+    the internal PodSpec here; ours names the same fields in the API's JSON)."""
+    lines = []
+    for k in sorted(set(old) | set(new)):
+        a, b = old.get(k), new.get(k)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            lines.append(spec_diff(a, b, f"{path}.{k}"))
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            lines.extend(spec_diff(x, y, f"{path}.{k}[{i}]") if isinstance(x, dict) and isinstance(y, dict)
+                         else f"  {path}.{k}[{i}]: {json.dumps(x)} -> {json.dumps(y)}"
+                         for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        else:
+            lines.append(f"  {path}.{k}: {json.dumps(a)} -> {json.dumps(b)}")
+    return "\n".join(line for line in lines if line)

@@ -1,0 +1,240 @@
+"""kubectl v1.36 against ``genericserver cluster --serve-api`` (the real kubectl; tests/test_cluster_kubectl.py is the simulated one): pods go Terminating while the simulated kubelet stops them.
+
+One cluster for the module: a Deployment of two replicas, each pod with a 1 s sleep preStop
+and a 2 s ``--shutdown-delay-duration``, time running at half speed (``--time-scale 0.5``). Each
+test deletes a pod of its own (the Deployment replaces it) and reads what kubectl printed, what
+the API holds, and the cluster's own timeline on its stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.kubectl import Kubectl
+from tests.serverprocess import ServerProcess
+
+READY = r"API server on (127\.0\.0\.1):(\d+); kubeconfig written to"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cluster")
+    cp = ServerProcess("--serve-api", "--kubeconfig", str(d / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
+                       "--pre-stop-sleep", "1", "--shutdown-delay", "2", "--time-scale", "0.5",
+                       "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
+    cp.directory = d
+    yield cp
+    cp.kill()
+
+
+@pytest.fixture(scope="module")
+def kubectl(cluster):
+    k = Kubectl(str(cluster.directory), cluster.port)
+    k.kubeconfig = str(cluster.directory / "kubeconfig")  # the one the cluster wrote
+    return k
+
+
+def seen(cluster: ServerProcess, pattern: str) -> re.Match:
+    """A timeline line matching ``pattern``, already printed or the next one that does."""
+    rx = re.compile(pattern)
+    for line in cluster.seen:
+        m = rx.search(line)
+        if m:
+            return m
+    return cluster.expect(pattern)
+
+
+def running_pod(kubectl: Kubectl) -> str:
+    """A pod that is Running, Ready and not being deleted."""
+    pods = json.loads(kubectl.run("get", "pods", "-o", "json").stdout)["items"]
+    for p in pods:
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+        if ready and "deletionTimestamp" not in p["metadata"]:
+            return p["metadata"]["name"]
+    raise AssertionError(f"no running pod in {[p['metadata']['name'] for p in pods]}")
+
+
+def api(cluster: ServerProcess, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+    req = urllib.request.Request(f"http://127.0.0.1:{cluster.port}{path}", method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_the_cluster_is_served_with_kubes_columns(kubectl):
+    out = kubectl.run("get", "pods", "-o", "wide").stdout.splitlines()
+    assert out[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"]
+    rows = [line.split() for line in out[1:]]
+    assert len(rows) == 2 and all(r[1] == "1/1" and r[2] == "Running" and r[5].startswith("10.244.0.") and r[6] == "node-1" for r in rows)
+    deploy = kubectl.run("get", "deployments").stdout.splitlines()
+    assert deploy[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"] and deploy[1].split()[:4] == ["web", "2/2", "2", "2"]
+    slices = kubectl.run("get", "endpointslices").stdout.splitlines()
+    assert slices[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"] and slices[1].split()[:3] == ["web", "IPv4", "8080"]
+    # the pod as kube writes it: its preStop hook and the server's flags are in the spec
+    pod = json.loads(kubectl.run("get", "pod", running_pod(kubectl), "-o", "json").stdout)
+    container = pod["spec"]["containers"][0]
+    assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": 1}}}
+    assert "--shutdown-delay-duration=2s" in container["args"] and pod["spec"]["terminationGracePeriodSeconds"] == 30
+
+
+def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
+    name = running_pod(kubectl)
+    watch = kubectl.popen("get", "pods", "-w", "--output-watch-events")
+    try:
+        assert watch.stdout is not None
+        header = watch.stdout.readline().split()
+        assert header[:2] == ["EVENT", "NAME"]
+        deleted = kubectl.run("delete", "pod", name)  # waits until the pod is gone, as kubectl does
+        assert deleted.stdout.strip() == f'pod "{name}" deleted from default namespace'
+        rows = []
+        for line in watch.stdout:
+            row = line.split()
+            if row[1] == name:
+                rows.append((row[0], row[3]))
+            if row[0] == "DELETED" and row[1] == name:
+                break
+    finally:
+        watch.terminate()
+        watch.wait()
+    assert rows[0] == ("ADDED", "Running")
+    assert ("MODIFIED", "Terminating") in rows and rows[-1] == ("DELETED", "Terminating")
+    assert rows.index(("MODIFIED", "Terminating")) < len(rows) - 1
+    # the store's update and the kubelet's final delete, as the timeline printed them
+    seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+30s, deletionGracePeriodSeconds=30 \(Terminating\)")
+    seen(cluster, rf"kubelet +{name}/app: Running preStop hook \(sleep 1\)")
+    seen(cluster, rf"store +pod {name} deleted")
+
+
+def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl):
+    # preStop 1 s + the server's 2 s delay > 2 s grace: the kubelet kills at the grace's end
+    name = running_pod(kubectl)
+    kubectl.run("delete", "pod", name, "--grace-period=2")
+    seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+2s, deletionGracePeriodSeconds=2")
+    seen(cluster, rf"container +{name}/app: SIGKILL")
+    seen(cluster, rf"container +{name}/app: exited with code 137")
+    assert kubectl.run("get", "pod", name, check=False).returncode == 1
+
+
+def test_now_is_a_grace_period_of_one_second(cluster, kubectl):
+    name = running_pod(kubectl)
+    kubectl.run("delete", "pod", name, "--now")
+    seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+1s, deletionGracePeriodSeconds=1")
+
+
+def test_force_with_grace_zero_removes_from_the_api_at_once(cluster, kubectl):
+    name = running_pod(kubectl)
+    out = kubectl.run("delete", "pod", name, "--force", "--grace-period=0")
+    assert "Immediate deletion does not wait for confirmation" in out.stderr
+    assert out.stdout.strip() == f'pod "{name}" force deleted from default namespace'
+    # gone from the API before the kubelet even started to stop it
+    assert kubectl.run("get", "pod", name, check=False).returncode == 1
+    deleted = seen(cluster, rf"store +pod {name} deleted").string
+    assert "updated: deletionTimestamp" not in " ".join(line for line in cluster.seen if f"pod {name} updated" in line)
+    assert deleted
+
+
+def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster, kubectl):
+    name = running_pod(kubectl)
+    kubectl.run("patch", "pod", name, "--type=merge", "-p", '{"metadata":{"finalizers":["example.com/hold"]}}')
+    kubectl.run("delete", "pod", name, "--wait=false")
+    # the kubelet stops the pod and deletes it with grace 0, but the finalizer holds it
+    seen(cluster, rf"store +pod {name} kept: finalizers example.com/hold must be removed first")
+    row = kubectl.run("get", "pod", name, "--no-headers").stdout.split()
+    assert row[2] == "Terminating"
+    pod = json.loads(kubectl.run("get", "pod", name, "-o", "json").stdout)
+    assert pod["metadata"]["deletionGracePeriodSeconds"] == 0
+    kubectl.run("patch", "pod", name, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
+    seen(cluster, rf"store +pod {name} deleted: its last finalizer was removed")
+    assert kubectl.run("get", "pod", name, check=False).returncode == 1
+
+
+def test_bad_input_gets_kubes_answers_and_loses_nothing(cluster, kubectl):
+    name = running_pod(kubectl)
+    # a patch to a field a pod's update may not change
+    bad = kubectl.run("patch", "pod", name, "--type=merge", "-p", '{"spec":{"nodeName":"node-2"}}', check=False)
+    assert bad.returncode == 1
+    assert f'The Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`' in bad.stderr
+    assert '  spec.nodeName: "node-1" -> "node-2"' in bad.stderr
+    # a precondition that fails
+    code, st = api(cluster, "DELETE", f"/api/v1/namespaces/default/pods/{name}",
+                   {"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "not-the-uid"}})
+    assert (code, st["reason"]) == (409, "Conflict")
+    assert st["message"].startswith(f'Operation cannot be fulfilled on pods "{name}": the UID in the precondition (not-the-uid) does not match')
+    pod = json.loads(kubectl.run("get", "pod", name, "-o", "json").stdout)
+    assert pod["spec"]["nodeName"] == "node-1" and "deletionTimestamp" not in pod["metadata"]
+    # a grace period below 0 counts as 1 s (BeforeDelete), answered with the pod
+    code, obj = api(cluster, "DELETE", f"/api/v1/namespaces/default/pods/{name}?gracePeriodSeconds=-5")
+    assert (code, obj["kind"], obj["metadata"]["deletionGracePeriodSeconds"]) == (200, "Pod", 1)
+    # deleting it again while it terminates: the pod as it is, 200; once gone: 404
+    code, again = api(cluster, "DELETE", f"/api/v1/namespaces/default/pods/{name}")
+    assert code == 200 and again["metadata"]["deletionGracePeriodSeconds"] == 1
+    seen(cluster, rf"store +pod {name} deleted")
+    missing = kubectl.run("delete", "pod", name, check=False)
+    assert missing.returncode == 1 and f'Error from server (NotFound): pods "{name}" not found' in missing.stderr
+
+
+def json_stream(lines):
+    """The objects of ``kubectl get -w -o json``: each ends with a ``}`` at the line's start."""
+    buf = []
+    for line in lines:
+        buf.append(line)
+        if line.startswith("}"):
+            yield json.loads("".join(buf))
+            buf = []
+
+
+def test_endpointslice_watch_shows_the_endpoint_terminating_before_the_pod_is_gone(cluster, kubectl):
+    name = running_pod(kubectl)
+    watch = kubectl.popen("get", "endpointslices", "-w", "-o", "json")
+    states = []  # the pod's endpoint conditions (ready, terminating) in each version of the slice
+    try:
+        assert watch.stdout is not None
+        for i, slice_ in enumerate(json_stream(watch.stdout)):
+            if i == 0:
+                kubectl.run("delete", "pod", name, "--wait=false")
+            mine = [ep["conditions"] for ep in slice_["endpoints"] if ep["targetRef"]["name"] == name]
+            states.append((mine[0]["ready"], mine[0]["terminating"]) if mine else "removed")
+            if states[-1] == "removed":
+                break
+    finally:
+        watch.terminate()
+        watch.wait()
+    assert states[0] == (True, False) and states[-1] == "removed"
+    assert (False, True) in states
+    # not ready and terminating while the pod still existed: the store deleted it later
+    seen(cluster, rf"store +pod {name} deleted")
+    lines = cluster.seen
+    left = next(i for i, line in enumerate(lines) if re.search(rf"endpoints +web: {name} leaves the ready endpoints", line))
+    gone = next(i for i, line in enumerate(lines) if re.search(rf"store +pod {name} deleted", line))
+    assert left < gone
+
+
+def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluster, kubectl):
+    assert kubectl.run("scale", "deployment/web", "--replicas=3").stdout.strip() == "deployment.apps/web scaled"
+    out = kubectl.run("rollout", "status", "deployment/web", "--timeout=30s").stdout
+    assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+    kubectl.run("set", "image", "deployment/web", "app=genericserver:v2")
+    out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s").stdout
+    assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+    pods = json.loads(kubectl.run("get", "pods", "-o", "json").stdout)["items"]
+    live = [p for p in pods if "deletionTimestamp" not in p["metadata"]]
+    assert len(live) == 3 and {p["spec"]["containers"][0]["image"] for p in live} == {"genericserver:v2"}
+    scale = json.loads(kubectl.run("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/web/scale").stdout)
+    assert (scale["kind"], scale["apiVersion"], scale["spec"], scale["status"]["selector"]) == (
+        "Scale", "autoscaling/v1", {"replicas": 3}, "app=web")
+
+
+def test_sigterm_shuts_the_cluster_down_gracefully(cluster):
+    cluster.signal(signal.SIGTERM)
+    assert cluster.wait() == 0
+    assert any(line.startswith("load client: lost ") for line in cluster.seen)
