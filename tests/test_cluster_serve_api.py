@@ -1,7 +1,7 @@
 """kubectl v1.36 against ``genericserver cluster --serve-api`` (the real kubectl; tests/test_cluster_kubectl.py is the simulated one): pods go Terminating while the simulated kubelet stops them.
 
 One cluster for the module: a Deployment of two replicas, each pod with a 1 s sleep preStop
-and a 2 s ``--shutdown-delay-duration``, time running at half speed (``--time-scale 0.5``). Each
+and a 2 s ``--shutdown-delay-duration``, time running four times as fast (``--time-scale 0.25``). Each
 test deletes a pod of its own (the Deployment replaces it) and reads what kubectl printed, what
 the API holds, and the cluster's own timeline on its stderr.
 """
@@ -26,7 +26,7 @@ READY = r"API server on (127\.0\.0\.1):(\d+); kubeconfig written to"
 def cluster(tmp_path_factory):
     d = tmp_path_factory.mktemp("cluster")
     cp = ServerProcess("--serve-api", "--kubeconfig", str(d / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
-                       "--pre-stop-sleep", "1", "--shutdown-delay", "2", "--time-scale", "0.5",
+                       "--pre-stop-sleep", "1", "--shutdown-delay", "2", "--time-scale", "0.25",
                        "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
     cp.directory = d
     yield cp
@@ -234,7 +234,30 @@ def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluste
         "Scale", "autoscaling/v1", {"replicas": 3}, "app=web")
 
 
-def test_sigterm_shuts_the_cluster_down_gracefully(cluster):
-    cluster.signal(signal.SIGTERM)
-    assert cluster.wait() == 0
-    assert any(line.startswith("load client: lost ") for line in cluster.seen)
+def rollout_restart(tmp_path, *flags: str) -> str:
+    """``kubectl rollout restart`` and ``rollout status`` on a cluster of its own; the load
+    client's tally line once SIGTERM ended it."""
+    cp = ServerProcess("--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--time-scale", "0.25",
+                       "--shutdown-watch-termination-grace-period", "1s", *flags, command=("cluster",), ready=READY)
+    try:
+        k = Kubectl(str(tmp_path), cp.port)
+        k.kubeconfig = str(tmp_path / "kubeconfig")
+        assert k.run("rollout", "restart", "deployment/web").stdout.strip() == "deployment.apps/web restarted"
+        out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
+        assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+        # every old pod is gone from the routing table before the load is stopped
+        seen(cp, r"kube-proxy +web: rules synced: new connections go to web-v2-0, web-v2-1, web-v2-2$")
+        cp.signal(signal.SIGTERM)
+        assert cp.wait() == 0
+        return next(line for line in cp.seen if line.startswith("load client: lost "))
+    finally:
+        cp.kill()
+
+
+def test_rollout_restart_of_the_default_manifest_loses_no_request(tmp_path):
+    assert rollout_restart(tmp_path, "--manifest", "deploy/deployment.yaml").startswith("load client: lost 0% (0 of ")
+
+
+def test_rollout_restart_without_a_shutdown_delay_loses_requests(tmp_path):
+    line = rollout_restart(tmp_path, "--replicas", "3", "--shutdown-delay", "0")
+    assert not line.startswith("load client: lost 0% ("), line

@@ -84,9 +84,13 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     return groups
 
 
-def write_kubeconfig(path: str, port: int, *, ca_file: str = "", token: str = "") -> None:
-    """A kubeconfig for the served cluster: context ``genericserver``, namespace ``default``."""
-    cluster: dict = {"server": f"{'https' if ca_file else 'http'}://127.0.0.1:{port}"}
+def write_kubeconfig(path: str, port: int, *, host: str = "127.0.0.1", ca_file: str = "", token: str = "") -> None:
+    """A kubeconfig for the served cluster: context ``genericserver``, namespace ``default``;
+    the server at ``host`` (a wildcard bind address means this machine: 127.0.0.1)."""
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    address = f"[{host}]" if ":" in host else host
+    cluster: dict = {"server": f"{'https' if ca_file else 'http'}://{address}:{port}"}
     if ca_file:
         cluster["certificate-authority"] = os.path.abspath(ca_file)
     config = {
@@ -173,7 +177,7 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
                 # "once it answers": /readyz polled as a load balancer would (HasBeenReady is
                 # only signalled by a /readyz that passed, so this is also what turns it on)
                 if wait_ready(port, server.secure_serving_info.ssl_context is not None, stopping):
-                    write_kubeconfig(kubeconfig, port, ca_file=opts.serving.cert_file,
+                    write_kubeconfig(kubeconfig, port, host=opts.serving.bind_address, ca_file=opts.serving.cert_file,
                                      token=first_token(opts.authentication.token_auth_file))
                     console.print(f"API server on 127.0.0.1:{port}; kubeconfig written to {kubeconfig}", highlight=False, soft_wrap=True)
                     console.print(f"  KUBECONFIG={kubeconfig} kubectl get pods -w", highlight=False, soft_wrap=True)
