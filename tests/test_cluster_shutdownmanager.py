@@ -314,3 +314,44 @@ def test_the_scaled_clock_scales_the_backoff_too(tmp_path):
 
     Simulation().run(main)
     assert [round(t, 6) for t in admin.attempts] == [0.0, 0.1, 0.6, 3.1]
+
+
+# -- a read-only root filesystem (projectcontour/contour#3771) --------------------------------------
+
+
+def test_shutdown_logs_the_failed_create_and_returns_as_if_done(tmp_path):
+    events = EventStream()
+    opts = ShutdownOptions(str(tmp_path / "ok"), check_interval=1, check_delay=0.0, read_only_root_filesystem=True)
+
+    def main() -> tuple[bool, float]:
+        return shutdown(opts, FakeAdmin(open_connections=0), events=events), rt.now()
+
+    done, end = Simulation().run(main)
+    assert (done, end) == (False, 0.0)  # no wait: the error is logged and the command ends
+    assert not os.path.exists(tmp_path / "ok")
+    assert [e.name for e in events.events()][-2:] == [
+        "shutdown: min number of open connections found, shutting down (open_connections=0 min_connections=0)",
+        "shutdown: open /ok: read-only file system"]
+
+
+def test_on_a_read_only_root_the_drain_ends_when_the_shutdown_manager_is_stopped():
+    from genericserver.cluster.scenario import ScenarioConfig, run_scenario
+
+    r = run_scenario(ScenarioConfig(pre_stop="contour", read_only_root_filesystem=True, check_delay=0.0, grace_period=10,
+                                    scale=0.1, workers=2, warmup=1.0, tail=0.5))
+    names = [(row.at, row.component, row.text) for row in r.rows]
+
+    def at(component: str, sub: str) -> float:
+        return next(t for t, c, text in names if c == component and sub in text)
+
+    failed_create = at("shutdown-manager", "shutdown: open /ok: read-only file system")
+    # the exec hook still succeeds, so the kubelet stops the shutdown-manager at once...
+    assert at("kubelet", "web-0/shutdown-manager: PreStop hook completed") >= failed_create
+    stopped = at("container", "web-0/shutdown-manager: SIGTERM")
+    # ...and Envoy's /shutdown, which never saw the file, fails with it: SIGTERM long before the grace
+    assert not any("detected file" in text for _, _, text in names)
+    envoy_hook_failed = at("kubelet", 'HTTP lifecycle hook (/shutdown) for Container "envoy"')
+    # /shutdown never answered: the connection went with the process
+    assert any('Container "envoy"' in text and "Remote end closed connection without response" in text for _, _, text in names)
+    assert stopped <= envoy_hook_failed
+    assert at("kubelet", "web-0/envoy: StopContainer with 10s grace: SIGTERM") < 10.0 / 2

@@ -72,6 +72,8 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
     g.add_argument("--check-delay", type=float, default=0.0, metavar="S", help="wait before polling connections (default 0; Contour's shutdown-manager once waited 60)")
     g.add_argument("--check-interval", type=float, default=1.0, metavar="S", help="poll interval of the open connections (default 1)")
     g.add_argument("--min-open-connections", type=int, default=0, metavar="N", help="connections that may stay open (default 0)")
+    g.add_argument("--read-only-root-filesystem", action="store_true",
+                   help="the shutdown-manager's root filesystem is read-only: the ok file cannot be written (contour#3771)")
     g = p.add_argument_group("the run")
     g.add_argument("--workers", type=int, default=4, help="concurrent clients (default 4)")
     g.add_argument("--keep-alive", action="store_true", help="clients keep their connections (default: one per request)")
@@ -103,7 +105,8 @@ def config_from_args(args: argparse.Namespace) -> ScenarioConfig:
         grace_period=pod["termination_grace_period"], roll=args.roll, max_surge=pod["max_surge"], max_unavailable=pod["max_unavailable"],
         delete_flags=DeleteFlags(grace_period=args.grace_period, now=args.now, force=args.force),
         probe_period=pod["probe_period"], drain_delay=args.drain_delay, check_delay=args.check_delay,
-        check_interval=args.check_interval, min_open_connections=args.min_open_connections, scale=scale,
+        check_interval=args.check_interval, min_open_connections=args.min_open_connections,
+        read_only_root_filesystem=args.read_only_root_filesystem, scale=scale,
         workers=args.workers, keep_alive=args.keep_alive)
     if getattr(args, "manifest", None):
         from genericserver.cluster.manifest import config_from_manifest

@@ -71,6 +71,7 @@ class ScenarioConfig:
     check_delay: float = 0.0
     check_interval: float = 1.0
     min_open_connections: int = 0
+    read_only_root_filesystem: bool = False  # the shutdown-manager container's securityContext
     # the run itself
     scale: float = 1.0
     workers: int = 4
@@ -144,11 +145,13 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
         wait_for_drain = {"preStop": HTTPGetAction("/shutdown", "shutdown-manager")}
         server.update(portName="app-http", lifecycle=wait_for_drain)
         opts = ShutdownOptions(check_interval=cfg.check_interval, check_delay=cfg.check_delay,
-                               drain_delay=cfg.drain_delay, min_open_connections=cfg.min_open_connections)
+                               drain_delay=cfg.drain_delay, min_open_connections=cfg.min_open_connections,
+                               read_only_root_filesystem=cfg.read_only_root_filesystem)
         containers = [server,
                       {"name": "envoy", "image": "envoy", "lifecycle": wait_for_drain},
                       {"name": "shutdown-manager", "image": "shutdown-manager",
-                       "lifecycle": {"preStop": ExecAction(shutdown_hook(opts, clock, events), ["contour", "envoy", "shutdown"])}}]
+                       "lifecycle": {"preStop": ExecAction(shutdown_hook(opts, clock, events), ["contour", "envoy", "shutdown"])},
+                       "securityContext": {"readOnlyRootFilesystem": cfg.read_only_root_filesystem}}]
         probe = {"httpGet": {"path": "/ready", "port": "admin"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
     pod = new_pod(name, labels=labels or {"app": SERVICE}, containers=containers, termination_grace_period_seconds=cfg.grace_period)
     if cfg.probe_period > 0:

@@ -14,12 +14,22 @@ Two halves that meet at a file (the *ok file*):
   ``--min-open-connections``, and writes the ok file.
 
 Defaults are the seed's: check-delay 60 s, drain-delay 0 s, check-interval 5 s, no minimum.
+
+When the ok file cannot be created (the shutdown-manager container's root filesystem is
+read-only, projectcontour/contour#3771), ``shutdown`` logs ``open /ok: read-only file system``
+and returns as if it were done; ``/shutdown`` keeps answering nothing, checking every second,
+until its caller gives up: the kubelet's preStop httpGet of Envoy (and of the app) waits out the
+whole grace period, the hook is reported not completed, and the containers get SIGTERM with
+the kubelet's minimum 2 s. The drain itself happened (Envoy's health check failed); what is
+lost is the grace period, every time a pod is deleted. Contour's fix made the file's path a
+flag (``--ready-file``) pointing into an emptyDir.
 Durations are cluster seconds (see :mod:`genericserver.cluster.clock`). What later Contour
 versions changed, and why, is in the cluster section of walkthrough.md.
 """
 
 from __future__ import annotations
 
+import errno
 import http.client
 import os
 import random
@@ -102,13 +112,26 @@ class ShutdownManager:
 
 @dataclass
 class ShutdownOptions:
-    """``contour envoy shutdown``'s flags (cluster seconds)."""
+    """``contour envoy shutdown``'s flags (cluster seconds), and where it runs: with
+    ``read_only_root_filesystem`` (the container's ``securityContext``) the ok file at the root
+    cannot be created."""
 
     ready_file: str = "/" + SHUTDOWN_READY_FILE
     check_interval: float = 5.0
     check_delay: float = 60.0
     drain_delay: float = 0.0
     min_open_connections: int = 0
+    read_only_root_filesystem: bool = False
+    display_name: str = "/" + SHUTDOWN_READY_FILE  # the path as the container sees it
+
+
+def create_ready_file(opts: ShutdownOptions) -> None:
+    """Go's ``os.Create`` of the ok file; on a read-only root filesystem it fails as the
+    kernel makes it fail (EROFS), with Go's ``*PathError`` text."""
+    if opts.read_only_root_filesystem:
+        raise OSError(errno.EROFS, f"open {opts.display_name}: read-only file system")
+    with open(opts.ready_file, "w"):
+        pass
 
 
 class EnvoyAdmin:
@@ -164,7 +187,8 @@ def parse_open_connections(stats: str) -> int:
 def shutdown(opts: ShutdownOptions, admin: Any, *, clock: Optional[ClusterClock] = None,
              events: Optional[EventStream] = None, ctx: Optional[gocontext.Context] = None,
              rand: Callable[[], float] = random.random) -> bool:
-    """``contour envoy shutdown``; True once the ok file is written, False if ``ctx`` ended first."""
+    """``contour envoy shutdown``; True once the ok file is written, False if ``ctx`` ended first
+    or the file could not be created (logged, and the command still ends as if it succeeded)."""
     clock = clock if clock is not None else ClusterClock()
     events = events if events is not None else EventStream()
     done = (ctx or gocontext.background()).done()
@@ -196,8 +220,13 @@ def shutdown(opts: ShutdownOptions, admin: Any, *, clock: Optional[ClusterClock]
         else:
             if n <= opts.min_open_connections:
                 log(f"min number of open connections found, shutting down (open_connections={n} min_connections={opts.min_open_connections})", open_connections=n)
-                with open(opts.ready_file, "w"):
-                    pass
+                try:
+                    create_ready_file(opts)
+                except OSError as err:
+                    # Contour logs the error and returns as if it were done (projectcontour/contour
+                    # #3771): the preStop hook succeeds, and /shutdown waits for a file that never comes
+                    log(err.strerror or str(err), error=True)
+                    return False
                 return True
             log(f"polled open connections (open_connections={n} min_connections={opts.min_open_connections})", open_connections=n)
         if clock.select(done, timeout=opts.check_interval) is not None:
@@ -236,11 +265,12 @@ class ShutdownManagerContainer(Container):
 
 def shutdown_hook(opts: ShutdownOptions, clock: ClusterClock, events: EventStream) -> Callable[[gocontext.Context, Sandbox], None]:
     """The exec preStop of the shutdown-manager container: ``contour envoy shutdown`` against
-    this pod's Envoy admin port, writing the ok file into the pod's volume."""
+    this pod's Envoy admin port, writing the ok file (``/ok``, kept in the pod's volume so the
+    containers share it, as the seed's manifest shares it)."""
 
     def run(ctx: gocontext.Context, sandbox: Sandbox) -> None:
         o = ShutdownOptions(sandbox.path(SHUTDOWN_READY_FILE), opts.check_interval, opts.check_delay,
-                            opts.drain_delay, opts.min_open_connections)
+                            opts.drain_delay, opts.min_open_connections, opts.read_only_root_filesystem)
         shutdown(o, EnvoyAdmin("127.0.0.1", sandbox.ports["admin"]), clock=clock, events=events, ctx=ctx)
 
     return run
