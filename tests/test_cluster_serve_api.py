@@ -78,6 +78,10 @@ def test_the_cluster_is_served_with_kubes_columns(kubectl):
     assert len(rows) == 2 and all(r[1] == "1/1" and r[2] == "Running" and r[5].startswith("10.244.0.") and r[6] == "node-1" for r in rows)
     deploy = kubectl.run("get", "deployments").stdout.splitlines()
     assert deploy[0].split() == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"] and deploy[1].split()[:4] == ["web", "2/2", "2", "2"]
+    ep = kubectl.run("get", "endpoints")
+    assert ep.stderr.strip() == "Warning: v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
+    assert ep.stdout.splitlines()[0].split() == ["NAME", "ENDPOINTS", "AGE"]
+    assert re.fullmatch(r"web +10\.244\.0\.\d+:8080,10\.244\.0\.\d+:8080 +\d+s", ep.stdout.splitlines()[1])
     slices = kubectl.run("get", "endpointslices").stdout.splitlines()
     assert slices[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"] and slices[1].split()[:3] == ["web", "IPv4", "8080"]
     # the pod as kube writes it: its preStop hook and the server's flags are in the spec
@@ -123,6 +127,9 @@ def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl
     seen(cluster, rf"container +{name}/app: SIGKILL")
     seen(cluster, rf"container +{name}/app: exited with code 137")
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
+    # the kubelet's recorder wrote what it did as Events
+    events = [line.split(None, 4) for line in kubectl.run("get", "events", "--no-headers").stdout.splitlines()]
+    assert ["Normal", "Killing", f"pod/{name}", "Stopping container app"] in [e[1:] for e in events]
 
 
 def test_now_is_a_grace_period_of_one_second(cluster, kubectl):

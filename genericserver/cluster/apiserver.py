@@ -11,7 +11,9 @@ drives the kubelet's kill sequence.
 Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATCH:
 
 * ``v1`` ``pods`` (get, list, watch, patch, update, delete, deletecollection; the pod
-  registry's graceful delete) and ``pods/status``;
+  registry's graceful delete) and ``pods/status``; ``endpoints`` (get, list, watch: the
+  service's slice as the older API shows it, with v1.33's deprecation warning) and ``events``
+  (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``);
 * ``apps/v1`` ``deployments`` (get, list, watch, patch, update) and ``deployments/scale``:
   ``kubectl scale``, ``set image`` and ``rollout restart`` drive the simulated rollout, and
   ``rollout status`` follows the controller's status;
@@ -39,7 +41,8 @@ from rich.console import Console
 from genericserver import runtime as rt
 from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST
 from genericserver.api.autoscaling.v1.types import SCALE
-from genericserver.api.core.v1.types import POD, POD_LIST
+from genericserver.api.core.v1.types import ENDPOINTS as ENDPOINTS_STRUCT
+from genericserver.api.core.v1.types import ENDPOINTS_LIST, EVENT, EVENT_LIST, POD, POD_LIST
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.cluster import apistorage, store as cluster_store
@@ -49,10 +52,18 @@ from genericserver.cluster.losses import format_loss, tally
 from genericserver.cluster.scenario import STARTUP_SIGNALS, ScenarioConfig, World
 from genericserver.endpoints.handlers.rest import RequestScope
 from genericserver.events import Event
-from genericserver.printers.internalversion.printers import DEPLOYMENT_TABLE, ENDPOINT_SLICE_TABLE, POD_TABLE
+from genericserver.printers.internalversion.printers import (
+    DEPLOYMENT_TABLE,
+    ENDPOINT_SLICE_TABLE,
+    ENDPOINTS_TABLE,
+    EVENT_TABLE,
+    POD_TABLE,
+)
 from genericserver.registry.rest.rest import Resource
 
 READ = ("get", "list", "watch")
+# kube-apiserver answers every request to v1 Endpoints with this warning since v1.33 (KEP-4974)
+ENDPOINTS_DEPRECATION = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 ITEM = ("get", "patch", "update")
 PODS = Resource("", "v1", "pods", "Pod", POD, POD_LIST, short_names=("po",), categories=("all",), table=POD_TABLE,
                 verbs=("delete", "deletecollection", "get", "list", "patch", "update", "watch"))
@@ -60,6 +71,9 @@ POD_STATUS = Resource("", "v1", "pods/status", "Pod", POD, verbs=ITEM)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", DEPLOYMENT, DEPLOYMENT_LIST, short_names=("deploy",),
                        categories=("all",), table=DEPLOYMENT_TABLE, verbs=("get", "list", "patch", "update", "watch"))
 DEPLOYMENT_SCALE = Resource("apps", "v1", "deployments/scale", "Scale", SCALE, verbs=ITEM, kind_group_version="autoscaling/v1")
+ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints", ENDPOINTS_STRUCT, ENDPOINTS_LIST, short_names=("ep",), table=ENDPOINTS_TABLE,
+                     verbs=READ, singular="endpoints", deprecation=ENDPOINTS_DEPRECATION)
+EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ)
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", ENDPOINT_SLICE, ENDPOINT_SLICE_LIST,
                            table=ENDPOINT_SLICE_TABLE, verbs=READ)
 
@@ -74,7 +88,10 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
 
     pods = ClusterStorage(store, cluster_store.POD, PODS, view.pod, merge=apistorage.pod_merge(view))
     pod_status = ClusterStorage(store, cluster_store.POD, POD_STATUS, view.pod, merge=apistorage.pod_status_merge(view))
-    groups.install_legacy_api_group([scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status)])
+    endpoints = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINTS, view.endpoints)
+    events = ClusterStorage(store, cluster_store.EVENT, EVENTS, view.event)
+    groups.install_legacy_api_group([scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status),
+                                     scope(ENDPOINTS, endpoints), scope(EVENTS, events)])
     deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)
     scale = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENT_SCALE, lambda d: apistorage.scale_of(view, d),
                            merge=apistorage.scale_merge)

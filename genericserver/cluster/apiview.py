@@ -198,6 +198,34 @@ class APIView:
                 "addressType": "IPv4", "endpoints": endpoints,
                 "ports": [{"name": "http", "protocol": "TCP", "port": NOMINAL_PORTS["http"]}]}
 
+    def endpoints(self, s: dict) -> dict:
+        """The service's ``Endpoints`` from its slice, as the endpoints controller writes them:
+        ready pods as addresses, pods not ready as notReadyAddresses, terminating pods left out."""
+        ready, not_ready = [], []
+        for ep in s.get("endpoints", []):
+            if ep["conditions"]["terminating"]:
+                continue
+            ref = ep["targetRef"]
+            address = {"ip": self.pod_ip(ref["uid"]), "nodeName": "node-1",
+                       "targetRef": {"kind": "Pod", "namespace": s["metadata"].get("namespace", "default"),
+                                     "name": ref["name"], "uid": ref["uid"]}}
+            (ready if ep["conditions"]["ready"] else not_ready).append(address)
+        subset = {k: v for k, v in (("addresses", ready), ("notReadyAddresses", not_ready)) if v}
+        # the Endpoints has the service's name and no labels of the slice's
+        meta = {k: v for k, v in self.meta(s["metadata"]).items() if k != "labels"}
+        out = {"kind": "Endpoints", "apiVersion": "v1", "metadata": meta}
+        if subset:
+            subset["ports"] = [{"name": "http", "port": NOMINAL_PORTS["http"], "protocol": "TCP"}]
+            out["subsets"] = [subset]
+        return out
+
+    def event(self, e: dict) -> dict:
+        out = {"kind": "Event", "apiVersion": "v1", **copy.deepcopy(e)}
+        out["metadata"] = self.meta(e["metadata"])
+        for k in ("firstTimestamp", "lastTimestamp"):
+            out[k] = self.time(e.get(k))
+        return out
+
     def deployment(self, d: dict) -> dict:
         return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
                 "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}

@@ -35,7 +35,7 @@ from genericserver import runtime as rt
 from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
-from genericserver.cluster.store import DELETED, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
+from genericserver.cluster.store import DELETED, EVENT, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
 from genericserver.apimachinery.api.errors import StatusError
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
@@ -107,9 +107,18 @@ class Kubelet:
                              clock=self.clock, events=self.events)
 
     def record(self, pod: str, typ: str, reason: str, message: str) -> None:
+        """The kubelet's event recorder: a line of the timeline, and an Event in the store
+        (``kubectl get events``), as client-go's recorder writes one to the API."""
         with self._lock:
             self.pod_events.append((pod, typ, reason, message))
+            seq = len(self.pod_events)
         self.events.record("kubelet", f"{pod}: {typ} {reason}: {message}", reason=reason, pod=pod)
+        now = self.clock.now()
+        self.store.create({"kind": EVENT, "metadata": {"name": f"{pod}.{seq:016x}", "namespace": "default"},
+                           "involvedObject": {"kind": "Pod", "namespace": "default", "name": pod, "apiVersion": "v1"},
+                           "reason": reason, "message": message, "source": {"component": "kubelet", "host": self.node_name},
+                           "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": typ,
+                           "reportingComponent": "kubelet", "reportingInstance": self.node_name}, record=False)
 
     def worker(self, name: str) -> PodWorker:
         """The newest worker of the pod called ``name``."""

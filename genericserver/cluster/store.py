@@ -43,8 +43,9 @@ from genericserver.cluster.clock import ClusterClock
 from genericserver.events import EventStream
 from genericserver.apimachinery.api.errors import StatusError
 
-POD, SERVICE, ENDPOINT_SLICE, DEPLOYMENT = "Pod", "Service", "EndpointSlice", "Deployment"
-RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io", DEPLOYMENT: "deployments.apps"}
+POD, SERVICE, ENDPOINT_SLICE, DEPLOYMENT, EVENT = "Pod", "Service", "EndpointSlice", "Deployment", "Event"
+RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io", DEPLOYMENT: "deployments.apps",
+             EVENT: "events"}
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30  # what the API defaults a pod's grace to
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 HISTORY = 10000  # changes kept for watches that resume from a resource version
@@ -378,7 +379,9 @@ class Store:
             return [copy.deepcopy(o) for (k, ns, _), o in sorted(self._objects.items())
                     if k == kind and namespace in (None, ns)], latest
 
-    def create(self, obj: dict) -> dict:
+    def create(self, obj: dict, *, record: bool = True) -> dict:
+        """Store a new object (its uid and creation time set); ``record`` puts the creation on
+        the timeline (the kubelet's Events are not worth a line of their own)."""
         obj = copy.deepcopy(obj)
         meta = obj["metadata"]
         meta.setdefault("namespace", "default")
@@ -390,7 +393,8 @@ class Store:
             meta.pop("deletionTimestamp", None)
             meta.pop("deletionGracePeriodSeconds", None)
             out = self._commit_locked(ADDED, obj)
-        self.events.record("store", f"{obj['kind'].lower()} {meta['name']} created", uid=meta["uid"])
+        if record:
+            self.events.record("store", f"{obj['kind'].lower()} {meta['name']} created", uid=meta["uid"])
         return out
 
     def guaranteed_update(self, kind: str, name: str, fn: Callable[[dict], Optional[dict]], namespace: str = "default") -> dict:

@@ -9,7 +9,8 @@ go-restful routes: for a namespaced resource ``R`` under ``PREFIX`` (``/api/v1``
 * ``PREFIX/namespaces/NS/R/NAME``: GET, PUT, PATCH, DELETE;
 
 and for a cluster-scoped one the same without ``namespaces/NS``; a subresource ``R/SUB`` is
-``PREFIX/namespaces/NS/R/NAME/SUB`` with the item's verbs. Each route is instrumented as
+``PREFIX/namespaces/NS/R/NAME/SUB`` with the item's verbs. A deprecated resource's routes answer
+every request with its ``Warning`` (the installer's ``deprecation.WarningMessage``). Each route is instrumented as
 Go's ``InstrumentRouteFunc`` does (the verb and scope in ``apiserver_request_total``), and
 ``discovery()`` is the ``APIResource`` list the installer hands to discovery.
 
@@ -110,6 +111,8 @@ class APIGroupVersion:
             namespace = None
 
         def serve(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+            if scope.resource.deprecation:  # every answer carries it, errors too
+                start_response = response.with_warnings(start_response, [scope.resource.deprecation])
             try:
                 if "name" in args:
                     return handler(scope, req, start_response, namespace, args["name"])

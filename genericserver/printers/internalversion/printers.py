@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC, DEPLOYMENT_STATUS
-from genericserver.api.core.v1.types import CONFIG_MAP, POD_SPEC, POD_STATUS
+from genericserver.api.core.v1.types import CONFIG_MAP, ENDPOINTS, EVENT, POD_SPEC, POD_STATUS
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
 from genericserver.apimachinery.duration import human_duration
@@ -139,6 +139,67 @@ DEPLOYMENT_TABLE = TableConvertor((
     column("Images", "string", "The images of the template's containers.", priority=1),
     column("Selector", "string", DEPLOYMENT_SPEC.field("selector").doc, priority=1),
 ), _deployment_cells)
+
+
+# -- endpoints and events ------------------------------------------------------------------------
+
+
+def format_endpoints(obj: dict) -> str:
+    """``formatEndpoints``: the ready addresses as ``ip:port``, three at most and then how many
+    more; ``<none>`` when there are no subsets at all."""
+    subsets = obj.get("subsets") or []
+    if not subsets:
+        return "<none>"
+    shown, count, more = [], 0, False
+    for ss in subsets:
+        addresses = ss.get("addresses") or []
+        for port in ss.get("ports") or [None]:  # a headless service's subsets have no ports
+            count += len(addresses)
+            for a in addresses:
+                if len(shown) == _MAX_SHOWN:
+                    more = True
+                    break
+                shown.append(a["ip"] if port is None else f"{a['ip']}:{port.get('port', 0)}")
+    text = ",".join(shown)
+    return f"{text} + {count - _MAX_SHOWN} more..." if more else text
+
+
+def _endpoints_cells(obj: dict, now: float) -> list:
+    return [obj["metadata"].get("name", ""), format_endpoints(obj),
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now)]
+
+
+ENDPOINTS_TABLE = TableConvertor((
+    NAME_COLUMN, column("Endpoints", "string", ENDPOINTS.field("subsets").doc), AGE_COLUMN), _endpoints_cells)
+
+
+def _event_cells(obj: dict, now: float) -> list:
+    """``printEvent`` (wide, as the server fills it): the object as ``kind/name`` in lower case,
+    the source as ``component, host``, the last time falling back to the first."""
+    first = translate_timestamp_since(obj.get("firstTimestamp") or "", now)
+    last = translate_timestamp_since(obj["lastTimestamp"], now) if obj.get("lastTimestamp") else first
+    involved = obj.get("involvedObject") or {}
+    kind = (involved.get("kind") or "").lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = obj.get("source") or {}
+    who = ", ".join(x for x in (source.get("component") or obj.get("reportingComponent", ""),
+                                source.get("host") or obj.get("reportingInstance", "")) if x)
+    return [last, obj.get("type", ""), obj.get("reason", ""), target, involved.get("fieldPath", ""), who,
+            (obj.get("message") or "").strip(), first, obj.get("count", 0), obj["metadata"].get("name", "")]
+
+
+EVENT_TABLE = TableConvertor((
+    column("Last Seen", "string", EVENT.field("lastTimestamp").doc),
+    column("Type", "string", EVENT.field("type").doc),
+    column("Reason", "string", EVENT.field("reason").doc),
+    column("Object", "string", EVENT.field("involvedObject").doc),
+    column("Subobject", "string", "The part of the object the event is about, e.g. a container.", priority=1),
+    column("Source", "string", EVENT.field("source").doc, priority=1),
+    column("Message", "string", EVENT.field("message").doc),
+    column("First Seen", "string", EVENT.field("firstTimestamp").doc, priority=1),
+    column("Count", "string", EVENT.field("count").doc, priority=1),
+    column("Name", "string", OBJECT_META.field("name").doc, format="name", priority=1),
+), _event_cells)
 
 
 # -- endpoint slices ------------------------------------------------------------------------------

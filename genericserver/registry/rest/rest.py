@@ -41,6 +41,8 @@ class Resource:
     table: Any = None  # a TableConvertor (registry/rest/table.go); None: the default table
     # a subresource whose kind is of another group version (deployments/scale: autoscaling/v1)
     kind_group_version: str = ""
+    # the Warning every request to it is answered with (v1 Endpoints: deprecated since v1.33)
+    deprecation: str = ""
 
     @property
     def group_version(self) -> str:

@@ -7,7 +7,7 @@ registered under its group-version-kind so the serializers can find it.
 
 from __future__ import annotations
 
-from genericserver.apimachinery.apis.meta.v1.types import LIST_META, OBJECT_META, TIME
+from genericserver.apimachinery.apis.meta.v1.types import LIST_META, MICRO_TIME, OBJECT_META, TIME
 from genericserver.apimachinery.intstr import INT_OR_STRING
 from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct, register
 
@@ -245,3 +245,84 @@ POD_TEMPLATE_SPEC = Struct(
     API + "PodTemplateSpec", PROTO + "PodTemplateSpec", "The pods a controller makes: their metadata and spec.",
     (Field("metadata", 1, OBJECT_META, "The pods' metadata (labels, annotations)."), Field("spec", 2, POD_SPEC, "The pods' spec.")),
 )
+
+
+# -- endpoints (the endpoints controller's older API, deprecated since v1.33) -----------------------
+
+ENDPOINT_ADDRESS = Struct(
+    API + "EndpointAddress", PROTO + "EndpointAddress", "One address of an endpoint.",
+    (
+        Field("ip", 1, "string", "The address.", required=True),
+        Field("hostname", 3, "string", "The endpoint's hostname."),
+        Field("nodeName", 4, "string", "The node the endpoint runs on.", pointer=True),
+        Field("targetRef", 2, OBJECT_REFERENCE, "The pod behind the address.", pointer=True),
+    ),
+)
+
+ENDPOINT_PORT = Struct(
+    API + "EndpointPort", PROTO + "EndpointPort", "A port the addresses serve on.",
+    (
+        Field("name", 1, "string", "The service port's name."),
+        Field("port", 2, "int32", "The port number.", required=True),
+        Field("protocol", 3, "string", "TCP, UDP or SCTP."),
+        Field("appProtocol", 4, "string", "The application protocol.", pointer=True),
+    ),
+)
+
+ENDPOINT_SUBSET = Struct(
+    API + "EndpointSubset", PROTO + "EndpointSubset", "Addresses that share the same ports.",
+    (
+        Field("addresses", 1, ListOf(ENDPOINT_ADDRESS), "Addresses that are ready for traffic.", list_type="atomic"),
+        Field("notReadyAddresses", 2, ListOf(ENDPOINT_ADDRESS), "Addresses that are not ready yet (or not any more).", list_type="atomic"),
+        Field("ports", 3, ListOf(ENDPOINT_PORT), "The ports.", list_type="atomic"),
+    ),
+)
+
+ENDPOINTS = register(Struct(
+    API + "Endpoints", PROTO + "Endpoints", "A service's endpoints, as the endpoints controller writes them (deprecated: use EndpointSlices).",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata."),
+        Field("subsets", 2, ListOf(ENDPOINT_SUBSET), "The endpoints, grouped by their ports.", list_type="atomic"),
+    ),
+    type_meta=True, gvks=(("", "v1", "Endpoints"),),
+))
+
+ENDPOINTS_LIST = register(Struct(
+    API + "EndpointsList", PROTO + "EndpointsList", "A list of Endpoints.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(ENDPOINTS), "The Endpoints.", required=True)),
+    type_meta=True, gvks=(("", "v1", "EndpointsList"),),
+))
+
+
+# -- events ------------------------------------------------------------------------------------------
+
+EVENT_SOURCE = Struct(
+    API + "EventSource", PROTO + "EventSource", "Who reported an event.",
+    (Field("component", 1, "string", "The reporting component, e.g. kubelet."), Field("host", 2, "string", "The node it runs on.")),
+)
+
+EVENT = register(Struct(
+    API + "Event", PROTO + "Event", "Something that happened to an object, reported by a component (kubectl get events).",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata.", required=True),
+        Field("involvedObject", 2, OBJECT_REFERENCE, "The object the event is about.", required=True),
+        Field("reason", 3, "string", "Why, as one word in CamelCase (Killing, Unhealthy...)."),
+        Field("message", 4, "string", "What happened, for people."),
+        Field("source", 5, EVENT_SOURCE, "Who reported it."),
+        Field("firstTimestamp", 6, TIME, "When it was first seen."),
+        Field("lastTimestamp", 7, TIME, "When it was last seen."),
+        Field("count", 8, "int32", "How many times it was seen."),
+        Field("type", 9, "string", "Normal or Warning."),
+        Field("eventTime", 10, MICRO_TIME, "When it was first seen, to the microsecond."),
+        Field("action", 12, "string", "What was done about it."),
+        Field("reportingComponent", 14, "string", "The controller that reported it."),
+        Field("reportingInstance", 15, "string", "Which instance of it."),
+    ),
+    type_meta=True, gvks=(("", "v1", "Event"),),
+))
+
+EVENT_LIST = register(Struct(
+    API + "EventList", PROTO + "EventList", "A list of Events.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(EVENT), "The Events.", required=True)),
+    type_meta=True, gvks=(("", "v1", "EventList"),),
+))
