@@ -263,3 +263,32 @@ def test_a_reader_that_goes_away_gets_no_traceback():
     assert proc.wait(WAIT) == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     proc.stderr.close()  # type: ignore[union-attr]
+
+
+def test_serve_waits_for_no_goroutine_of_another_server(monkeypatch):
+    # the cluster's replicas run servers of their own in the process: their "listener-stopped"
+    # goroutines live on after the API server stopped, and serve used to join each for a second
+    from genericserver import cmd, signal_handler
+    from genericserver import context as gocontext
+
+    joined = []
+
+    class Foreign:
+        name = "listener-stopped"
+
+        def join(self, timeout=None):
+            joined.append(timeout)
+            return False
+
+    class Server:
+        def prepare_run(self):
+            return self
+
+        def run_with_context(self, ctx):
+            return None
+
+    monkeypatch.setattr(cmd, "build_server", lambda opts, install: Server())
+    monkeypatch.setattr(signal_handler, "setup_signal_context", gocontext.background)
+    monkeypatch.setattr(cmd.rt.THREADS, "live", lambda: [Foreign()])
+    assert cmd.serve(cmd.ServeOptions()) == 0
+    assert joined == []
