@@ -1,10 +1,8 @@
 """Port of Go's net/http package: ``http.Server`` (server.go) as secure_serving.go drives it, for WSGI.
 
-Stock werkzeug sends ``Connection: close`` on every response, lags ``poll_interval`` when told to
-stop, never waits for its daemon handler threads, lets a silent client pin a thread forever and
-calls ``sys.exit`` on a bind error. :class:`Server` serves a WSGI app the way Go's server serves a
-handler: one goroutine per connection, HTTP/1.1 keep-alive (the rules are in
-:mod:`genericserver.http1`), and Go's life cycle:
+:class:`Server` serves a WSGI app the way Go's server serves a handler (werkzeug's own server
+has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.1 keep-alive
+(the rules are in :mod:`genericserver.http1`), and Go's life cycle:
 
 * connection states ``new`` -> ``active`` (a request's header is in) -> ``idle`` -> ``closed``,
   counted by :meth:`Server.conn_states` and reported to ``conn_state_hook(conn, state)``.
@@ -37,9 +35,13 @@ A client that goes away while its handler runs cancels the request's context, as
 with its background read (:mod:`genericserver.connreader`). ``close()``, unlike ``shutdown()``,
 does not run the ``register_on_shutdown`` hooks, as in Go.
 
-Differences from Go: no HTTP/2 and no hijacking; after a 431, or an unread
-body too big to drop, the connection waits up to 500 ms for the client to hang up (reading what it
-still sends) where Go sleeps 500 ms.
+HTTP/2: given an :class:`genericserver.http2server.Server` (``http2=``), a TLS connection whose
+handshake chose ``h2`` is served by it (Go's ``TLSNextProto`` path) and stays *active* here until
+it ends; its graceful GOAWAY runs as an on-shutdown hook.
+
+Differences from Go: no hijacking; after a 431, or an unread body too big to drop, the
+connection waits up to 500 ms for the client to hang up (reading what it still sends) where Go
+sleeps 500 ms.
 """
 
 from __future__ import annotations
@@ -144,12 +146,12 @@ def listen(host: str = "127.0.0.1", port: int = 0, *, backlog: Optional[int] = N
     return sock
 
 
-def ssl_context_from_files(cert_file: str, key_file: str) -> ssl.SSLContext:
-    """A server TLS context from PEM files (TLS >= 1.2, ALPN http/1.1, as the apiserver sets)."""
+def ssl_context_from_files(cert_file: str, key_file: str, alpn: tuple[str, ...] = ("http/1.1",)) -> ssl.SSLContext:
+    """A server TLS context from PEM files (TLS >= 1.2), offering the protocols ``alpn``."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.load_cert_chain(cert_file, key_file)
-    ctx.set_alpn_protocols(["http/1.1"])
+    ctx.set_alpn_protocols(list(alpn))
     return ctx
 
 
@@ -194,7 +196,8 @@ class Server:
                  idle_timeout: Optional[float] = 90.0, max_header_bytes: int = 1 << 20,
                  ssl_context: Optional[ssl.SSLContext] = None, error_log: Any = None,
                  conn_state_hook: Optional[Callable[[Conn, str], Any]] = None,
-                 on_panic: str = ON_PANIC_ABORT, max_header_value_count: int = http1.DEFAULT_MAX_HEADER_VALUE_COUNT):
+                 on_panic: str = ON_PANIC_ABORT, max_header_value_count: int = http1.DEFAULT_MAX_HEADER_VALUE_COUNT,
+                 http2: Any = None):
         if on_panic not in (ON_PANIC_ABORT, ON_PANIC_500):
             raise ValueError(f"on_panic must be {ON_PANIC_ABORT!r} or {ON_PANIC_500!r}")
         self.app, self.ssl_context, self.on_panic = app, ssl_context, on_panic
@@ -214,6 +217,9 @@ class Server:
         self._keep_alives_disabled = False
         self._ids = itertools.count(1)
         self._background_reads = BackgroundReads()
+        self.http2 = http2  # takes the TLS connections that chose h2; its GOAWAY is a shutdown hook
+        if http2 is not None:
+            self.register_on_shutdown(http2.graceful_shutdown)
 
     def logf(self, fmt: str, *args: Any) -> None:
         """Go's ``srv.logf``: to ``error_log`` (a Logger or a callable) or this module's logger."""
@@ -228,7 +234,7 @@ class Server:
         with self._mu:
             return dict(self._counts)
 
-    def _set_state(self, c: Conn, state: str) -> None:
+    def _set_state(self, c: Conn, state: str, hooks: bool = True) -> None:
         with self._mu:
             if c.state is not None:
                 self._counts[c.state] -= 1
@@ -241,7 +247,7 @@ class Server:
             changed, self._changed = self._changed, None
         if changed is not None:
             changed.set()
-        if self.conn_state_hook is not None:
+        if self.conn_state_hook is not None and hooks:
             self.conn_state_hook(c, state)
 
     def _do_keep_alives(self) -> bool:
@@ -368,7 +374,12 @@ class Server:
     # -- one connection: Go's conn.serve ---------------------------------------------------
     def _serve_conn(self, c: Conn) -> None:
         try:
-            if self.ssl_context is None or self._handshake(c):
+            if self.ssl_context is not None and self._handshake(c) and self.http2 is not None \
+                    and c.sock.selected_alpn_protocol() == "h2":  # type: ignore[attr-defined]
+                # Go's TLSNextProto: active, without hooks, until it ends on its own (Go issue 39776)
+                self._set_state(c, ACTIVE, hooks=False)
+                self.http2.serve_conn(self, c)
+            elif self.ssl_context is None or c.tls:
                 c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
                 while self._serve_one(c) and self._wait_for_next_request(c):
                     pass

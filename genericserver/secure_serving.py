@@ -15,8 +15,14 @@ goroutines behind,
   by ``genericserver serve`` (see :mod:`genericserver.utilruntime`); in tests the threads runtime
   records the panic instead.
 
-Differences from Go: there is no HTTP/2 (so no GOAWAY and none of the http2 options), and the
-TCP keep-alive period is set with socket options where the platform has them.
+With a certificate, HTTP/2 is offered first in ALPN (``h2``, then ``http/1.1``) and served by
+:mod:`genericserver.http2server` with secure_serving.go's settings: 90 s idle timeout, 256 KiB
+per-stream upload buffer and frame size, ``--http2-max-streams-per-connection`` streams (100
+when 0) and a connection buffer of one stream's times the streams; ``--disable-http2-serving``
+offers ``http/1.1`` only.
+
+Differences from Go: the TCP keep-alive period is set with socket options where the platform has
+them.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from genericserver import context as gocontext
-from genericserver import klog
+from genericserver import http2server, klog
 from genericserver import runtime as rt
 from genericserver import utilruntime
 from genericserver.httpserver import Server, ssl_context_from_files
@@ -53,6 +59,8 @@ class SecureServingInfo:
     key_file: Optional[str] = None
     ssl_context: Optional[ssl.SSLContext] = None
     server_factory: Callable[..., Any] = Server
+    disable_http2: bool = False  # --disable-http2-serving
+    http2_max_streams_per_connection: int = 0  # --http2-max-streams-per-connection (0: 100)
 
     def address(self) -> str:
         host, port = self.listener.getsockname()[:2]  # type: ignore[union-attr]
@@ -68,12 +76,18 @@ class SecureServingInfo:
         if self.listener is None:
             raise ServingError("listener must not be nil")
         tls = self.tls_config()
+        extra: dict[str, Any] = {}
+        if tls is not None and not self.disable_http2:
+            # HTTP/2 over TLS, offered first in ALPN, with kube's buffers (http2server.options_for)
+            tls.set_alpn_protocols(["h2", "http/1.1"])
+            extra["http2"] = http2server.Server(http2server.options_for(self.http2_max_streams_per_connection))
         server = self.server_factory(
             handler,
             max_header_bytes=1 << 20,
             idle_timeout=90.0,  # matches the default keep-alive of Go's HTTP transport
             read_header_timeout=32.0,  # just shy of the request timeout's upper bound
             ssl_context=tls,
+            **extra,
         )
         # Go serves TLS only; without a certificate this says so, as Go's deprecated insecure serving did
         kind = "securely" if tls is not None else "insecurely"

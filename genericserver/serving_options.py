@@ -61,6 +61,9 @@ class SecureServingOptions:
     bind_port: int = 6443
     cert_file: str = ""
     key_file: str = ""
+    # kube-apiserver's defaults (options/recommended.go sets 1000 streams)
+    http2_max_streams_per_connection: int = 1000
+    disable_http2_serving: bool = False
 
     def validate(self) -> list[str]:
         if self.bind_port < 0 or self.bind_port > 65535:
@@ -80,6 +83,11 @@ class SecureServingOptions:
             "server's). Without it and --tls-private-key-file the server speaks plain HTTP.")
         add("key_file", "tls-private-key-file", "string",
             "File with the x509 private key matching --tls-cert-file.")
+        add("http2_max_streams_per_connection", "http2-max-streams-per-connection", "int",
+            "The most streams the server lets each HTTP/2 client open at once. Zero means 100, "
+            "the number Go's HTTP/2 clients start with.")
+        add("disable_http2_serving", "disable-http2-serving", "bool",
+            "If true, HTTP/2 serving will be disabled: TLS clients get HTTP/1.1 only.")
 
     def apply_to(self, c: Any) -> None:
         """Bind the listener (updating ``bind_port`` when it was 0) and set ``c.secure_serving``."""
@@ -89,7 +97,8 @@ class SecureServingOptions:
         except BindError as err:
             raise OptionsError(f"failed to create listener: failed to listen on {addr}: {err}") from err
         self.bind_port = ln.getsockname()[1]
-        info = SecureServingInfo(listener=ln)
+        info = SecureServingInfo(listener=ln, disable_http2=self.disable_http2_serving,
+                                 http2_max_streams_per_connection=self.http2_max_streams_per_connection)
         try:
             if self.cert_file or self.key_file:
                 if not self.cert_file or not self.key_file:

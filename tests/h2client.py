@@ -1,0 +1,197 @@
+"""An HTTP/2 client for tests, on the ``h2`` library: TLS with ALPN ``h2``, every frame the server
+sends kept as an event, and ``wait_for`` to block until the events say what a test waits for."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+from typing import Any, Callable, Optional
+
+import h2.config
+import h2.events
+import h2.exceptions
+from hyperframe.frame import GoAwayFrame, HeadersFrame
+
+from genericserver.http2server import GracefulH2Connection
+
+WAIT = 10.0
+
+
+class H2Client:
+    """One HTTP/2 connection to ``127.0.0.1:port``; a reader thread records the server's events."""
+
+    def __init__(self, port: int, ca_file: str, *, window: Optional[int] = None):
+        ctx = ssl.create_default_context(cafile=ca_file)
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        # TLS through memory buffers, every TLS call under one lock: OpenSSL does not allow a
+        # read in one thread beside a write in another on the same connection (the reader thread
+        # handles the server's session tickets while a test thread sends)
+        self.raw = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.incoming, self.outgoing, server_hostname="127.0.0.1")
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self.raw.sendall(self.outgoing.read())
+                data = self.raw.recv(65536)
+                if not data:
+                    raise ConnectionError("the server closed the connection during the TLS handshake")
+                self.incoming.write(data)
+        self.raw.sendall(self.outgoing.read())
+        assert self.tls.selected_alpn_protocol() == "h2"
+        self.raw.settimeout(None)
+        self.conn = GracefulH2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        self.conn.initiate_connection()
+        if window:
+            self.conn.increment_flow_control_window(window)
+        self.cond = threading.Condition()
+        self.events: list[Any] = []
+        self.closed = False  # the server's FIN (or a reset) reached us
+        self._send_pending()
+        self._reader = threading.Thread(target=self._read, name="h2-client-reader", daemon=True)
+        self._reader.start()
+
+    def _send_pending(self) -> None:
+        # the caller holds cond
+        data = self.conn.data_to_send()
+        if data:
+            self._send_raw(data)
+
+    def _send_raw(self, data: bytes) -> None:
+        # the caller holds cond: encrypt, then put the records on the wire
+        self.tls.write(data)
+        self.raw.sendall(self.outgoing.read())
+
+    def _decrypt(self, data: bytes) -> bytes:
+        # the caller holds cond: what the records that came hold, as plain bytes
+        self.incoming.write(data)
+        out = bytearray()
+        while True:
+            try:
+                out += self.tls.read(65536)
+            except ssl.SSLWantReadError:
+                break
+            except ssl.SSLZeroReturnError:
+                break
+        pending = self.outgoing.read()
+        if pending:
+            self.raw.sendall(pending)
+        return bytes(out)
+
+    def _read(self) -> None:
+        try:
+            while True:
+                raw = self.raw.recv(65536)
+                if not raw:
+                    break
+                with self.cond:
+                    data = self._decrypt(raw)
+                    try:
+                        events = self.conn.receive_data(data)
+                    except h2.exceptions.ProtocolError as err:
+                        self.events.append(err)
+                        break
+                    self.events.extend(events)
+                    for ev in events:  # read bodies at once, as a client that keeps up
+                        if isinstance(ev, h2.events.DataReceived):
+                            self.conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                    try:
+                        self._send_pending()
+                    except OSError:
+                        pass
+                    self.cond.notify_all()
+        except OSError:
+            pass
+        finally:
+            with self.cond:
+                self.closed = True
+                self.cond.notify_all()
+
+    # -- requests ------------------------------------------------------------------------
+    def request(self, path: str, method: str = "GET", body: Optional[bytes] = None,
+                headers: tuple[tuple[str, str], ...] = (), end: bool = True) -> int:
+        """Open a stream; returns its id. ``end=False`` leaves the request body open."""
+        with self.cond:
+            sid = self.conn.get_next_available_stream_id()
+            hdrs = [(":method", method), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1"), *headers]
+            self.conn.send_headers(sid, hdrs, end_stream=end and body is None)
+            if body is not None:
+                self.conn.send_data(sid, body, end_stream=end)
+            self._send_pending()
+            return sid
+
+    def request_after_goaway(self, path: str) -> int:
+        """A new stream on a connection the server already sent GOAWAY on: h2's client refuses
+        to open one then, so the HEADERS frame is written by hand (a client that raced it)."""
+        with self.cond:
+            sid = self.conn.highest_outbound_stream_id + 2 if self.conn.highest_outbound_stream_id else 1
+            self.conn.highest_outbound_stream_id = sid
+            block = self.conn.encoder.encode([(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1")])
+            frame = HeadersFrame(sid, block, flags=["END_HEADERS", "END_STREAM"])
+            self._send_raw(frame.serialize())
+            return sid
+
+    def send_goaway(self) -> None:
+        """A graceful GOAWAY of the client's, written by hand: h2 would close its own side and
+        read nothing more, where the server's answers to the streams in flight must still come."""
+        frame = GoAwayFrame(0)
+        frame.last_stream_id, frame.error_code = 0, 0
+        with self.cond:
+            self._send_raw(frame.serialize())
+
+    def send_data(self, sid: int, data: bytes, end: bool = False) -> None:
+        with self.cond:
+            self.conn.send_data(sid, data, end_stream=end)
+            self._send_pending()
+
+    def reset(self, sid: int) -> None:
+        with self.cond:
+            self.conn.reset_stream(sid)
+            self._send_pending()
+
+    # -- what came back --------------------------------------------------------------------
+    def wait_for(self, pred: Callable[[], Any], what: str = "", timeout: float = WAIT) -> Any:
+        with self.cond:
+            got = self.cond.wait_for(pred, timeout)
+            assert got, f"timed out waiting for {what}; events: {self.events}"
+            return got
+
+    def of(self, kind: type, sid: Optional[int] = None) -> list[Any]:
+        with self.cond:
+            return [e for e in self.events if isinstance(e, kind) and (sid is None or getattr(e, "stream_id", None) == sid)]
+
+    def goaway(self) -> Any:
+        """Wait for the server's GOAWAY and return it."""
+        self.wait_for(lambda: self.of(h2.events.ConnectionTerminated), "a GOAWAY")
+        return self.of(h2.events.ConnectionTerminated)[0]
+
+    def response(self, sid: int) -> tuple[int, dict[str, str], bytes]:
+        """Wait for stream ``sid``'s whole answer: (status, headers, body)."""
+        self.wait_for(lambda: self.of(h2.events.StreamEnded, sid) or self.of(h2.events.StreamReset, sid), f"stream {sid}'s end")
+        if self.of(h2.events.StreamReset, sid) and not self.of(h2.events.StreamEnded, sid):
+            raise StreamWasReset(self.of(h2.events.StreamReset, sid)[0].error_code)
+        headers = dict(self.of(h2.events.ResponseReceived, sid)[0].headers)
+        body = b"".join(e.data for e in self.of(h2.events.DataReceived, sid))
+        return int(headers[":status"]), headers, body
+
+    def wait_closed(self) -> None:
+        self.wait_for(lambda: self.closed, "the server to close the connection")
+
+    def close(self) -> None:
+        try:
+            try:
+                self.raw.shutdown(socket.SHUT_RDWR)  # wakes the reader's recv; close alone does not
+            except OSError:
+                pass
+            self.raw.close()
+        finally:
+            self._reader.join(WAIT)
+
+
+class StreamWasReset(Exception):
+    def __init__(self, code: int):
+        super().__init__(f"stream reset with {code!r}")
+        self.code = code

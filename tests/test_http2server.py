@@ -1,0 +1,360 @@
+"""genericserver.http2server against the h2 library's client over TLS: Go's HTTP/2 server
+decisions (GOAWAY on Shutdown, in-flight streams finishing, new streams dropped, Connection:
+close, idle timeout, resets, flow control, the response buffer) one by one."""
+
+from __future__ import annotations
+
+import http.client
+import ssl
+import threading
+
+import h2.errors
+import h2.events
+import h2.settings
+import pytest
+
+from genericserver import context as gocontext
+from genericserver import http2server
+from genericserver import httpserver as hs
+from genericserver import request as reqctx
+from genericserver import runtime as rt
+from h2client import H2Client, StreamWasReset
+
+WAIT = 10.0
+NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
+
+
+class H2Harness:
+    """An httpserver.Server with HTTP/2 on TLS, serving ``app`` on a fresh port."""
+
+    def __init__(self, app, tls_cert, **opts):
+        self.tls_cert = tls_cert
+        self.logs: list[str] = []
+        ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
+        opts.setdefault("go_away_timeout", 0.05)  # Go's tests shorten it too
+        self.h2srv = http2server.Server(http2server.Options(**opts))
+        self.srv = hs.Server(app, ssl_context=ctx, http2=self.h2srv, error_log=self.logs.append)
+        ln = hs.listen()
+        self.port = ln.getsockname()[1]
+        self.serving = rt.go(self._serve, ln, name="test-serve")
+        self.clients: list[H2Client] = []
+
+    def _serve(self, ln):
+        try:
+            self.srv.serve(ln)
+        except hs.ServerClosed:
+            pass
+
+    def client(self, **kw) -> H2Client:
+        c = H2Client(self.port, self.tls_cert[0], **kw)
+        self.clients.append(c)
+        return c
+
+    def shutdown_in_background(self) -> tuple[rt.Event, dict]:
+        """Start ``Shutdown`` in a goroutine; the event is set when it returned."""
+        done, result = rt.event("test-shutdown-returned"), {}
+
+        def run():
+            try:
+                self.srv.shutdown(gocontext.background())
+                result["err"] = None
+            except BaseException as err:  # noqa: BLE001 - the test reads it
+                result["err"] = err
+            done.set()
+
+        rt.go(run, name="test-shutdown")
+        return done, result
+
+    def stop(self):
+        for c in self.clients:
+            c.close()
+        self.srv.close()
+        assert self.serving.join(WAIT)
+
+
+@pytest.fixture
+def serve(tls_cert):
+    started: list[H2Harness] = []
+
+    def start(app, **opts):
+        h = H2Harness(app, tls_cert, **opts)
+        started.append(h)
+        return h
+
+    yield start
+    for h in started:
+        h.stop()
+
+
+def text(body: bytes, status: str = "200 OK", extra=()):
+    def app(environ, start_response):
+        start_response(status, [("Content-Type", "text/plain"), *extra])
+        return [body]
+    return app
+
+
+class Gate:
+    """A handler that says it started and waits until the test opens the gate."""
+
+    def __init__(self):
+        self.started, self.open = threading.Event(), threading.Event()
+        self.calls = 0
+
+    def __call__(self, environ, start_response):
+        self.calls += 1
+        self.started.set()
+        assert self.open.wait(WAIT)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"finished"]
+
+
+# -- requests and answers --------------------------------------------------------------------
+def test_a_request_over_h2_reaches_the_wsgi_app_as_http_2(serve):
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update(proto=environ["SERVER_PROTOCOL"], host=environ.get("HTTP_HOST"), query=environ["QUERY_STRING"],
+                    accept=environ.get("HTTP_ACCEPT"), method=environ["REQUEST_METHOD"], path=environ["PATH_INFO"])
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Connection", "keep-alive")])
+        return [b"hello"]
+
+    h = serve(app)
+    c = h.client()
+    status, headers, body = c.response(c.request("/api/v1/pods?watch=0", headers=(("accept", "application/json"),)))
+    assert (status, body) == (200, b"hello")
+    assert seen == dict(proto="HTTP/2.0", host="127.0.0.1", query="watch=0", accept="application/json", method="GET", path="/api/v1/pods")
+    # the whole answer fit the first buffer: a content-length; no HTTP/1 connection header
+    assert headers["content-length"] == "5" and "date" in headers and "connection" not in headers
+
+
+def test_an_answer_longer_than_the_first_buffer_has_no_content_length(serve):
+    big = b"x" * (http2server.HANDLER_CHUNK_WRITE_SIZE + 1)
+    c = serve(text(big)).client()
+    status, headers, body = c.response(c.request("/"))
+    assert (status, body) == (200, big) and "content-length" not in headers
+
+
+def test_each_chunk_a_streaming_handler_yields_is_sent_at_once(serve):
+    second = threading.Event()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "application/json")])
+        yield b""  # a watch with nothing yet: the header goes out now
+        yield b'{"type":"ADDED"}\n'
+        assert second.wait(WAIT)
+        yield b'{"type":"DELETED"}\n'
+
+    c = serve(app).client()
+    sid = c.request("/watch")
+    c.wait_for(lambda: c.of(h2.events.DataReceived, sid), "the first event")
+    assert "content-length" not in dict(c.of(h2.events.ResponseReceived, sid)[0].headers)
+    assert [e.data for e in c.of(h2.events.DataReceived, sid)] == [b'{"type":"ADDED"}\n']
+    second.set()
+    assert c.response(sid)[2] == b'{"type":"ADDED"}\n{"type":"DELETED"}\n'
+
+
+def test_the_end_of_the_stream_goes_out_after_the_iterable_is_closed(serve):
+    # the chain's releases (a wait-group slot) run in close(): Go ends the stream only after
+    # the handler's deferred calls, so a client that saw the end finds the slot released
+    closed = threading.Event()
+    ended_before_close = []
+
+    class Body:
+        def __iter__(self):
+            yield b"part"
+
+        def close(self):
+            ended_before_close.append(bool(c.of(h2.events.StreamEnded)))
+            closed.set()
+
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return Body()
+
+    c = serve(app).client()
+    assert c.response(c.request("/"))[2] == b"part"
+    assert closed.is_set() and ended_before_close == [False]
+
+
+def test_the_request_body_flows_past_the_stream_window(serve):
+    # 1 MiB through a 256 KiB per-stream window: the server gives the window back as the handler reads
+    def app(environ, start_response):
+        data = environ["wsgi.input"].read()
+        start_response("200 OK", [])
+        return [str(len(data)).encode()]
+
+    c = serve(app).client()
+    sid = c.request("/upload", method="POST", end=False)
+    payload = b"y" * (1 << 20)
+    sent = 0
+    while sent < len(payload):
+        with c.cond:
+            c.cond.wait_for(lambda: c.conn.local_flow_control_window(sid) > 0, WAIT)
+            n = min(c.conn.local_flow_control_window(sid), c.conn.max_outbound_frame_size, len(payload) - sent)
+        c.send_data(sid, payload[sent:sent + n], end=sent + n == len(payload))
+        sent += n
+    assert c.response(sid)[2] == b"1048576", c.events
+
+
+def test_settings_are_secure_servings(serve):
+    h = serve(text(b"ok"), **vars(http2server.options_for(1000)) | {"go_away_timeout": 0.05})
+    c = h.client()
+    c.wait_for(lambda: c.of(h2.events.RemoteSettingsChanged), "the server's SETTINGS")
+    changed = c.of(h2.events.RemoteSettingsChanged)[0].changed_settings
+    codes = h2.settings.SettingCodes
+    assert changed[codes.MAX_CONCURRENT_STREAMS].new_value == 1000
+    assert changed[codes.INITIAL_WINDOW_SIZE].new_value == 256 << 10
+    assert changed[codes.MAX_FRAME_SIZE].new_value == 256 << 10
+    assert changed[codes.ENABLE_PUSH].new_value == 0
+
+
+def test_a_client_offering_only_http_1_1_gets_it_on_the_same_port(serve, tls_cert):
+    h = serve(text(b"one"))
+    ctx = ssl.create_default_context(cafile=tls_cert[0])
+    ctx.set_alpn_protocols(["http/1.1"])
+    conn = http.client.HTTPSConnection("127.0.0.1", h.port, context=ctx, timeout=WAIT)
+    conn.request("GET", "/")
+    r = conn.getresponse()
+    assert (r.status, r.version, r.read()) == (200, 11, b"one")
+    conn.close()
+
+
+# -- ends of streams: resets, panics, a client that leaves ----------------------------------
+def test_a_client_reset_cancels_the_request_context(serve):
+    cancelled, started = threading.Event(), threading.Event()
+
+    def app(environ, start_response):
+        started.set()
+        ctx = reqctx.context_from(environ)
+        if rt.select(ctx.done(), timeout=WAIT) is ctx.done():
+            cancelled.set()
+        start_response("200 OK", [])
+        return [b"late"]
+
+    c = serve(app).client()
+    sid = c.request("/slow")
+    assert started.wait(WAIT)
+    c.reset(sid)
+    assert cancelled.wait(WAIT)
+
+
+def test_a_dropped_connection_cancels_every_request_on_it(serve):
+    cancelled, started = [], threading.Semaphore(0)
+    lock = threading.Condition()
+
+    def app(environ, start_response):
+        started.release()
+        ctx = reqctx.context_from(environ)
+        if rt.select(ctx.done(), timeout=WAIT) is ctx.done():
+            with lock:
+                cancelled.append(environ["PATH_INFO"])
+                lock.notify_all()
+        start_response("200 OK", [])
+        return []
+
+    h = serve(app)
+    c = h.client()
+    c.request("/a")
+    c.request("/b")
+    assert started.acquire(timeout=WAIT) and started.acquire(timeout=WAIT), (c.events, h.logs)
+    c.close()
+    with lock:
+        assert lock.wait_for(lambda: len(cancelled) == 2, WAIT)
+    assert sorted(cancelled) == ["/a", "/b"]
+
+
+def test_a_raising_handler_resets_its_stream_and_the_connection_serves_on(serve):
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/boom":
+            raise RuntimeError("kaboom")
+        start_response("200 OK", [])
+        return [b"fine"]
+
+    h = serve(app)
+    c = h.client()
+    with pytest.raises(StreamWasReset) as err:
+        c.response(c.request("/boom"))
+    assert err.value.code == h2.errors.ErrorCodes.INTERNAL_ERROR
+    assert c.response(c.request("/ok"))[2] == b"fine"
+    assert any(line.startswith("http2: panic serving 127.0.0.1:") and "kaboom" in line for line in h.logs)
+
+
+def test_an_answer_before_the_body_ended_resets_the_stream_with_no_error(serve):
+    c = serve(text(b"early", status="413 Request Entity Too Large")).client()
+    sid = c.request("/upload", method="POST", body=b"part", end=False)
+    status, _, body = c.response(sid)
+    assert (status, body) == (413, b"early")
+    c.wait_for(lambda: c.of(h2.events.StreamReset, sid), "RST_STREAM")
+    assert c.of(h2.events.StreamReset, sid)[0].error_code == NO_ERROR
+
+
+# -- GOAWAY ------------------------------------------------------------------------------------
+def test_shutdown_sends_goaway_lets_the_stream_in_flight_finish_and_drops_a_new_one(serve):
+    gate = Gate()
+    h = serve(gate)
+    c = h.client()
+    first = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    returned, result = h.shutdown_in_background()
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, first)
+    late = c.request_after_goaway("/late")  # newer than the GOAWAY's last id: never answered
+    assert not returned.is_set()  # the stream in flight holds Shutdown
+    gate.open.set()
+    assert c.response(first) == (200, c.response(first)[1], b"finished")
+    c.wait_closed()  # go_away_timeout after its last stream ended
+    assert returned.wait(WAIT) and result["err"] is None
+    assert gate.calls == 1 and not c.of(h2.events.ResponseReceived, late)
+
+
+def test_shutdown_with_a_quiet_connection_closes_it_after_the_goaway(serve):
+    h = serve(text(b"ok"))
+    c = h.client()
+    assert c.response(c.request("/"))[0] == 200
+    returned, result = h.shutdown_in_background()
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, 1)
+    c.wait_closed()
+    assert returned.wait(WAIT) and result["err"] is None
+
+
+def test_connection_close_from_a_handler_becomes_a_graceful_goaway(serve):
+    gate = Gate()
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/slow":
+            return gate(environ, start_response)
+        start_response("429 Too Many Requests", [("Retry-After", "1"), ("Connection", "close")])
+        return [b"retry"]
+
+    c = serve(app).client()
+    slow = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    status, headers, body = c.response(c.request("/refused"))
+    assert (status, headers["retry-after"], "connection" in headers) == (429, "1", False)
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, 3)
+    gate.open.set()
+    assert c.response(slow)[0] == 200  # the stream in flight was not cut
+    c.wait_closed()
+
+
+def test_an_idle_connection_gets_a_goaway(serve):
+    h = serve(text(b"ok"), idle_timeout=0.05)
+    c = h.client()
+    assert c.response(c.request("/"))[0] == 200
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, 1)
+    c.wait_closed()
+
+
+def test_a_goaway_from_the_client_is_answered_with_ours(serve):
+    gate = Gate()
+    c = serve(gate).client()
+    sid = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    c.send_goaway()
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, sid)
+    gate.open.set()
+    c.wait_closed()
