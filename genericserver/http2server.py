@@ -422,6 +422,7 @@ class ServerConn:
                 if self.done or st.reset:
                     raise http1.BodyError("http2: stream closed")
                 if not view and not end:
+                    self._flush()  # a header alone (a watch with nothing yet) goes out now too
                     return
                 try:
                     window = min(self.h2.local_flow_control_window(st.id), self.h2.max_outbound_frame_size)

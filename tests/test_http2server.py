@@ -135,17 +135,23 @@ def test_an_answer_longer_than_the_first_buffer_has_no_content_length(serve):
 
 
 def test_each_chunk_a_streaming_handler_yields_is_sent_at_once(serve):
-    second = threading.Event()
+    first, second = threading.Event(), threading.Event()
 
     def app(environ, start_response):
         start_response("200 OK", [("Content-Type", "application/json")])
         yield b""  # a watch with nothing yet: the header goes out now
+        assert first.wait(WAIT)
         yield b'{"type":"ADDED"}\n'
         assert second.wait(WAIT)
         yield b'{"type":"DELETED"}\n'
 
     c = serve(app).client()
     sid = c.request("/watch")
+    # the header alone, while the handler waits (it stayed in h2's buffer once: kubectl's
+    # watch then saw nothing until the connection's next frame)
+    c.wait_for(lambda: c.of(h2.events.ResponseReceived, sid), "the header")
+    assert not c.of(h2.events.DataReceived, sid)
+    first.set()
     c.wait_for(lambda: c.of(h2.events.DataReceived, sid), "the first event")
     assert "content-length" not in dict(c.of(h2.events.ResponseReceived, sid)[0].headers)
     assert [e.data for e in c.of(h2.events.DataReceived, sid)] == [b'{"type":"ADDED"}\n']
