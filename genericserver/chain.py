@@ -16,23 +16,23 @@ compare it with the documented one. A request passes them outermost first:
  6    with_http_logging                   L1104    rejected requests are access-logged too
  7    with_retry_after                    L1102    only with ShutdownSendRetryAfter
  8    with_cache_control                  L1099
- 9    with_watch_termination_during_...   L1094    only when the watch grace period > 0
- 10   with_wait_group                     L1092
- 11   with_request_deadline               L1090
- 12   with_timeout_for_non_long_running   L1088
- 13   with_cors                           L1080
- 14   with_authentication                 L1077    401 through the failed handler
- 15   with_audit                          L1064    only requests that got this far are audited
- 16   with_impersonation                  L1059
- 17   with_max_in_flight_limit            L1051    (no priority-and-fairness here)
- 18   with_authorization                  L1040    403 on deny
+ 9    with_probabilistic_goaway           L1097    only with HTTP/2 on and --goaway-chance > 0
+ 10   with_watch_termination_during_...   L1094    only when the watch grace period > 0
+ 11   with_wait_group                     L1092
+ 12   with_request_deadline               L1090
+ 13   with_timeout_for_non_long_running   L1088
+ 14   with_cors                           L1080
+ 15   with_authentication                 L1077    401 through the failed handler
+ 16   with_audit                          L1064    only requests that got this far are audited
+ 17   with_impersonation                  L1059
+ 18   with_max_in_flight_limit            L1051    (no priority-and-fairness here)
+ 19   with_authorization                  L1040    403 on deny
 ====  ==================================  =======  =============================================
 
 Left out, and why: the filter-latency trackers (TrackStarted/TrackCompleted) and
 WithLatencyTrackers only feed metrics and tracing; WithTracing needs OpenTelemetry;
 WithPriorityAndFairness is the alternative to max-in-flight and needs the flow-control API;
-WithProbabilisticGoaway and the HTTP/2 GOAWAY only exist for HTTP/2, which werkzeug does not
-speak; WithHSTS only adds a header configured by a flag we do not have; WithWarningRecorder
+WithHSTS only adds a header configured by a flag we do not have; WithWarningRecorder
 collects API warnings no handler here emits; WithRoutine is an alpha feature, off by default;
 the constrained impersonation variant behaves like impersonation for what we build.
 """
@@ -47,6 +47,7 @@ from genericserver.endpoints.authentication import unauthorized, with_authentica
 from genericserver.endpoints.authn_audit import with_failed_authentication_audit
 from genericserver.endpoints.authorization import with_authorization
 from genericserver.filters.cors import with_cors
+from genericserver.filters.goaway import with_probabilistic_goaway
 from genericserver.endpoints.impersonation import with_impersonation
 from genericserver.endpoints.mux_discovery_complete import with_mux_and_discovery_complete
 from genericserver.endpoints.request_deadline import with_request_deadline
@@ -94,6 +95,9 @@ def handler_chain_steps(c: Any) -> list[Step]:
     ]
     if c.shutdown_watch_termination_grace_period > 0:
         steps.append(Step("watch-termination", 1094, lambda h: with_watch_termination_during_shutdown(h, signals, c.watch_request_wait_group)))
+    serving = c.secure_serving
+    if c.goaway_chance > 0 and serving is not None and not serving.disable_http2:
+        steps.append(Step("probabilistic-goaway", 1097, lambda h: with_probabilistic_goaway(h, c.goaway_chance)))
     steps.append(Step("cache-control", 1099, with_cache_control))
     if c.shutdown_send_retry_after:
         steps.append(Step("retry-after", 1102, lambda h: with_retry_after(h, signals.not_accepting_new_request.signaled())))

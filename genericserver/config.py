@@ -70,6 +70,7 @@ class Config:
     long_running_func: Callable = field(default_factory=lambda: basic_long_running_request_check({"watch"}, set()))
     shutdown_watch_termination_grace_period: float = 0.0
     shutdown_send_retry_after: bool = False
+    goaway_chance: float = 0.0  # --goaway-chance: WithProbabilisticGoaway's chance per HTTP/2 request
     secure_serving: Any = None  # genericserver.secure_serving.SecureServingInfo
     audit_backend: Any = None
     audit_policy_rule_evaluator: Any = None

@@ -19,7 +19,7 @@ Durations are float seconds here (Go: int64 nanoseconds), so help texts format t
 ``Duration.String`` (``1m0s``). Left out of Go's options: the advertise address, the external
 hostname, the emulation-version registry and its two forward-compatibility switches (nothing
 here has API versions to emulate). Kept but without effect, because :class:`Config` has nothing
-for them: ``goaway_chance`` (no HTTP/2, so no GOAWAY), ``hsts_directives``,
+for them: ``hsts_directives``,
 ``storage_initialization_timeout`` (no storage), ``json_patch_max_copy_bytes`` and
 ``max_request_body_bytes``. Go checks CORS entries with Go's regexp syntax, Python's ``re``
 here, so a compile error reads differently. A boolean flag takes its value after ``=`` as in
@@ -280,6 +280,7 @@ class ServerRunOptions:
         c.min_request_timeout = self.min_request_timeout
         c.shutdown_delay_duration = self.shutdown_delay_duration
         c.shutdown_send_retry_after = self.shutdown_send_retry_after
+        c.goaway_chance = self.goaway_chance
         c.shutdown_watch_termination_grace_period = self.shutdown_watch_termination_grace_period
 
     def validate(self) -> list[str]:
@@ -336,8 +337,8 @@ class ServerRunOptions:
             "this, so that watches do not all end at once.")
         add("goaway_chance", "goaway-chance", "float",
             "The fraction of HTTP/2 requests answered with GOAWAY so that clients spread over "
-            "several apiservers behind a load balancer; 0 (off) to .02. Accepted and checked "
-            "only: there is no HTTP/2 here.")
+            "several apiservers behind a load balancer; 0 (off) to .02. Set it to .001 "
+            "when the apiservers sit behind a load balancer.")
         add("livez_grace_period", "livez-grace-period", "duration",
             "How long the server may take to start up and become live: until then /livez counts "
             "unfinished post-start hooks as successful.")

@@ -52,6 +52,17 @@ class _Closing:
                 self._release(i + 1)
 
 
+def header_set(start_response: Callable, name: str, value: str) -> Callable:
+    """``start_response`` with header ``name`` set to ``value`` (Go's ``w.Header().Set`` before
+    the handler runs): whatever the app gives for it is replaced."""
+
+    def start(status: str, headers: list, exc_info: Any = None) -> Any:
+        kept = [(k, v) for k, v in headers if k.lower() != name.lower()]
+        return start_response(status, kept + [(name, value)], exc_info)
+
+    return start
+
+
 def known_chunks(body: Any) -> Any:
     """The body's chunks as a list or tuple, if it is one, alone or under ``on_close`` wrappers.
 

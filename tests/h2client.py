@@ -21,7 +21,7 @@ WAIT = 10.0
 class H2Client:
     """One HTTP/2 connection to ``127.0.0.1:port``; a reader thread records the server's events."""
 
-    def __init__(self, port: int, ca_file: str, *, window: Optional[int] = None):
+    def __init__(self, port: int, ca_file: str, *, window: Optional[int] = None, token: str = ""):
         ctx = ssl.create_default_context(cafile=ca_file)
         ctx.set_alpn_protocols(["h2", "http/1.1"])
         # TLS through memory buffers, every TLS call under one lock: OpenSSL does not allow a
@@ -50,6 +50,9 @@ class H2Client:
         self.cond = threading.Condition()
         self.events: list[Any] = []
         self.closed = False  # the server's FIN (or a reset) reached us
+        # a bearer token on every request: an anonymous HTTP/2 client gets a GOAWAY after each
+        # answer (the apiserver's UnauthenticatedHTTP2DOSMitigation)
+        self.auth = (("authorization", f"Bearer {token}"),) if token else ()
         self._send_pending()
         self._reader = threading.Thread(target=self._read, name="h2-client-reader", daemon=True)
         self._reader.start()
@@ -116,7 +119,7 @@ class H2Client:
         """Open a stream; returns its id. ``end=False`` leaves the request body open."""
         with self.cond:
             sid = self.conn.get_next_available_stream_id()
-            hdrs = [(":method", method), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1"), *headers]
+            hdrs = [(":method", method), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1"), *self.auth, *headers]
             self.conn.send_headers(sid, hdrs, end_stream=end and body is None)
             if body is not None:
                 self.conn.send_data(sid, body, end_stream=end)
@@ -129,7 +132,7 @@ class H2Client:
         with self.cond:
             sid = self.conn.highest_outbound_stream_id + 2 if self.conn.highest_outbound_stream_id else 1
             self.conn.highest_outbound_stream_id = sid
-            block = self.conn.encoder.encode([(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1")])
+            block = self.conn.encoder.encode([(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1"), *self.auth])
             frame = HeadersFrame(sid, block, flags=["END_HEADERS", "END_STREAM"])
             self._send_raw(frame.serialize())
             return sid
@@ -195,3 +198,22 @@ class StreamWasReset(Exception):
     def __init__(self, code: int):
         super().__init__(f"stream reset with {code!r}")
         self.code = code
+
+
+class H2Pool:
+    """What Go's HTTP/2 transport does with connections: reuse one until it reads a GOAWAY, then
+    open a new one for the next request (``conns`` counts Go's tests' TCP connections)."""
+
+    def __init__(self, port: int, ca_file: str):
+        self.port, self.ca_file = port, ca_file
+        self.conns: list[H2Client] = []
+
+    def request(self, path: str, headers: tuple[tuple[str, str], ...] = ()) -> tuple[H2Client, int]:
+        if not self.conns or self.conns[-1].of(h2.events.ConnectionTerminated):
+            self.conns.append(H2Client(self.port, self.ca_file))
+        c = self.conns[-1]
+        return c, c.request(path, headers=headers)
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()

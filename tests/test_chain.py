@@ -24,6 +24,7 @@ from genericserver.authz import ALWAYS_ALLOW, ALWAYS_DENY
 from genericserver.chain import build, default_build_handler_chain, handler_chain_steps
 from genericserver.config import new_config
 from genericserver.request import UserInfo
+from genericserver.secure_serving import SecureServingInfo
 from genericserver.testing.sim import Scripted, Simulation, schedules
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -46,6 +47,7 @@ GO_ORDER = [
     ("http-logging", "with_http_logging", 1104, None),
     ("retry-after", "with_retry_after", 1102, "retry-after"),
     ("cache-control", "with_cache_control", 1099, None),
+    ("probabilistic-goaway", "with_probabilistic_goaway", 1097, "goaway"),
     ("watch-termination", "with_watch_termination_during_shutdown", 1094, "watch-grace"),
     ("wait-group", "with_wait_group", 1092, None),
     ("request-deadline", "with_request_deadline", 1090, None),
@@ -63,6 +65,8 @@ MODES = {
     "retry-after mode": {"retry-after"},
     "watch grace": {"watch-grace"},
     "retry-after mode and watch grace": {"retry-after", "watch-grace"},
+    "goaway chance": {"goaway"},
+    "goaway chance, HTTP/2 disabled": {"goaway", "no-http2"},
 }
 
 
@@ -76,6 +80,9 @@ def configured(modes=frozenset()):
     c.shutdown_send_retry_after = "retry-after" in modes
     if "watch-grace" in modes:
         c.shutdown_watch_termination_grace_period = 5.0
+    if "goaway" in modes:  # WithProbabilisticGoaway needs the chance and HTTP/2 on (Go's condition)
+        c.goaway_chance = 0.02
+        c.secure_serving = SecureServingInfo(disable_http2="no-http2" in modes)
     return c.complete().config
 
 
@@ -119,17 +126,17 @@ def test_filters_see_a_request_in_go_order(modes):
     app = build(ok, handler_chain_steps(c), around=recorder(seen))
     resp = get(app, PODS + "/p1")
     assert (resp.status_code, resp.get_data()) == (200, b"ok")
-    assert seen == [name for name, _, _, cond in GO_ORDER if cond is None or cond in modes]
+    assert seen == [name for name, _, _, cond in GO_ORDER if cond is None or (cond in modes and "no-http2" not in modes)]
 
 
 @pytest.mark.parametrize("modes", list(MODES.values()), ids=list(MODES))
 def test_steps_are_listed_innermost_first_as_go_wraps_them(modes):
     steps = handler_chain_steps(configured(modes))
-    assert [s.name for s in reversed(steps)] == [name for name, _, _, cond in GO_ORDER if cond is None or cond in modes]
+    assert [s.name for s in reversed(steps)] == [name for name, _, _, cond in GO_ORDER if cond is None or (cond in modes and "no-http2" not in modes)]
 
 
 def test_each_step_names_the_config_go_line_of_its_filter_call():
-    steps = handler_chain_steps(configured({"retry-after", "watch-grace"}))
+    steps = handler_chain_steps(configured({"retry-after", "watch-grace", "goaway"}))
     assert [(s.name, s.go_line) for s in reversed(steps)] == [(name, line) for name, _, line, _ in GO_ORDER]
 
 
