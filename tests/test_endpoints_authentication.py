@@ -236,3 +236,53 @@ def test_token_file_users(token_chain, anonymous, header, status, user):
     else:
         assert seen == [(user, None)]
         assert resp.get_data() == user.name.encode()
+
+
+# -- TestUnauthenticatedHTTP2ClientConnectionClose ----------------------------------------------
+@pytest.mark.parametrize("authorization, want_conns", [
+    ("known", 1), ("error", 4), ("anonymous", 4), ("anonymous_group", 4), ("other", 4),
+])
+def test_unauthenticated_http2_client_connection_close(tls_cert, authorization, want_conns):
+    # the UnauthenticatedHTTP2DOSMitigation gate is on (its default since 1.29): four requests by
+    # a client nobody authenticated take four connections, each ended by a GOAWAY
+    import h2.events
+
+    from genericserver import http2server, httpserver as hs, runtime as rt
+    from genericserver.authn import ALL_UNAUTHENTICATED, AnonymousAuthenticator
+    from genericserver.requestinfo import RequestInfo
+    from h2client import H2Pool
+
+    def auth(environ):
+        header = environ.get("HTTP_AUTHORIZATION")
+        if header == "known":
+            return Response(UserInfo("panda")), True, None
+        if header == "error":
+            return None, False, Exception("authn err")
+        if header == "anonymous":
+            return AnonymousAuthenticator().authenticate_request(environ)
+        if header == "anonymous_group":
+            return Response(UserInfo("", groups=(ALL_UNAUTHENTICATED,))), True, None
+        return None, False, None
+
+    def failed(environ, start_response):
+        request.with_request_info(environ, RequestInfo())
+        return unauthorized()(environ, start_response)
+
+    app = with_authentication(lambda environ, start_response: (start_response("200 OK", []), [b"ok"])[1], RequestFunc(auth), failed)
+    ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
+    srv = hs.Server(app, ssl_context=ctx, http2=http2server.Server(http2server.Options(go_away_timeout=0.05)))
+    ln = hs.listen()
+    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
+    pool = H2Pool(ln.getsockname()[1], tls_cert[0])
+    try:
+        for _ in range(4):
+            c, sid = pool.request("/", headers=(("authorization", authorization),))
+            c.response(sid)
+            if want_conns > 1:
+                c.goaway()  # Go's transport reads it before its next request goes out
+        assert len(pool.conns) == want_conns
+        assert all(not c.of(h2.events.ConnectionTerminated) for c in pool.conns) is (want_conns == 1)
+    finally:
+        pool.close()
+        srv.close()
+        assert serving.join(5)

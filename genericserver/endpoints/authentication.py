@@ -9,20 +9,23 @@ failed handler, a 401 with Go's Status JSON::
 
     {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}
 
-Go's HTTP/2 denial-of-service mitigation (closing connections of unauthenticated HTTP/2
-clients) is left out: there is no HTTP/2 here. Nor are the latency trackers.
+Over HTTP/2, an anonymous user's answer and every 401 carry ``Connection: close``, which the
+HTTP/2 server turns into a GOAWAY: Go's mitigation of CVE-2023-44487 and CVE-2023-39325 (the
+``UnauthenticatedHTTP2DOSMitigation`` gate, on by default since 1.29) keeps clients nobody
+authenticated from holding a multiplexed connection open. The latency trackers are left out.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from genericserver import klog
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
-from genericserver.authn import RequestAuthenticator, Response, audiences_intersect, with_audiences
+from genericserver.authn import ALL_UNAUTHENTICATED, ANONYMOUS, RequestAuthenticator, Response, audiences_intersect, with_audiences
 from genericserver.endpoints.authorization import error_negotiated
+from genericserver.wsgi import header_set
 
 
 RecordAuthenticationMetrics = Callable[[dict, Optional[Response], bool, Optional[BaseException], Sequence[str], float, float], None]
@@ -103,6 +106,8 @@ def _with_authentication(
             clear_authentication_headers(environ, STANDARD_REQUEST_HEADER_CONFIG)
             if request_header_config is not None:
                 clear_authentication_headers(environ, request_header_config)
+            if environ.get("SERVER_PROTOCOL") == "HTTP/2.0" and is_anonymous_user(resp.user):
+                start_response = header_set(start_response, "Connection", "close")  # one request, then GOAWAY
             request.with_user(environ, resp.user)
             return app(environ, start_response)
         finally:
@@ -121,11 +126,18 @@ def unauthorized() -> Callable:
     """Go's ``Unauthorized(s)`` failed handler: 401 Status JSON (500 if the chain set no RequestInfo)."""
 
     def unauthorized_app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if environ.get("SERVER_PROTOCOL") == "HTTP/2.0":
+            start_response = header_set(start_response, "Connection", "close")  # the DoS mitigation
         if request.request_info_from(environ) is None:
             return responsewriters.internal_error(start_response, environ, "no RequestInfo found in the context")
         return error_negotiated(start_response, new_unauthorized("Unauthorized"))
 
     return unauthorized_app
+
+
+def is_anonymous_user(user: Any) -> bool:
+    """Go's ``isAnonymousUser``: ``system:anonymous``, or in ``system:unauthenticated``."""
+    return user.name == ANONYMOUS or ALL_UNAUTHENTICATED in user.groups
 
 
 def new_unauthorized(reason: str) -> dict:
