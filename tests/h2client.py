@@ -14,6 +14,7 @@ import h2.exceptions
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
 from genericserver.http2server import GracefulH2Connection
+from genericserver.testing.client import Result
 
 WAIT = 10.0
 
@@ -180,6 +181,21 @@ class H2Client:
         body = b"".join(e.data for e in self.of(h2.events.DataReceived, sid))
         return int(headers[":status"]), headers, body
 
+    def result(self, sid: int, timeout: Optional[float]) -> Result:
+        """Stream ``sid``'s answer as the HTTP/1 test client's :class:`Result` (an error if the
+        stream was reset, the connection closed first, or ``timeout`` passed)."""
+        def ended() -> bool:
+            return bool(self.of(h2.events.StreamEnded, sid) or self.of(h2.events.StreamReset, sid) or self.closed)
+
+        with self.cond:
+            if not self.cond.wait_for(ended, timeout):
+                return Result(error=TimeoutError(f"stream {sid}: no answer within {timeout} s"))
+        if not self.of(h2.events.StreamEnded, sid):
+            return Result(error=ConnectionResetError(f"stream {sid} ended without its answer"))
+        headers = dict(self.of(h2.events.ResponseReceived, sid)[0].headers)
+        body = b"".join(e.data for e in self.of(h2.events.DataReceived, sid))
+        return Result(status=int(headers.pop(":status")), headers=headers, body=body)
+
     def wait_closed(self) -> None:
         self.wait_for(lambda: self.closed, "the server to close the connection")
 
@@ -198,6 +214,48 @@ class StreamWasReset(Exception):
     def __init__(self, code: int):
         super().__init__(f"stream reset with {code!r}")
         self.code = code
+
+
+class H2Doer:
+    """The graceful-termination tests' HTTP/2 client (Go's ``newClient``), with the HTTP/1 test
+    client's ``get``: one connection reused until it read a GOAWAY, or (``new_connection``) a
+    connection per request; a refused dial is a result, as Go's ``client.Do`` returns it."""
+
+    def __init__(self, port: int, ca_file: str, *, new_connection: bool = False):
+        self.port, self.ca_file, self.new_connection = port, ca_file, new_connection
+        self.conn: Optional[H2Client] = None
+        self.conns: list[H2Client] = []
+        self._mu = threading.Lock()
+
+    def _connection(self) -> tuple[H2Client, bool]:
+        with self._mu:
+            if self.conn is not None and not self.new_connection and not self.conn.closed \
+                    and not self.conn.of(h2.events.ConnectionTerminated):
+                return self.conn, True
+            self.conn = H2Client(self.port, self.ca_file)
+            self.conns.append(self.conn)
+            return self.conn, False
+
+    def get(self, path: str, timeout: Optional[float] = 5.0) -> Result:
+        try:
+            c, reused = self._connection()
+        except OSError as err:
+            return Result(error=err)
+        r = c.result(c.request(path), timeout)
+        r.reused = reused
+        if self.new_connection:
+            c.close()
+        return r
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()
+
+    def __enter__(self) -> "H2Doer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 class H2Pool:

@@ -7,8 +7,11 @@ step finished), a pre-shutdown hook making its own request, /readyz 200 then 500
 each phase gives, both in-flight requests 200 and audited, the audit backend shut down, and the
 exact signal order of each mode.
 
-Differences from Go: plain HTTP/1.1 instead of HTTP/2 over TLS, so each held request has its own
-connection (Go multiplexes them on the reusing client's connection) and there is no GOAWAY.
+Each test runs twice: over HTTP/2 with TLS, as Go's test does (the requests held in flight share
+the reusing client's connection, which reads a GOAWAY when ``Shutdown`` starts; its next request
+then dials and is refused, or in retry-after mode gets its 429 and the GOAWAY follows), and over
+plain HTTP/1.1, where each held request has its own connection and ``Connection: close`` does
+what the GOAWAY does.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from genericserver.lifecycle_signals import LifecycleSignal, SignalRecorder
 from genericserver.secure_serving import SecureServingInfo
 from genericserver.httpserver import listen
 from genericserver.testing.client import Client, Result
+from h2client import H2Doer
 
 WAIT = 30.0  # Go's wait.ForeverTestTimeout
 
@@ -46,10 +50,9 @@ class InFlight:
         self.result_ready = rt.event(f"{path}-result")
         self.result: Result | None = None
 
-    def launch(self, port: int) -> None:
+    def launch(self, client) -> None:
         def send() -> None:
-            with Client("127.0.0.1", port, new_connection=True) as c:
-                self.result = c.get(self.url, timeout=None)
+            self.result = client.get(self.url, timeout=None)
             self.result_ready.set()
 
         rt.go(send, name=f"client-{self.path}")
@@ -95,13 +98,13 @@ def setup_in_flight_watch(s) -> InFlight:
 
 
 class PreShutdownHook:
-    def __init__(self, s, port: int):
+    def __init__(self, s, new_client):
         self.blocked = rt.event("hook-blocked")
         self.result: Result | None = None
 
         def hook() -> None:
             self.blocked.wait()
-            with Client("127.0.0.1", port, new_connection=True) as c:
+            with new_client() as c:
                 self.result = c.get("/echo?message=request-from-pre-shutdown-hook-should-succeed", timeout=1.0)
 
         s.add_pre_shutdown_hook("test-preshutdown-hook", hook)
@@ -127,7 +130,7 @@ class InterceptingStep:
             self._done.set()
 
 
-def new_generic_api_server(audit: MemoryBackend, keep_listening: bool):
+def new_generic_api_server(audit: MemoryBackend, keep_listening: bool, tls_cert=None):
     config = new_config()
     config.shutdown_delay_duration = 0.1
     config.shutdown_send_retry_after = keep_listening
@@ -136,6 +139,8 @@ def new_generic_api_server(audit: MemoryBackend, keep_listening: bool):
     config.audit_backend = audit
     config.audit_policy_rule_evaluator = audit
     config.secure_serving = SecureServingInfo(listener=listen("127.0.0.1", 0))
+    if tls_cert is not None:  # HTTP/2 offered first in ALPN, as Go's test serves it
+        config.secure_serving.cert_file, config.secure_serving.key_file = tls_cert
     s = config.complete().new("test")
     s.handler.non_go_restful_mux.handle("/echo", echo)
     return s, config.secure_serving.listener.getsockname()[1]
@@ -157,13 +162,15 @@ def wait_signaled(sig: LifecycleSignal) -> None:
 
 
 class Harness:
-    def __init__(self, keep_listening: bool):
+    def __init__(self, keep_listening: bool, tls_cert=None):
         self.audit = MemoryBackend()
-        self.s, self.port = new_generic_api_server(self.audit, keep_listening)
-        self.reusing = Client("127.0.0.1", self.port)
+        self.http2 = tls_cert is not None
+        self.ca = tls_cert[0] if tls_cert else ""
+        self.s, self.port = new_generic_api_server(self.audit, keep_listening, tls_cert)
+        self.reusing = H2Doer(self.port, self.ca) if self.http2 else Client("127.0.0.1", self.port)
         self.non_long_running = setup_in_flight_non_long_running(self.s)
         self.watch = setup_in_flight_watch(self.s)
-        self.hook = PreShutdownHook(self.s, self.port)
+        self.hook = PreShutdownHook(self.s, self.new_client)
         self.signals = self.s.lifecycle_signals
         self.recorder = SignalRecorder(self.signals)
         self.step = InterceptingStep(self.signals.after_shutdown_delay_duration)
@@ -190,16 +197,22 @@ class Harness:
         for name, entry in self.s.post_start_hooks().items():
             assert entry.done.wait(WAIT), f"post-start hook {name} did not finish"
 
+    def new_client(self):
+        if self.http2:
+            return H2Doer(self.port, self.ca, new_connection=True)
+        return Client("127.0.0.1", self.port, new_connection=True)
+
     def new_client_get(self, path: str, timeout: float = 1.0) -> Result:
-        with Client("127.0.0.1", self.port, new_connection=True) as c:
+        with self.new_client() as c:
             r = c.get(path, timeout=timeout)
         assert not r.reused
         return r
 
     def launch_in_flight(self) -> None:
-        self.non_long_running.launch(self.port)
+        # over HTTP/2 both ride on the reusing client's connection, as in Go's test
+        self.non_long_running.launch(self.reusing if self.http2 else self.new_client())
         assert self.non_long_running.started.wait(WAIT), "in-flight non long-running request did not reach the server"
-        self.watch.launch(self.port)
+        self.watch.launch(self.reusing if self.http2 else self.new_client())
         assert self.watch.started.wait(WAIT), "in-flight watch request did not reach the server"
 
     def common_steps_until_not_accepting(self) -> None:
@@ -262,12 +275,12 @@ class Harness:
         self.run_completed.wait(WAIT)
 
 
-@pytest.fixture
-def harness_factory():
+@pytest.fixture(params=["h2", "http/1.1"])
+def harness_factory(request, tls_cert):
     made: list[Harness] = []
 
     def make(keep_listening: bool) -> Harness:
-        h = Harness(keep_listening)
+        h = Harness(keep_listening, tls_cert if request.param == "h2" else None)
         made.append(h)
         return h
 
@@ -284,7 +297,11 @@ def test_graceful_termination_with_keep_listening_during_graceful_termination_di
     # the listener is closed: a new connection is refused
     r = h.new_client_get("/echo?message=request-on-a-new-tcp-connection-should-fail-with-503")
     assert r.refused, f"expected connection refused, got {r!r}"
-    # the idle keep-alive connection was closed by the shutdown; the client redials and is refused
+    if h.http2:
+        # Shutdown's hook sent the reusing connection a GOAWAY; its streams in flight go on
+        ga = h.reusing.conn.goaway()
+        assert (ga.error_code, ga.last_stream_id) == (0, h.reusing.conn.conn.highest_outbound_stream_id)
+    # the keep-alive connection was closed (HTTP/1.1) or went away (HTTP/2): the client redials and is refused
     r = h.reusing.get("/echo?message=request-on-an-existing-connection-should-fail-with-error", timeout=1.0)
     assert r.refused, f"expected connection refused, got {r!r}"
 
@@ -312,7 +329,12 @@ def test_graceful_termination_with_keep_listening_during_graceful_termination_en
     assert r.reused
     assert_status(r, 429)
     assert r.header("Retry-After") == "5"
-    assert r.header("Connection") == "close"
+    if h.http2:  # no such header in HTTP/2: it became a GOAWAY with this stream as the last
+        assert r.header("Connection") is None
+        ga = h.reusing.conn.goaway()
+        assert (ga.error_code, ga.last_stream_id) == (0, h.reusing.conn.conn.highest_outbound_stream_id)
+    else:
+        assert r.header("Connection") == "close"
     assert not h.signals.http_server_stopped_listening.is_signaled()
 
     h.finish(
