@@ -10,7 +10,8 @@ filters disagreed, a request this filter let through could be refused by the wai
 one the wait group tracks could keep the drain waiting forever.
 
 The 429 carries ``Connection: close``: on HTTP/1.1 the server closes the connection after the
-response (the project's HTTP server honours the header; Go's HTTP/2 would send a GOAWAY).
+response; on HTTP/2 the header is not sent but starts a graceful GOAWAY
+(:mod:`genericserver.http2server`), so the client's next request opens a new connection.
 """
 
 from __future__ import annotations
