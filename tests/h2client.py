@@ -22,7 +22,8 @@ WAIT = 10.0
 class H2Client:
     """One HTTP/2 connection to ``127.0.0.1:port``; a reader thread records the server's events."""
 
-    def __init__(self, port: int, ca_file: str, *, window: Optional[int] = None, token: str = ""):
+    def __init__(self, port: int, ca_file: str, *, window: Optional[int] = None, token: str = "",
+                 on_events: Optional[Callable[["H2Client"], None]] = None):
         ctx = ssl.create_default_context(cafile=ca_file)
         ctx.set_alpn_protocols(["h2", "http/1.1"])
         # TLS through memory buffers, every TLS call under one lock: OpenSSL does not allow a
@@ -51,6 +52,8 @@ class H2Client:
         self.cond = threading.Condition()
         self.events: list[Any] = []
         self.closed = False  # the server's FIN (or a reset) reached us
+        self.sent: list[int] = []  # the streams this client opened
+        self.on_events = on_events  # called (holding cond) after each batch of the server's frames
         # a bearer token on every request: an anonymous HTTP/2 client gets a GOAWAY after each
         # answer (the apiserver's UnauthenticatedHTTP2DOSMitigation)
         self.auth = (("authorization", f"Bearer {token}"),) if token else ()
@@ -106,6 +109,8 @@ class H2Client:
                         self._send_pending()
                     except OSError:
                         pass
+                    if self.on_events is not None:
+                        self.on_events(self)
                     self.cond.notify_all()
         except OSError:
             pass
@@ -122,6 +127,7 @@ class H2Client:
             sid = self.conn.get_next_available_stream_id()
             hdrs = [(":method", method), (":path", path), (":scheme", "https"), (":authority", "127.0.0.1"), *self.auth, *headers]
             self.conn.send_headers(sid, hdrs, end_stream=end and body is None)
+            self.sent.append(sid)
             if body is not None:
                 self.conn.send_data(sid, body, end_stream=end)
             self._send_pending()
@@ -195,6 +201,18 @@ class H2Client:
         headers = dict(self.of(h2.events.ResponseReceived, sid)[0].headers)
         body = b"".join(e.data for e in self.of(h2.events.DataReceived, sid))
         return Result(status=int(headers.pop(":status")), headers=headers, body=body)
+
+    def open_streams(self) -> list[int]:
+        """The streams sent and not yet ended or reset (the caller holds cond)."""
+        over = {e.stream_id for e in self.events if isinstance(e, (h2.events.StreamEnded, h2.events.StreamReset))}
+        return [sid for sid in self.sent if sid not in over]
+
+    def shutdown_socket(self) -> None:
+        """Hang up without waiting for the reader (callable from the reader itself)."""
+        try:
+            self.raw.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def wait_closed(self) -> None:
         self.wait_for(lambda: self.closed, "the server to close the connection")

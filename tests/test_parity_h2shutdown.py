@@ -1,0 +1,218 @@
+"""Replay the HTTP/2 shutdown corpus against genericserver and compare with what Go's client saw
+from Go's server (no Go twin; tests/parity/README.md, "The HTTP/2 shutdown corpus").
+
+Each scenario of :mod:`parity.h2corpus` runs against ``httpserver.Server`` with
+``http2server.Server`` over TLS, driven by :class:`GoTransport`, which uses connections as Go's
+HTTP/2 transport does. Compared: each request's status, body, connection index and error class,
+``Shutdown``'s error, exactly; the times within ``TOLERANCE_MS``."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import threading
+
+import h2.events
+import pytest
+
+from genericserver import context as gocontext
+from genericserver import http2server
+from genericserver import httpserver as hs
+from genericserver import request as reqctx
+from genericserver import runtime as rt
+from h2client import H2Client
+from parity.h2corpus import SCENARIOS_BY_ID
+
+RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h2shutdown.json").read_text())
+WAIT = 10.0
+# Times are compared within these bounds, in ms (ours minus Go's). A request's answer: 150 either
+# way (scheduling). Shutdown's return: Go polls its connections (1 ms, doubling, at most 500 ms
+# apart) where this server wakes on each state change, so ours may come up to 500 ms earlier.
+TOLERANCE_MS = {"request": (-150, 150), "shutdown": (-500, 150)}
+# Differences accepted, scenario id -> reason; a listed one that stops differing fails.
+KNOWN_DIFFERENCES: dict[str, str] = {}
+
+
+class GoTransport:
+    """Go's HTTP/2 transport, as far as the corpus sees it: one connection while it lasts; a
+    connection that read a GOAWAY takes no new request and is closed by the client once it has
+    no stream open; a request the GOAWAY left unprocessed (a newer stream id) is retried on a new
+    connection; errors are classed as the recorder classes Go's."""
+
+    def __init__(self, port: int, ca_file: str):
+        self.port, self.ca_file = port, ca_file
+        self.conns: list[H2Client] = []
+        self._mu = threading.Lock()
+
+    @staticmethod
+    def _close_if_idle(c: H2Client) -> None:
+        # the caller holds c.cond: Go's transport closes a GOAWAY'd connection once it is idle
+        if c.of(h2.events.ConnectionTerminated) and not c.open_streams():
+            c.shutdown_socket()
+
+    def _pick(self) -> H2Client:
+        with self._mu:
+            for c in reversed(self.conns):
+                if not c.closed and not c.of(h2.events.ConnectionTerminated):
+                    return c
+            c = H2Client(self.port, self.ca_file, on_events=self._close_if_idle)
+            self.conns.append(c)
+            return c
+
+    def get(self, path: str) -> dict:
+        while True:
+            try:
+                c = self._pick()
+            except ConnectionRefusedError:
+                return {"conn": -1, "error": "refused"}
+            sid = c.request(path)
+            r = c.result(sid, WAIT)
+            with c.cond:
+                self._close_if_idle(c)
+            goaway = c.of(h2.events.ConnectionTerminated)
+            if r.error is None:
+                out = {"status": r.status, "body": r.body.decode(), "conn": self.conns.index(c)}
+                return {k: v for k, v in out.items() if v != ""}
+            if goaway and sid > goaway[0].last_stream_id:
+                continue  # never processed: Go retries it on a new connection
+            return {"conn": self.conns.index(c), "error": "goaway-closed" if goaway else "lost"}
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()
+
+
+class Handlers:
+    """The recorder's handlers (h2shutdown/main.go) as a WSGI app."""
+
+    def __init__(self):
+        self.started: dict[str, threading.Event] = {}
+        self._mu = threading.Lock()
+
+    def started_event(self, tag: str) -> threading.Event:
+        with self._mu:
+            return self.started.setdefault(tag, threading.Event())
+
+    def __call__(self, environ, start_response):
+        from urllib.parse import parse_qs
+
+        q = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
+        path, ms = environ["PATH_INFO"], int(q.get("ms", "0"))
+        ctx = reqctx.context_from(environ)
+        if path == "/echo":
+            start_response("200 OK", [])
+            return [b"ok"]
+        if path == "/close":
+            start_response("200 OK", [("Connection", "close")])
+            return [b"closing"]
+        if path == "/slow":
+            self.started_event(q.get("tag", "")).set()
+            finished = rt.select(ctx.done(), timeout=ms / 1000) is None
+            start_response("200 OK", [])
+            return [b"slept"] if finished else []
+        if path == "/stream":
+            return self._stream(start_response, ctx, ms, q.get("tag", ""))
+        start_response("404 Not Found", [])
+        return [b"404 page not found\n"]
+
+    def _stream(self, start_response, ctx, ms, tag):
+        start_response("200 OK", [])
+        yield b""  # the header at once (Go's Flush)
+        self.started_event(tag).set()
+        if rt.select(ctx.done(), timeout=ms / 1000) is None:
+            yield b"done"
+
+
+def replay(scenario_id: str, tls_cert) -> dict:
+    handlers = Handlers()
+    ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
+    srv = hs.Server(handlers, ssl_context=ctx, http2=http2server.Server(http2server.options_for(1000)),
+                    idle_timeout=90.0, read_header_timeout=32.0, max_header_bytes=1 << 20)
+    ln = hs.listen()
+    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
+    client = GoTransport(ln.getsockname()[1], tls_cert[0])
+    answer: dict = {"requests": {}}
+    t0: list[float] = []
+    since = lambda: round((rt.now() - t0[0]) * 1000, 3) if t0 else 0  # noqa: E731
+    done: dict[str, rt.Event] = {}
+    shutdown_done = rt.event("test-shutdown-returned")
+    pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
+
+    def send(rid: str, path: str) -> None:
+        out = client.get(path)
+        out["at_ms"] = since()
+        answer["requests"][rid] = out
+        done[rid].set()
+
+    def shutdown(timeout_ms: int) -> None:
+        sctx, cancel = gocontext.with_timeout(gocontext.background(), timeout_ms / 1000)
+        try:
+            srv.shutdown(sctx)
+            answer["shutdown"] = {"at_ms": since()}
+        except Exception as err:  # noqa: BLE001 - compared with Go's error text
+            answer["shutdown"] = {"err": str(err), "at_ms": since()}
+        finally:
+            cancel()
+            shutdown_done.set()
+
+    try:
+        for step in SCENARIOS_BY_ID[scenario_id].steps:
+            op = step["op"]
+            if op == "request":
+                done[step["id"]] = rt.event(f"request-{step['id']}")
+                rt.go(send, step["id"], step["path"], name=f"client-{step['id']}")
+            elif op == "started":
+                assert handlers.started_event(step["tag"]).wait(WAIT)
+            elif op == "done":
+                assert done[step["id"]].wait(WAIT)
+            elif op == "sleep":
+                pace.wait(step["ms"] / 1000)
+            elif op == "shutdown":
+                t0.append(rt.now())
+                rt.go(shutdown, step["timeout_ms"], name="test-shutdown")
+            elif op == "shutdown_returned":
+                assert shutdown_done.wait(WAIT)
+            elif op == "close":
+                srv.close()
+        assert all(ev.wait(WAIT) for ev in done.values())
+        if t0:
+            assert shutdown_done.wait(WAIT)
+    finally:
+        srv.close()
+        client.close()
+        assert serving.join(WAIT)
+    return answer
+
+
+def differences(go: dict, ours: dict) -> list[str]:
+    out = []
+
+    def compare(kind: str, name: str, g: dict, o: dict) -> None:
+        if {k: v for k, v in g.items() if k != "at_ms"} != {k: v for k, v in o.items() if k != "at_ms"}:
+            out.append(f"{name}: Go {g}, ours {o}")
+            return
+        low, high = TOLERANCE_MS[kind]
+        if not low <= o["at_ms"] - g["at_ms"] <= high:
+            out.append(f"{name}: at {o['at_ms']:.0f} ms, Go at {g['at_ms']:.0f} ms (tolerance {low}..{high})")
+
+    for rid, g in go["requests"].items():
+        compare("request", f"request {rid}", g, ours["requests"].get(rid, {}))
+    if go.get("shutdown") or ours.get("shutdown"):
+        compare("shutdown", "Shutdown", go.get("shutdown") or {}, ours.get("shutdown") or {})
+    return out
+
+
+def test_the_recording_is_of_todays_scenarios():
+    assert RECORDED["scenarios"].keys() == SCENARIOS_BY_ID.keys(), "make parity re-records the corpus"
+    for sid, entry in RECORDED["scenarios"].items():
+        assert entry["steps"] == list(SCENARIOS_BY_ID[sid].steps), f"{sid} changed since it was recorded: make parity"
+
+
+@pytest.mark.parametrize("scenario_id", list(SCENARIOS_BY_ID))
+def test_h2_shutdown_replays_as_go(scenario_id, tls_cert):
+    go = RECORDED["scenarios"][scenario_id]["answer"]
+    diff = differences(go, replay(scenario_id, tls_cert))
+    if scenario_id in KNOWN_DIFFERENCES:
+        assert diff, f"{scenario_id} no longer differs from Go: drop it from KNOWN_DIFFERENCES"
+    else:
+        assert not diff, f"{scenario_id} ({SCENARIOS_BY_ID[scenario_id].description}):\n" + "\n".join(diff)
