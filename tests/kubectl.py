@@ -48,6 +48,7 @@ class Kubectl:
             raise AssertionError(f"kubectl {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}{proc.stdout}")
         return proc
 
-    def popen(self, *args: str) -> subprocess.Popen:
+    def popen(self, *args: str, env: Optional[dict] = None) -> subprocess.Popen:
         """``kubectl ARGS`` running on (a watch), its output read by the test."""
-        return subprocess.Popen([KUBECTL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env())
+        return subprocess.Popen([KUBECTL, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**self.env(), **(env or {})})

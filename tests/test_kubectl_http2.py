@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 import signal
-import subprocess
+import threading
 
-from kubectl import KUBECTL, Kubectl
+from kubectl import Kubectl
 from serverprocess import ServerProcess
 
 WAIT = 30.0
@@ -51,30 +51,64 @@ def test_kubectl_uses_http1_when_the_server_disables_http2(tls_cert, tmp_path):
         sp.kill()
 
 
+class Lines:
+    """A child's stderr, drained by a thread (Go's transport writes a lot), with a wait for a line."""
+
+    def __init__(self, stream):
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+        self._done = False
+        self._reader = threading.Thread(target=self._read, args=(stream,), name="kubectl-stderr", daemon=True)
+        self._reader.start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                self._cond.notify_all()
+        with self._cond:
+            self._done = True
+            self._cond.notify_all()
+
+    def wait_for(self, pred) -> None:
+        with self._cond:
+            assert self._cond.wait_for(lambda: self._done or pred(self.lines), WAIT) and pred(self.lines), self.lines[-20:]
+
+    def join(self) -> list[str]:
+        self._reader.join(WAIT)
+        return self.lines
+
+
+def watch_answered(lines: list[str]) -> bool:
+    """The watch request went out on HTTP/2 and the header of its answer came back."""
+    sent = next((i for i, line in enumerate(lines) if 'encoding header ":path"' in line and "watch=true" in line), None)
+    return sent is not None and any("http2: Transport received HEADERS" in line for line in lines[sent:])
+
+
 def test_get_watch_across_a_shutdown(tls_cert, tmp_path):
     sp, k = start(tls_cert, tmp_path, "--request-timeout", "2s")
-    debug = tmp_path / "kubectl-http2.log"  # a file, not a pipe: the transport writes a lot
     try:
         k.run("create", "configmap", "before", "--from-literal=a=1")
-        with open(debug, "w") as err:
-            watch = subprocess.Popen([KUBECTL, "get", "configmaps", "-w", "--output-watch-events"], stdout=subprocess.PIPE,
-                                     stderr=err, text=True, env={**k.env(), **HTTP2_DEBUG})
+        watch = k.popen("get", "configmaps", "-w", "--output-watch-events", env=HTTP2_DEBUG)
         assert watch.stdout is not None
-        # kubectl's watch is in once the list was printed
+        err = Lines(watch.stderr)
+        # the list is printed first; the watch is in once its answer's header came back
         assert watch.stdout.readline().split()[:2] == ["EVENT", "NAME"]
         assert watch.stdout.readline().split()[:2] == ["ADDED", "before"]
+        err.wait_for(watch_answered)
         sp.signal(signal.SIGTERM)
         sp.expect(r'name="NotAcceptingNewRequest"')
         # Shutdown waits for the HTTP/2 connection the watch holds until the shutdown timeout
         # (the request timeout), then the process exits as kube-apiserver does
         sp.expect(r"Failed to shutdown server: context deadline exceeded")
         assert sp.wait() == 0
-        out, _ = watch.communicate(timeout=WAIT)
-        log = debug.read_text()
-        assert watch.returncode == 0, log[-3000:]  # the stream ended: kubectl's watch stops without an error
+        out = watch.stdout.read()
+        assert watch.wait(WAIT) == 0, err.join()[-30:]  # the stream ended: kubectl's watch stops without an error
         assert out == ""
         # the watch's connection read the GOAWAY when Shutdown started, and ran on after it
-        goaways = [line for line in log.splitlines() if "http2: Transport received GOAWAY" in line]
+        goaways = [line for line in err.join() if "http2: Transport received GOAWAY" in line]
         assert len(goaways) == 1 and "ErrCode=NO_ERROR" in goaways[0], goaways
+        watch.stdout.close()
+        watch.stderr.close()
     finally:
         sp.kill()
