@@ -19,8 +19,8 @@ and the stream state machine; the decisions below are Go's:
   per-stream upload buffer, given back as the handler reads (Go's ``inflow``).
 * a stream reset by the client, or a connection that drops, cancels the request's context; a
   handler that raises resets its stream with INTERNAL_ERROR (Go's ``handlerPanicRST``) after
-  logging ``http2: panic serving ADDR: ...``; a response done before the client finished its
-  body ends with RST_STREAM NO_ERROR.
+  logging ``http2: panic serving ADDR: ...`` (not for ``ERR_ABORT_HANDLER``); a response done
+  before the client finished its body ends with RST_STREAM NO_ERROR.
 * an answer whose chunks are all at hand (a list) goes out when the handler is done, with a
   ``content-length`` if it fits the first 4 KiB (Go's ``handlerChunkWriteSize`` buffer, full
   before the handler returned); each chunk a streaming handler yields is sent at once, as Go's
@@ -55,6 +55,7 @@ from genericserver import context as gocontext
 from genericserver import http1, httpresponse, textproto
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.httpserver import ERR_ABORT_HANDLER
 from genericserver.wsgi import close_iterable, known_chunks
 
 log = logging.getLogger("genericserver.http2server")
@@ -378,7 +379,8 @@ class ServerConn:
             self._send(st, last, end=True)
             self._reset_if_body_unread(st)
         except Exception as err:
-            if not isinstance(err, http1.BodyError) or not st.reset:  # (a reset stream's write is no panic)
+            # a reset stream's failed write is no panic, and ErrAbortHandler is a silent one
+            if (not isinstance(err, http1.BodyError) or not st.reset) and err is not ERR_ABORT_HANDLER:
                 self.hs.logf("http2: panic serving %s: %s\n%s", self.c.remote_addr, str(err) or repr(err), traceback.format_exc())
             self._reset(st, h2.errors.ErrorCodes.INTERNAL_ERROR)
         finally:

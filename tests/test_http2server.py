@@ -285,6 +285,20 @@ def test_a_raising_handler_resets_its_stream_and_the_connection_serves_on(serve)
     assert any(line.startswith("http2: panic serving 127.0.0.1:") and "kaboom" in line for line in h.logs)
 
 
+def test_err_abort_handler_resets_the_stream_without_a_log_line(serve):
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        yield b"part of it"
+        raise hs.ERR_ABORT_HANDLER
+
+    h = serve(app)
+    c = h.client()
+    with pytest.raises(StreamWasReset) as err:
+        c.response(c.request("/abort"))
+    assert err.value.code == h2.errors.ErrorCodes.INTERNAL_ERROR
+    assert h.logs == []
+
+
 def test_an_answer_before_the_body_ended_resets_the_stream_with_no_error(serve):
     c = serve(text(b"early", status="413 Request Entity Too Large")).client()
     sid = c.request("/upload", method="POST", body=b"part", end=False)

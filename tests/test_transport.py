@@ -22,13 +22,12 @@ from genericserver.testing.transport import (
     NEW,
     ConnectionDropped,
     ConnectionRefused,
-    MemoryClient,
     MemoryListener,
     MemoryServer,
     Response,
     memory_server_factory,
-    serve_app,
 )
+from genericserver.testing.memclient import MemoryClient, serve_app
 
 
 def simulate(fn, chooser=None):

@@ -315,7 +315,7 @@ LABS: tuple[Lab, ...] = (
             "kubernetes/kubernetes#72970 (2019): 'We did not wait for the http server to shut down "
             "completely.' Run returned before net/http's Shutdown had finished, the process "
             "exited, and connections closed before all bytes were sent. Since then RunWithContext waits for "
-            "stoppedCh, closed when the HTTP server's Shutdown returned. None of the thirteen "
+            "stoppedCh, closed when the HTTP server's Shutdown returned. None of the fourteen "
             "invariants watches this: the fuzzer finds nothing. Write the check yourself."
         ),
         go_file="apiserver/pkg/server/genericapiserver.go",

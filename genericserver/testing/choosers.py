@@ -144,3 +144,29 @@ def expand(preemptions: dict[int, int]) -> list[int]:
     for i, c in preemptions.items():
         out[i] = c
     return out
+
+
+def deep_schedules(max_preemptions: int = 40, max_gap: int = 100, max_value: int = 3) -> Any:
+    """Schedules for :class:`~genericserver.testing.choosers.Scripted` that reach the shutdown.
+
+    A run makes a few hundred decisions with a choice and the shutdown comes after the
+    start-up's, but a plain ``st.lists`` of entries averages a handful of them (it would only
+    ever perturb the start-up) and drawing hundreds is slow. So Hypothesis draws a short list
+    of preemptions, each ``(gap, choice)``: ``gap`` zeros ("no preemption"), then ``choice``
+    (1 to ``max_value``); the schedule is that list spelled out. Shrinking removes preemptions
+    and moves them earlier (gaps shrink towards 0), so a failing schedule shrinks towards the
+    fewest non-zero entries.
+    """
+    from hypothesis import strategies as st
+
+    point = st.tuples(st.integers(min_value=0, max_value=max_gap), st.integers(min_value=1, max_value=max_value))
+    return st.lists(point, max_size=max_preemptions).map(spell_out)
+
+
+def spell_out(preemptions: Sequence[tuple[int, int]]) -> list[int]:
+    """``[(2, 1), (0, 3)]`` -> ``[0, 0, 1, 3]``."""
+    schedule: list[int] = []
+    for gap, choice in preemptions:
+        schedule += [0] * gap
+        schedule.append(choice)
+    return schedule

@@ -16,6 +16,8 @@ design.md section 6 and the timeline of the Go reference map section 3:
 * ``listener_stops_as_the_mode_says``;
 * ``watch_drain_within_grace_and_rate``;
 * ``in_flight_limits_respected``;
+* ``h2_streams_follow_goaway``: over HTTP/2, no stream admitted after its connection's GOAWAY
+  above the last id, every admitted stream answered, a GOAWAY after each retry-after 429;
 * ``run_with_context_returns``;
 * ``no_deadlock_or_panic`` and ``no_goroutine_left``.
 
@@ -264,6 +266,8 @@ def answers_match_phase(v: View) -> list[str]:
                 f"decided between phases [{_phase(lo)}] and [{_phase(hi)}], expected one of {sorted(allowed)}"
             )
         for key, want in _SHAPES.get(outcome, ()):
+            if key == "connection" and answer.fields.get("proto") == "HTTP/2.0":
+                continue  # no such header in HTTP/2: a GOAWAY says it (h2_streams_follow_goaway)
             got = answer.fields.get(key)
             if got != want:
                 problems.append(f"{typ} request {rid}: {outcome} with {key}={got!r}, expected {want!r}")
@@ -278,6 +282,34 @@ PHASE_ABBREVIATIONS = {
     SI: "SI", ASD: "ASD", PHS: "PHS", NA: "NA", "WaitBegan": "WAIT", "WatchWaitBegan": "WWAIT",
     IFD: "IFD", "ListenerClosed": "LC", HSL: "HSL",
 }
+
+
+def h2_streams_follow_goaway(v: View) -> list[str]:
+    """Over HTTP/2: no stream admitted above its connection's GOAWAY, every admitted stream
+    answered (or aborted), every dropped one above the last id, and a GOAWAY after each
+    retry-after 429 (its ``Connection: close``)."""
+    problems = []
+    goaway = {e.fields["conn"]: e for e in v.all("h2", "goaway")}
+    ended = {(e.fields["conn"], e.fields.get("stream")) for name in ("sent", "aborted", "panic") for e in v.all("conn", name)}
+    for e in v.all("h2", "admitted"):
+        conn, sid = e.fields["conn"], e.fields["stream"]
+        g = goaway.get(conn)
+        if g is not None and g.seq < e.seq and sid > g.fields["last"]:
+            problems.append(f"conn {conn}: stream {sid} admitted after a GOAWAY with last stream {g.fields['last']}")
+        if (conn, sid) not in ended:
+            problems.append(f"conn {conn}: stream {sid} was admitted and never answered")
+    for e in v.all("h2", "dropped"):
+        if e.fields["stream"] <= e.fields["last"]:
+            problems.append(f"conn {e.fields['conn']}: stream {e.fields['stream']} dropped at or below the last id {e.fields['last']}")
+    for answer in v.all("client", "answer"):
+        if answer.fields.get("proto") != "HTTP/2.0" or answer.fields["outcome"] != "retry-after-429":
+            continue
+        sent = [s for s in v.of(answer.fields["rid"], "conn:sent") if s.seq < answer.seq]
+        g = goaway.get(sent[-1].fields["conn"]) if sent else None
+        # (Shutdown's own GOAWAY may have come first: either covers the 429's stream)
+        if g is None or g.fields["last"] < sent[-1].fields["stream"]:
+            problems.append(f"request {answer.fields['rid']}: a 429 over HTTP/2 without the GOAWAY its Connection: close asks for")
+    return problems
 
 
 def _phase(phase: tuple) -> str:
@@ -445,6 +477,7 @@ INVARIANTS: tuple[Callable[[View], list[str]], ...] = (
     listener_stops_as_the_mode_says,
     watch_drain_within_grace_and_rate,
     in_flight_limits_respected,
+    h2_streams_follow_goaway,
     run_with_context_returns,
     no_goroutine_left,
 )

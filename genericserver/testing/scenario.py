@@ -47,10 +47,11 @@ from genericserver.config import new_config
 from genericserver.events import Event, EventStream
 from genericserver.filters.with_retry_after import KUBE_APISERVER_USER_AGENT_PREFIX
 from genericserver.secure_serving import SecureServingInfo
-from genericserver.testing.choosers import Chooser, Scripted
 from genericserver.testing.quiet import without_disabled_auth_warnings
 from genericserver.testing.sim import Simulation, SimulationError
-from genericserver.testing.transport import REQUEST_ID_HEADER, MemoryClient, MemoryListener, NoLock, memory_server_factory
+from genericserver.testing.choosers import Chooser, Scripted, deep_schedules, spell_out  # noqa: F401 - the last two re-exported
+from genericserver.testing.memclient import MemoryClient
+from genericserver.testing.transport import REQUEST_ID_HEADER, MemoryListener, NoLock, memory_server_factory
 from genericserver.testing.variants import Variant
 from genericserver.waitgroup import AddAfterWaitError, RateLimitedSafeWaitGroup, SafeWaitGroup
 
@@ -105,6 +106,7 @@ class Scenario:
     request_timeout: float = 60.0
     shutdown_at: float = 1.0
     actions: tuple[tuple, ...] = ()
+    http2: bool = False  # clients speak HTTP/2 (the in-memory model of h2transport)
 
     @property
     def mode(self) -> str:
@@ -408,7 +410,7 @@ class _Driver:
             s.add_pre_shutdown_hook(f"hook-{i}", self._hook(i, hook))
         prepared = s.prepare_run()
         self.signals = signals
-        self.pool = MemoryClient(listener, locking=False)
+        self.pool = MemoryClient(listener, locking=False, http2=sc.http2)
         ctx, cancel = gocontext.with_cancel(gocontext.background())
         run_done = rt.event("run-returned")
 
@@ -452,10 +454,13 @@ class _Driver:
                 return
             if spec.offset:
                 rt.sleep(spec.offset)
-            client = self.pool if spec.conn == "reused" else MemoryClient(self.listener, new_connection=True, locking=False)
+            client = self.pool if spec.conn == "reused" else self._new_connection_client()
             self.request(rid, spec.kind, spec.duration, spec.conn, client)
 
         return rt.go(send, name=f"client-{rid}")
+
+    def _new_connection_client(self, **kw: Any) -> MemoryClient:
+        return MemoryClient(self.listener, new_connection=True, locking=False, http2=self.sc.http2, **kw)
 
     def request(self, rid: str, kind: str, duration: float, conn: str, client: MemoryClient) -> Any:
         method, target, headers = request_target(kind, rid, duration)
@@ -469,6 +474,7 @@ class _Driver:
             retry_after=result.header("Retry-After"), connection=result.header("Connection"),
             audit_id=result.header("Audit-ID"), body=result.body[:1000].decode("utf-8", "replace"),
             reused=result.reused, error=None if result.error is None else str(result.error), phase=phase,
+            proto="HTTP/2.0" if self.sc.http2 else "HTTP/1.1",
         )
         return result
 
@@ -480,7 +486,7 @@ class _Driver:
                 if spec.duration:
                     rt.sleep(spec.duration)
                 if spec.loopback:
-                    loopback = MemoryClient(self.listener, new_connection=True, user_agent=LOOPBACK_USER_AGENT, locking=False)
+                    loopback = self._new_connection_client(user_agent=LOOPBACK_USER_AGENT)
                     self.request(f"h{i}", "loopback", 0.0, "new", loopback)
                 if spec.fails:
                     raise RuntimeError(f"hook-{i} failed on purpose")
@@ -542,32 +548,6 @@ OFFSETS = (0.0, 0.001, 0.5, 2.0, 69.9, 75.0)
 DURATIONS = (0.0, 0.2, 3.0, 130.0)
 
 
-def deep_schedules(max_preemptions: int = 40, max_gap: int = 100, max_value: int = 3) -> Any:
-    """Schedules for :class:`~genericserver.testing.choosers.Scripted` that reach the shutdown.
-
-    A run makes a few hundred decisions with a choice and the shutdown comes after the
-    start-up's, but a plain ``st.lists`` of entries averages a handful of them (it would only
-    ever perturb the start-up) and drawing hundreds is slow. So Hypothesis draws a short list
-    of preemptions, each ``(gap, choice)``: ``gap`` zeros ("no preemption"), then ``choice``
-    (1 to ``max_value``); the schedule is that list spelled out. Shrinking removes preemptions
-    and moves them earlier (gaps shrink towards 0), so a failing schedule shrinks towards the
-    fewest non-zero entries.
-    """
-    from hypothesis import strategies as st
-
-    point = st.tuples(st.integers(min_value=0, max_value=max_gap), st.integers(min_value=1, max_value=max_value))
-    return st.lists(point, max_size=max_preemptions).map(spell_out)
-
-
-def spell_out(preemptions: Sequence[tuple[int, int]]) -> list[int]:
-    """``[(2, 1), (0, 3)]`` -> ``[0, 0, 1, 3]``."""
-    schedule: list[int] = []
-    for gap, choice in preemptions:
-        schedule += [0] * gap
-        schedule.append(choice)
-    return schedule
-
-
 def scenarios(max_requests: int = 6, max_hooks: int = 2) -> Any:
     """Swarm-style scenarios: each example first enables a random subset of request kinds,
     anchors and connection types, then draws every request from those, so that some examples
@@ -594,6 +574,7 @@ def scenarios(max_requests: int = 6, max_hooks: int = 2) -> Any:
             audit_flush=draw(st.sampled_from((0.0, 0.1, 3.0))),
             max_in_flight=draw(st.sampled_from((0, 2, 1))),
             max_mutating_in_flight=draw(st.sampled_from((0, 1))),
+            http2=draw(st.booleans()),
         )
 
     return build()

@@ -17,7 +17,7 @@ server the same shapes made of runtime primitives only (``rt.lock``, ``rt.event`
   response says ``Connection: close``; once shutdown began every response carries
   ``Connection: close`` and its connection closes after it, as Go's server does; a request
   read once shutdown began is dropped unanswered (Go's ``conn.serve``), so its client retries.
-* :class:`MemoryClient` is Go's ``http.Client`` with its transport's connection pool: a request
+* :class:`~genericserver.testing.memclient.MemoryClient` (its own module) is Go's ``http.Client`` with its transport's connection pool: a request
   reuses an idle keep-alive connection when there is one (one the server closed meanwhile is
   dropped from the pool, as Go's background read notices); when the server closes it after the
   request went out but before answering, an idempotent request is retried once on a new
@@ -54,7 +54,8 @@ from genericserver import runtime as rt
 from genericserver.filters.timeout import AbortHandler
 from genericserver.http1 import CONN_ID_KEY
 from genericserver.httpserver import ERR_ABORT_HANDLER, ServerClosed, idle_for_shutdown
-from genericserver.testing.client import Result
+from genericserver.testing import h2transport
+from genericserver.testing.h2transport import H2State
 
 log = logging.getLogger("genericserver.testing.transport")
 
@@ -120,6 +121,8 @@ class _Conn:
         self.closing = False
         self.ctx: Any = None
         self.cancel: Callable[[], None] = lambda: None
+        self.h2: Optional[H2State] = None  # an HTTP/2 connection's streams (h2transport)
+        self.events: Any = None
 
     def close_locked(self) -> list[rt.Event]:
         """Close both directions; return the waiters to wake once the lock is released."""
@@ -234,12 +237,13 @@ class MemoryListener:
     def closed(self) -> bool:
         return self._closed
 
-    def dial(self) -> "ClientConn":
+    def dial(self, http2: bool = False) -> "ClientConn":
         with self.lk:
             if self._closed:
                 raise ConnectionRefused(self.address, self.probe() if self.probe is not None else None)
             cid = next(self._ids)
             c = _Conn(self.lk, cid, ("10.0.0.2", 40000 + cid), self.address)
+            c.h2, c.events = (H2State() if http2 else None), self.events
             self._backlog.append(c)
             waiter, self._accept_wait = self._accept_wait, None
         if waiter is not None:
@@ -287,7 +291,11 @@ class ClientConn:
         return self._c.closed
 
     def round_trip(self, req: Request, timeout: Optional[float]) -> Any:
-        """The response; ``None`` if the connection closed first; ``_TIMEOUT``."""
+        """The response; ``None`` if the connection closed first; ``_TIMEOUT``; over HTTP/2
+        ``"retry"`` when the request must go on a new connection."""
+        if self._c.h2 is not None:
+            resp = h2transport.round_trip(self._c, req, timeout)
+            return _TIMEOUT if resp == "timeout" else resp
         if not self._c.send(req):
             return None
         return self._c.receive(timeout)
@@ -368,6 +376,7 @@ class MemoryServer:
     def shutdown(self, ctx: gocontext.Context) -> None:
         """Stop listening, close idle connections, wait for active ones until ``ctx`` is done."""
         self._stop_listening()
+        rt.go(self._goaway_all, name="http-on-shutdown")  # the http2 server's on-shutdown hook
         while True:
             with self._mu:
                 self._changed = changed = rt.event("memory-conn-state-changed")
@@ -378,6 +387,12 @@ class MemoryServer:
                 return
             if rt.select(ctx.done(), changed, timeout=wake) is ctx.done():
                 raise (ctx.err() or gocontext.CANCELED).with_traceback(None)
+
+    def _goaway_all(self) -> None:
+        with self._mu:
+            conns = [c for c in self._conns if c.h2 is not None]
+        for c in conns:
+            h2transport.graceful_shutdown(self, c)
 
     def _close_idle_conns_locked(self) -> tuple[bool, Optional[float], list[rt.Event]]:
         quiescent, wake, woken, now = True, None, [], rt.now()
@@ -397,6 +412,9 @@ class MemoryServer:
 
     # -- one connection ----------------------------------------------------------------------
     def _serve_conn(self, c: _Conn) -> None:
+        if c.h2 is not None:
+            h2transport.serve_conn(self, c)
+            return
         try:
             deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
             while True:
@@ -419,19 +437,32 @@ class MemoryServer:
         finally:
             c.cancel()
             c.close()
-            with self._mu:
-                c.state = CLOSED
-                self._conns = [other for other in self._conns if other is not c]
-            self._state_changed()
+            self._conn_ended(c)
+
+    def _conn_ended(self, c: _Conn) -> None:
+        with self._mu:
+            c.state = CLOSED
+            self._conns = [other for other in self._conns if other is not c]
+        self._state_changed()
 
     def _record(self, name: str, **fields: Any) -> None:
         if self.events is not None:
             self.events.record("conn", name, **fields)
 
+    def _record_h2(self, name: str, **fields: Any) -> None:
+        if self.events is not None:
+            self.events.record("h2", name, **fields)
+
     def _handle(self, c: _Conn, req: Request) -> bool:
         """Serve one request; True if the connection may carry another."""
-        env = self.environ(c, req)
+        resp = self._run_app(c, req)
+        return resp is not None and c.respond(resp) and not resp.closes() and not self._shutting_down.is_set()
+
+    def _run_app(self, c: _Conn, req: Request, stream: Optional[int] = None, protocol: str = "HTTP/1.1") -> Optional[Response]:
+        """The app's whole response to ``req`` (``None`` if it aborted or panicked), recorded."""
+        env = self.environ(c, req, protocol)
         rid = env.get(_REQUEST_ID_ENV, "")
+        where = {"conn": c.id} if stream is None else {"conn": c.id, "stream": stream}
         ctx, cancel = gocontext.with_cancel(c.ctx)
         reqctx.with_context(env, ctx)
         dispatched = self.probe() if self.probe is not None else None
@@ -445,7 +476,7 @@ class MemoryServer:
             return chunks.append
 
         body: Any = None
-        keep = False
+        resp: Optional[Response] = None
         try:
             try:
                 body = self.app(env, start_response)
@@ -456,36 +487,35 @@ class MemoryServer:
                 if not started:
                     raise RuntimeError("the app returned without calling start_response")
                 status, headers = started[0], started[1]
-                if self._shutting_down.is_set() and not any(k.lower() == "connection" for k, _ in headers):
+                if stream is None and self._shutting_down.is_set() and not any(k.lower() == "connection" for k, _ in headers):
                     headers.append(("Connection", "close"))  # Go: no keep-alive once shutting down
                 resp = Response(status, headers, b"".join(chunks))
-                self._record("sent", rid=rid, conn=c.id, request=f"{req.method} {req.target}", status=resp.code,
+                self._record("sent", rid=rid, **where, request=f"{req.method} {req.target}", status=resp.code,
                              dispatched=dispatched, decided=started[3])
-                keep = c.respond(resp) and not resp.closes() and not self._shutting_down.is_set()
             except (AbortHandler, type(ERR_ABORT_HANDLER)) as exc:
-                self._record("aborted", rid=rid, conn=c.id, error=str(exc), dispatched=dispatched)
+                self._record("aborted", rid=rid, **where, error=str(exc), dispatched=dispatched)
             except Exception as exc:  # Go recovers the panic, logs it and drops the connection
                 log.error("http: panic serving %s:%d: %r", c.client[0], c.client[1], exc)
-                self._record("panic", rid=rid, conn=c.id, error=repr(exc), dispatched=dispatched)
+                self._record("panic", rid=rid, **where, error=repr(exc), dispatched=dispatched)
             finally:
                 close = getattr(body, "close", None)
                 if close is not None:
                     close()
         except Exception as exc:
             log.error("http: panic closing the response for %s:%d: %r", c.client[0], c.client[1], exc)
-            self._record("panic", rid=rid, conn=c.id, error=repr(exc), dispatched=dispatched)
-            keep = False
+            self._record("panic", rid=rid, **where, error=repr(exc), dispatched=dispatched)
+            resp = None
         finally:
             cancel()
-        return keep
+        return resp
 
     @staticmethod
-    def environ(c: _Conn, req: Request) -> dict:
+    def environ(c: _Conn, req: Request, protocol: str = "HTTP/1.1") -> dict:
         """The WSGI environ of ``req`` (the keys :func:`genericserver.http1.environ` sets)."""
         path, _, query = req.target.partition("?")
         env = {
             "REQUEST_METHOD": req.method, "SCRIPT_NAME": "", "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
-            "QUERY_STRING": query, "REQUEST_URI": req.target, "RAW_URI": req.target, "SERVER_PROTOCOL": "HTTP/1.1",
+            "QUERY_STRING": query, "REQUEST_URI": req.target, "RAW_URI": req.target, "SERVER_PROTOCOL": protocol,
             "REMOTE_ADDR": c.client[0], "REMOTE_PORT": c.client[1], "SERVER_NAME": c.server[0],
             "SERVER_PORT": str(c.server[1]), "wsgi.version": (1, 0), "wsgi.url_scheme": "http",
             "wsgi.input": io.BytesIO(req.body), "wsgi.errors": sys.stderr, "wsgi.input_terminated": True,
@@ -510,86 +540,4 @@ def memory_server_factory(events: Any = None, probe: Optional[Probe] = None, loc
 
     return factory
 
-
-class MemoryClient:
-    """Go's ``http.Client`` on a :class:`MemoryListener`, with a pool of keep-alive connections.
-
-    ``new_connection=True`` dials for every request and closes after it (Go's
-    ``DisableKeepAlives``). ``Result.reused`` says whether a pooled connection carried the
-    request; ``Result.error`` is a :class:`ConnectionRefused`, a :class:`ConnectionDropped` or
-    ``TimeoutError``.
-    """
-
-    def __init__(self, listener: MemoryListener, *, new_connection: bool = False, user_agent: str = "Go-http-client/1.1",
-                 locking: bool = True):
-        self.listener = listener
-        self.new_connection = new_connection
-        self.user_agent = user_agent
-        self._lk = new_lock(locking)
-        self._idle: list[ClientConn] = []
-
-    def get(self, target: str, timeout: Optional[float] = None, headers: Optional[dict[str, str]] = None) -> Result:
-        return self.do("GET", target, headers=headers, timeout=timeout)
-
-    def do(self, method: str, target: str, *, headers: Optional[dict[str, str]] = None, body: bytes = b"",
-           timeout: Optional[float] = None) -> Result:
-        hs = {"User-Agent": self.user_agent, **(headers or {})}
-        req = Request(method, target, list(hs.items()), body)
-        result = self._attempt(req, timeout, pooled=not self.new_connection)
-        if result.reused and isinstance(result.error, ConnectionDropped) and method in _REPLAYABLE:
-            # the server closed the pooled connection before answering: Go's transport retries
-            # an idempotent request once, on a new connection
-            result = self._attempt(req, timeout, pooled=False)
-        return result
-
-    def _attempt(self, req: Request, timeout: Optional[float], pooled: bool) -> Result:
-        conn = None
-        if pooled:
-            with self._lk:
-                while self._idle and conn is None:
-                    candidate = self._idle.pop()
-                    if not candidate.closed:
-                        conn = candidate
-        reused = conn is not None
-        if conn is None:
-            try:
-                conn = self.listener.dial()
-            except ConnectionRefused as err:
-                return Result(error=err)
-        resp = conn.round_trip(req, timeout)
-        if resp is None:
-            conn.close()
-            return Result(error=ConnectionDropped(reused), reused=reused)
-        if resp is _TIMEOUT:
-            conn.close()
-            return Result(error=TimeoutError("timeout awaiting response headers"), reused=reused)
-        headers = {k.lower(): v for k, v in resp.headers}
-        if self.new_connection or resp.closes():
-            conn.close()
-        else:
-            with self._lk:
-                self._idle.append(conn)
-        return Result(resp.code, headers, resp.body, None, reused)
-
-    def close_idle_connections(self) -> None:
-        with self._lk:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
-
-    close = close_idle_connections
-
-
-def serve_app(app: Callable, listener: MemoryListener) -> MemoryServer:
-    """Start a :class:`MemoryServer` for ``app`` on ``listener`` in a goroutine (tests)."""
-    server = MemoryServer(app)
-
-    def serve() -> None:
-        try:
-            server.serve(listener)
-        except ServerClosed:
-            pass
-
-    rt.go(serve, name="memory-serve")
-    return server
 
