@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 import re
 
@@ -35,6 +36,17 @@ PORT_LINE = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes
 MAX_LINES = 600
 
 
+@functools.lru_cache(maxsize=None)
+def source(p: pathlib.Path) -> str:
+    return p.read_text()
+
+
+@functools.lru_cache(maxsize=None)
+def tree(p: pathlib.Path) -> ast.Module:
+    """The module's syntax tree, parsed once for all the checks (read it, do not change it)."""
+    return ast.parse(source(p))
+
+
 def rel(p: pathlib.Path) -> str:
     return str(p.relative_to(ROOT))
 
@@ -44,13 +56,16 @@ def is_server_code(p: pathlib.Path) -> bool:
     return p.name not in SEAM_EXEMPT and not (set(parts[:-1]) & SEAM_EXEMPT_DIRS)
 
 
+KNOWN = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in MODULES}
+
+
 def test_there_are_modules_to_check():
     assert len(MODULES) > 5
 
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)
 def test_module_docstring_first_line_names_the_go_twin(path: pathlib.Path):
-    doc = ast.get_docstring(ast.parse(path.read_text()))
+    doc = ast.get_docstring(tree(path))
     assert doc, f"{rel(path)} has no module docstring"
     first = doc.splitlines()[0]
     if first.startswith("Port"):
@@ -65,7 +80,7 @@ def test_module_docstring_first_line_names_the_go_twin(path: pathlib.Path):
 def test_server_code_uses_the_runtime_seam(path: pathlib.Path):
     offending = [
         f"{rel(path)}:{n}: {line.strip()}"
-        for n, line in enumerate(path.read_text().splitlines(), 1)
+        for n, line in enumerate(source(path).splitlines(), 1)
         if BARE.search(line) and not line.lstrip().startswith("#")
     ]
     assert not offending, "bare threading/time outside the runtime seam:\n" + "\n".join(offending)
@@ -73,9 +88,8 @@ def test_server_code_uses_the_runtime_seam(path: pathlib.Path):
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)
 def test_goroutines_are_named(path: pathlib.Path):
-    tree = ast.parse(path.read_text())
     unnamed = []
-    for node in ast.walk(tree):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Call):
             fn = node.func
             called = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
@@ -88,7 +102,7 @@ def test_goroutines_are_named(path: pathlib.Path):
 
 @pytest.mark.parametrize("path", MODULES, ids=rel)
 def test_module_size_budget(path: pathlib.Path):
-    n = len(path.read_text().splitlines())
+    n = len(source(path).splitlines())
     assert n <= MAX_LINES, f"{rel(path)} has {n} lines (budget {MAX_LINES}): split it"
 
 
@@ -148,7 +162,7 @@ SINGLE_PORT = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernet
 
 
 def _go_twin(path: pathlib.Path):
-    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    doc = ast.get_docstring(tree(path)) or ""
     m = SINGLE_PORT.match(doc.splitlines()[0] if doc else "")
     return f"{m.group(1)}:{m.group(2)}" + (".go" if not m.group(3) else "") if m else None
 
@@ -182,7 +196,7 @@ def _imports(path: pathlib.Path) -> set[str]:
     out = set()
     me = ".".join(path.relative_to(ROOT).with_suffix("").parts)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -192,8 +206,7 @@ def _imports(path: pathlib.Path) -> set[str]:
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             out.add(base)
             out |= {f"{base}.{a.name}" for a in node.names}
-    known = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in MODULES}
-    return {m for m in out if m in known and m != me.removesuffix(".__init__")}
+    return {m for m in out if m in KNOWN and m != me.removesuffix(".__init__")}
 
 
 def test_no_two_modules_import_each_other():
