@@ -113,6 +113,9 @@ def test_a_grace_period_shorter_than_the_delay_fails_the_check():
     (lambda d: find(d, "PodDisruptionBudget")["spec"]["selector"]["matchLabels"].update(app="other"), "PodDisruptionBudget web"),
     (lambda d: find(d, "Deployment")["spec"]["strategy"]["rollingUpdate"].update(maxSurge=0, maxUnavailable=0), "may not be 0"),
     (lambda d: set_arg(d, "--bogus", "1"), "unrecognized arguments: --bogus=1"),
+    (lambda d: find(d, "Deployment")["spec"].update(strategy={"type": "Recreate"}), "spec.strategy.type Recreate is not modelled"),
+    (lambda d: find(d, "Deployment")["spec"].update(strategy={"type": "BlueGreen"}),
+     'spec.strategy.type: Unsupported value: "BlueGreen": supported values: "Recreate", "RollingUpdate"'),
 ])
 def test_each_broken_value_fails_the_check(mutate, says):
     problems = broken(mutate)
@@ -220,6 +223,14 @@ def test_a_manifest_that_cannot_be_run_is_a_one_line_error(tmp_path, capsys):
     assert cli.run(parse("--manifest", str(bad))) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unrecognized arguments: --no-such-flag" in err, err
+    # a Recreate Deployment is refused, not rolled as if it were a RollingUpdate
+    find(docs, "Deployment")["spec"]["strategy"] = {"type": "Recreate"}
+    bad.write_text(yaml.safe_dump_all(docs))
+    server_container(docs)["args"].remove("--no-such-flag")
+    bad.write_text(yaml.safe_dump_all(docs))
+    assert cli.run(parse("--manifest", str(bad), "--roll")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "spec.strategy.type Recreate is not modelled" in err, err
     missing = tmp_path / "missing.yaml"
     assert cli.run(parse("--manifest", str(missing))) == 2
     assert "cannot read" in capsys.readouterr().err

@@ -5,7 +5,9 @@ same file into a :class:`~genericserver.cluster.scenario.ScenarioConfig`: replic
 update strategy, ``terminationGracePeriodSeconds``, the server container's preStop hook and
 readiness probe, and the server's flags from its container ``args``, parsed by the very option
 parser ``genericserver serve`` uses (so a flag the server would refuse is refused here, with the
-same message). ``genericserver cluster --manifest FILE`` runs it.
+same message). ``genericserver cluster --manifest FILE`` runs it. Only a ``RollingUpdate``
+strategy is modelled: ``Recreate`` (every old pod gone before a new one starts) is refused with
+a one-line error rather than rolled as something it is not.
 
 :func:`check_manifests` holds the timing rules of walkthrough.md section 6.9, so an edit that
 breaks one fails ``make test``:
@@ -179,7 +181,15 @@ def deployment_facts(docs: list[dict], source: str = "manifest") -> PodSpecFacts
         server = parse_server_args(c.get("args") or [])
     except ManifestError as err:
         raise ManifestError(f"{where}: container {c.get('name')} args: {err}") from None
-    rolling = ((spec.get("strategy") or {}).get("rollingUpdate")) or {}
+    strategy = spec.get("strategy") or {}
+    kind = strategy.get("type", "RollingUpdate")
+    if kind == "Recreate":  # every old pod goes before a new one starts: a model of its own
+        raise ManifestError(f"{where}: spec.strategy.type Recreate is not modelled (the simulation rolls pods "
+                            "within maxSurge and maxUnavailable); use RollingUpdate")
+    if kind != "RollingUpdate":  # kube's validation message
+        raise ManifestError(f'{where}: spec.strategy.type: Unsupported value: "{kind}": supported values: '
+                            '"Recreate", "RollingUpdate"')
+    rolling = strategy.get("rollingUpdate") or {}
     return PodSpecFacts(
         name=name, replicas=int(spec.get("replicas", 1)), grace=int(pod.get("terminationGracePeriodSeconds", 30)),
         pre_stop_sleep=_pre_stop_sleep(c, f"{where}: container {c.get('name')}"), container=c, server=server,
