@@ -15,7 +15,9 @@ The same command replays a linearizability failure (a ``lincheck-*.json`` file w
 whether an order of it fits the model.
 
 ``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (each goroutine is a
-real thread; the others wait for the baton, so nothing moves while you look around). The
+real thread; the others wait for the baton, so nothing moves while you look around);
+``goroutines`` at the prompt lists them all, each with its state and its line
+(:mod:`genericserver.testing.debugger`). The
 simulation switches its watchdog off under a debugger and never reads real time, so the run
 ends the same way however long you stay at the prompt. ``breakpoint()`` in any server code
 works the same way.
@@ -35,6 +37,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from genericserver.testing import lincheck
 from genericserver.testing.choosers import compact
+from genericserver.testing.debugger import prompt_at
 from genericserver.testing.invariants import PHASE_ABBREVIATIONS, Violation, check
 from genericserver.testing.scenario import Run, Scenario, run_scenario
 from genericserver.testing.sim import format_trace
@@ -174,17 +177,6 @@ def stop_at(location: str, action: Callable[[Any], None]) -> Iterator[None]:
         threading.settrace(None)  # type: ignore[arg-type]
 
 
-def _pdb_here(frame: Any) -> None:
-    """The pdb prompt at ``frame``'s current line, before it runs; ``n``, ``s`` and ``c`` work."""
-    import pdb
-
-    debugger = pdb.Pdb()
-    debugger.reset()
-    sys.settrace(debugger.trace_dispatch)
-    frame.f_trace = debugger.trace_dispatch
-    debugger.interaction(frame, None)
-
-
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m genericserver.testing.replay", description="Replay a saved fuzzing run.")
     parser.add_argument("file", help="a replay file written by a failing property")
@@ -197,7 +189,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return _replay_lincheck(doc, args)
     scenario, schedule, variant = load(args.file)
     print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant}")
-    with stop_at(args.brk, _pdb_here) if args.brk else contextlib.nullcontext():
+    with stop_at(args.brk, prompt_at) if args.brk else contextlib.nullcontext():
         run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
     if args.trace:
         print("\n-- scheduling decisions (step, virtual time, goroutine, what it resumed from)")
@@ -220,7 +212,7 @@ def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
     name, scenario, schedule, variant = lincheck.load(doc)
     target = TARGETS[name]
     print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {variant}")
-    with stop_at(args.brk, _pdb_here) if args.brk else contextlib.nullcontext():
+    with stop_at(args.brk, prompt_at) if args.brk else contextlib.nullcontext():
         with make_variant(variant).switched_in():
             history = lincheck.run_history(target, scenario, schedule, variant=variant, watchdog=None if args.brk else 10.0)
     if args.trace:

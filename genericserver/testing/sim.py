@@ -87,6 +87,24 @@ def _pick_cpu() -> Optional[int]:
     return cpus[os.getpid() % len(cpus)]  # spread parallel test processes over the cores
 
 
+# frames that are the machinery, not the goroutine's own code: the runtime, the simulation, the
+# debugger and the thread that carries the goroutine
+_MACHINERY = ("genericserver/runtime.py", "genericserver/testing/sim", "genericserver/testing/replay.py",
+              "genericserver/testing/debugger.py", "/threading.py", "/bdb.py", "/pdb.py", "/cmd.py", "/contextlib.py")
+
+
+def _where(frame: Any) -> str:
+    """``path:line in function`` of the innermost frame of ``frame``'s stack that is not machinery
+    (a path inside the package without its ``genericserver/``, to fit a projector's width)."""
+    while frame is not None:
+        path = frame.f_code.co_filename.replace(os.sep, "/")
+        if not any(m in path for m in _MACHINERY):
+            short = path.rsplit("/genericserver/", 1)[-1]
+            return f"{short}:{frame.f_lineno} in {frame.f_code.co_name}"
+        frame = frame.f_back
+    return "-"
+
+
 def format_trace(trace: Sequence[tuple[int, float, str, str]]) -> str:
     """The trace as aligned lines: step, virtual time, goroutine, what it resumed from."""
     width = max((len(name) for _, _, name, _ in trace), default=4)
@@ -163,6 +181,19 @@ class Simulation(Runtime):
     def leftover(self) -> list[str]:
         """Names of the goroutines still blocked when the run ended (empty: none left behind)."""
         return list(self._leftover)
+
+    def goroutines(self) -> list[tuple[int, str, str, str]]:
+        """Every live goroutine as ``(id, name, state, where)``, for a debugger prompt: ``running``
+        (the one holding the baton), ``runnable``, or what it waits on (until when, if it has a
+        deadline); ``where`` is its innermost line outside the runtime's own machinery."""
+        frames = sys._current_frames()
+        rows = []
+        for g in list(self._gs):
+            state = "running" if g is self._running else self._describe(g)
+            if g is not self._running and g.deadline < _INF:
+                state += f" until t={g.deadline:g}"
+            rows.append((g.gid, g.name, state, _where(frames.get(g.ident))))
+        return rows
 
     # -- running --------------------------------------------------------------------------
     def run(self, main_fn: Callable[..., Any], *args: Any) -> Any:
@@ -398,6 +429,8 @@ class Simulation(Runtime):
             return f"waiting for lock {g.objs.name!r} held by goroutine {holder.name!r}{gone}"
         if kind == _NOTIFY:
             return f"waiting on condition {g.objs.name!r} for a notify"
+        if kind == _SLEEP:
+            return "sleeping"
         return "runnable"
 
     def _foreign(self) -> _G:

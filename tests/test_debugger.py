@@ -1,0 +1,38 @@
+"""The ``goroutines`` command at a ``--break`` prompt (genericserver.testing.debugger)."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+
+from genericserver.labs.registry import LABS
+from genericserver.testing.debugger import GoroutinePdb
+
+WAIT = 60.0
+
+
+def test_goroutines_lists_each_goroutine_with_its_state_and_line():
+    # the workshop's 0:40 step: stopped where NotAcceptingNewRequest is about to fire
+    proc = subprocess.run(
+        [sys.executable, "-m", "genericserver", "replay", str(next(lab for lab in LABS if lab.name == "no-shutdown-delay").answer_path), "--quiet",
+         "--break", "genericserver/genericapiserver.py:386"],
+        input="goroutines\nc\n", capture_output=True, text=True, timeout=WAIT)
+    assert proc.returncode == 0, proc.stderr
+    rows = re.findall(r"^ *(\d+) (\S+)\n   (.+)\n   at (\S+) in (\w+)$", proc.stdout, re.MULTILINE)
+    by_name = {name: (state.strip(), where, fn) for _, name, state, where, fn in rows}
+    assert by_name["not-accepting-new-requests"] == ("running", "genericapiserver.py:386", "_not_accepting_new_requests")
+    state, where, fn = by_name["drain-non-long-running"]
+    assert (state, fn) == ("waiting for event 'NotAcceptingNewRequest'", "_drain_non_long_running")
+    assert by_name["run-with-context"][0] == "waiting for event 'InFlightRequestsDrained'"
+    # one row per goroutine, each named, none inside the runtime's machinery
+    assert len(rows) == len(by_name) >= 10
+    assert not any("runtime.py" in where or "testing/sim" in where for _, where, _ in by_name.values())
+    assert "all invariants hold" in proc.stdout
+
+
+def test_goroutines_outside_a_simulation_says_so():
+    out = io.StringIO()
+    GoroutinePdb(stdout=out).do_goroutines("")
+    assert out.getvalue() == "goroutines: not in a simulated run\n"
