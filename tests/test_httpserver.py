@@ -942,6 +942,29 @@ def test_tls_handshake_is_bounded_by_the_read_header_timeout(serve, cert):
     assert "TLS handshake error" in h.logs[0]
 
 
+def test_a_tls_handshake_trickled_byte_by_byte_still_ends_at_the_deadline(serve, cert):
+    # Go sets one read deadline for the whole handshake (conn.serve's tlsHandshakeTimeout): a
+    # client that sends a byte of its ClientHello now and then cannot stretch it
+    h = serve(hello, ssl_context=hs.ssl_context_from_files(*cert), read_header_timeout=0.3)
+    client_hello = ssl.create_default_context().wrap_bio(ssl.MemoryBIO(), outgoing := ssl.MemoryBIO())
+    with pytest.raises(ssl.SSLWantReadError):
+        client_hello.do_handshake()
+    hello_bytes = outgoing.read()
+    s = h.connect()
+    pace = threading.Event()  # never set: its timed wait paces the trickle
+    started = time.monotonic()
+    with pytest.raises(OSError):
+        for b in hello_bytes:  # a byte every 0.1 s: about 50 s for the whole hello
+            s.sendall(bytes([b]))
+            pace.wait(0.1)
+            if time.monotonic() - started > 20:
+                break
+    h.wait_counts(closed=1)
+    assert time.monotonic() - started < 10  # the deadline, not the trickle, ended it
+    assert "TLS handshake error" in h.logs[0]
+    s.close()
+
+
 def test_http1_limits_are_gos():
     assert http1.MAX_POST_HANDLER_READ_BYTES == 256 << 10
     assert hs.RST_AVOIDANCE_DELAY == 0.5 and hs.NEW_CONN_GRACE == 5.0
