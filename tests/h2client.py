@@ -3,10 +3,11 @@ sends kept as an event, and ``wait_for`` to block until the events say what a te
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import h2.config
 import h2.events
@@ -293,3 +294,27 @@ class H2Pool:
     def close(self) -> None:
         for c in self.conns:
             c.close()
+
+
+@contextlib.contextmanager
+def h2_pool(app: Callable, tls_cert: tuple[str, str], **options: Any) -> Iterator[H2Pool]:
+    """``app`` served over TLS with HTTP/2 (its GOAWAY timer shortened, as Go's tests shorten
+    it), and a pool of connections to it; both closed at the end."""
+    import pytest
+
+    from genericserver import http2server
+    from genericserver import httpserver as hs
+    from genericserver import runtime as rt
+
+    options.setdefault("go_away_timeout", 0.05)
+    ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
+    srv = hs.Server(app, ssl_context=ctx, http2=http2server.Server(http2server.Options(**options)))
+    ln = hs.listen()
+    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
+    pool = H2Pool(ln.getsockname()[1], tls_cert[0])
+    try:
+        yield pool
+    finally:
+        pool.close()
+        srv.close()
+        assert serving.join(WAIT)

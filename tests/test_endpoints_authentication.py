@@ -247,10 +247,9 @@ def test_unauthenticated_http2_client_connection_close(tls_cert, authorization, 
     # a client nobody authenticated take four connections, each ended by a GOAWAY
     import h2.events
 
-    from genericserver import http2server, httpserver as hs, runtime as rt
     from genericserver.authn import ALL_UNAUTHENTICATED, AnonymousAuthenticator
     from genericserver.requestinfo import RequestInfo
-    from h2client import H2Pool
+    from h2client import h2_pool
 
     def auth(environ):
         header = environ.get("HTTP_AUTHORIZATION")
@@ -269,12 +268,7 @@ def test_unauthenticated_http2_client_connection_close(tls_cert, authorization, 
         return unauthorized()(environ, start_response)
 
     app = with_authentication(lambda environ, start_response: (start_response("200 OK", []), [b"ok"])[1], RequestFunc(auth), failed)
-    ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
-    srv = hs.Server(app, ssl_context=ctx, http2=http2server.Server(http2server.Options(go_away_timeout=0.05)))
-    ln = hs.listen()
-    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
-    pool = H2Pool(ln.getsockname()[1], tls_cert[0])
-    try:
+    with h2_pool(app, tls_cert) as pool:
         for _ in range(4):
             c, sid = pool.request("/", headers=(("authorization", authorization),))
             c.response(sid)
@@ -282,7 +276,3 @@ def test_unauthenticated_http2_client_connection_close(tls_cert, authorization, 
                 c.goaway()  # Go's transport reads it before its next request goes out
         assert len(pool.conns) == want_conns
         assert all(not c.of(h2.events.ConnectionTerminated) for c in pool.conns) is (want_conns == 1)
-    finally:
-        pool.close()
-        srv.close()
-        assert serving.join(5)

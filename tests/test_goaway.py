@@ -12,11 +12,8 @@ import pytest
 from hypothesis import given, strategies as st
 from werkzeug.test import Client
 
-from genericserver import http2server
-from genericserver import httpserver as hs
-from genericserver import runtime as rt
 from genericserver.filters.goaway import ProbabilisticGoawayDecider, with_goaway, with_probabilistic_goaway
-from h2client import H2Pool
+from h2client import h2_pool
 
 WAIT = 10.0
 
@@ -96,28 +93,21 @@ def test_client_received_goaway(tls_cert, reqs, want_conns):
     def mux(environ, start_response):
         return routes[environ["PATH_INFO"]](environ, start_response)
 
-    ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
-    srv = hs.Server(mux, ssl_context=ctx, http2=http2server.Server(http2server.Options(go_away_timeout=0.05)))
-    ln = hs.listen()
-    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
-    pool = H2Pool(ln.getsockname()[1], tls_cert[0])
     try:
-        watches = []
-        for path in reqs:
-            c, sid = pool.request(path)
-            if "watch" in path:
-                c.wait_for(lambda: c.of(h2.events.DataReceived, sid), f"{path}'s first byte")
-                watches.append((c, sid))
-            else:
-                assert c.response(sid)[:1] == (200,)
-            if path.endswith("-with-goaway"):
-                c.goaway()  # the next request must see it, as Go's transport does
-        assert len(pool.conns) == want_conns
-        watch.release.set()
-        # the watches in flight were not broken by the GOAWAYs on their connections
-        assert [c.response(sid)[2] for c, sid in watches] == [b"watch"] * len(watches)
+        with h2_pool(mux, tls_cert) as pool:
+            watches = []
+            for path in reqs:
+                c, sid = pool.request(path)
+                if "watch" in path:
+                    c.wait_for(lambda: c.of(h2.events.DataReceived, sid), f"{path}'s first byte")
+                    watches.append((c, sid))
+                else:
+                    assert c.response(sid)[:1] == (200,)
+                if path.endswith("-with-goaway"):
+                    c.goaway()  # the next request must see it, as Go's transport does
+            assert len(pool.conns) == want_conns
+            watch.release.set()
+            # the watches in flight were not broken by the GOAWAYs on their connections
+            assert [c.response(sid)[2] for c, sid in watches] == [b"watch"] * len(watches)
     finally:
         watch.release.set()
-        pool.close()
-        srv.close()
-        assert serving.join(WAIT)
