@@ -155,6 +155,13 @@ class Body:
         """Up to ``size`` bytes (all, for -1); fewer only at the end of the body, as a WSGI
         caller takes a short read for the end. A reset or a dropped connection with nothing
         read is :class:`genericserver.http1.BodyError`."""
+        return self._take(size, line=False)
+
+    def readline(self, size: int = -1) -> bytes:
+        """Up to and including the next newline (or ``size`` bytes, or the end)."""
+        return self._take(size, line=True)
+
+    def _take(self, size: int, line: bool) -> bytes:
         out = bytearray()
         while size < 0 or len(out) < size:
             with self._cond:
@@ -165,17 +172,19 @@ class Body:
                         raise http1.BodyError(str(self._err))
                     break
                 chunk = self._chunks.pop(0)
-                if size >= 0 and len(chunk) > size - len(out):
-                    chunk, rest = chunk[:size - len(out)], chunk[size - len(out):]
+                want = len(chunk) if size < 0 else min(len(chunk), size - len(out))
+                if line and b"\n" in chunk[:want]:
+                    want = chunk.index(b"\n") + 1
+                if want < len(chunk):
+                    chunk, rest = chunk[:want], chunk[want:]
                     self._chunks.insert(0, rest)
             out += chunk
             # each piece taken gives its window back at once (Go's inflow), outside the
             # body's lock: the connection's lock is taken before it elsewhere
             self.sc.consumed(self.stream_id, len(chunk))
+            if line and chunk.endswith(b"\n"):
+                break
         return bytes(out)
-
-    def readline(self, size: int = -1) -> bytes:
-        return self.read(size)
 
     def __iter__(self) -> Any:
         return iter(lambda: self.read(READ_SIZE), b"")

@@ -202,6 +202,19 @@ def test_the_request_body_flows_past_the_stream_window(serve):
     assert c.response(sid)[2] == b"1048576", c.events
 
 
+def test_the_request_body_reads_by_line(serve):
+    def app(environ, start_response):
+        body = environ["wsgi.input"]
+        lines = [body.readline(), body.readline(3), body.readline(), body.read()]
+        start_response("200 OK", [])
+        return [repr(lines).encode()]
+
+    c = serve(app).client()
+    sid = c.request("/lines", method="POST", body=b"one\ntwo\n", end=False)
+    c.send_data(sid, b"three\nrest", end=True)
+    assert c.response(sid)[2] == repr([b"one\n", b"two", b"\n", b"three\nrest"]).encode()
+
+
 def test_settings_are_secure_servings(serve):
     h = serve(text(b"ok"), **vars(http2server.options_for(1000)) | {"go_away_timeout": 0.05})
     c = h.client()
