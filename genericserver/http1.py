@@ -48,9 +48,11 @@ connection dropped                                               connection clos
 the reason phrase is Go's                (the replay agrees)     Go's handlers cannot set one; a WSGI status string
 ``StatusText``                                                   could carry bytes into the status line
 a body iterable's chunks are sent as     (not observable)        PEP 3333 asks for each chunk to be sent at once;
-they come                                                        Go buffers up to 2 KiB. The end of the answer, and
-                                                                 a body that is all at hand, go out after the
-                                                                 iterable is closed, as Go's ``finishRequest``
+they come                                                        Go buffers up to 2 KiB. A body all at hand (a
+                                                                 list) follows Go's buffer rule: a length if it
+                                                                 fits 2 KiB, chunked if not; it and the end of the
+                                                                 answer go out after the iterable is closed, as
+                                                                 Go's ``finishRequest``
 =======================================  ======================  ==================================================
 
 Go 1.27 against the Go that built Kubernetes v1.36.0 (go.mod: 1.26; recorded with 1.26.6, six

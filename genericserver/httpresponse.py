@@ -92,6 +92,9 @@ def write_subset(header: dict[str, list[str]], exclude: set[str]) -> str:
     return "".join(out)
 
 
+# Go's bufferBeforeChunkingSize: what a handler writes is buffered this far; a response whose
+# whole body fit when the handler returned gets a Content-Length, a longer one is chunked
+BUFFER_BEFORE_CHUNKING_SIZE = 2048
 _TRIMMED = " \t\n\r"  # textproto.TrimString's ASCII whitespace
 
 
@@ -174,11 +177,14 @@ class Response:
 
         The bytes that complete the answer are held, not sent: :meth:`finish_request` sends them
         once the server has closed the iterable. A body whose chunks are all at hand (a list or
-        tuple, alone or under ``on_close`` wrappers) is held whole, with its length."""
+        tuple, alone or under ``on_close`` wrappers) is the handler's whole output: it gets a
+        length if it fits Go's 2 KiB response buffer; a longer one overflowed the buffer before
+        Go's handler returned, so it goes out without one (chunked on HTTP/1.1)."""
         chunks = known_chunks(body)
         if chunks is not None:
             data = b"".join(chunks)
-            head_and_data = self._write(data, data) if data else b""
+            whole = data if len(data) <= BUFFER_BEFORE_CHUNKING_SIZE else None
+            head_and_data = self._write(data, whole) if data else b""
             self._held = head_and_data + self._end(b"" if not self.wrote_header else None)
             return
         for chunk in body:

@@ -448,6 +448,12 @@ case("length-invalid", F, "the handler sets Content-Length: abc", get(b"/reflect
 case("handler-te-chunked", F, "the handler sets Transfer-Encoding: chunked", get(b"/reflect?header=Transfer-Encoding:chunked&body=abc"))
 case("handler-te-and-length", F, "the handler sets Transfer-Encoding: chunked and Content-Length", get(b"/reflect?header=Transfer-Encoding:chunked&cl=3&body=abc"))
 case("http10-flushed", F, "HTTP/1.0, the handler flushes: the body ends with the connection", get(b"/reflect?flush=1&body=abc", proto=b"HTTP/1.0"))
+case("body-fits-the-buffer", F, "a 2048-byte body: it fits Go's response buffer, so it gets a Content-Length",
+     get(b"/reflect?body=" + b"x" * 2048))
+case("body-overflows-the-buffer", F, "a 2049-byte body: it overflows Go's 2 KiB buffer before the handler returns: chunked",
+     get(b"/reflect?body=" + b"x" * 2049))
+case("http10-body-overflows-the-buffer", F, "HTTP/1.0, a 2049-byte body: no length, the connection ends it",
+     get(b"/reflect?body=" + b"x" * 2049, proto=b"HTTP/1.0"))
 case("sniff-content-type", F, "no Content-Type from the handler: Go sniffs one", get(b"/reflect?body=%3Chtml%3E&sniff=1"))
 
 # -- response-splitting ---------------------------------------------------------------------------
