@@ -848,7 +848,9 @@ def test_property_keep_alive_follows_what_was_said(exchanges):
             cid, _, echoed = r.read().partition(b":")
             assert echoed == (payload if read else b"")
             assert (r.getheader("Connection") == "close") == close
-            assert (r.getheader("Transfer-Encoding") == "chunked") == (not as_list)
+            answer = len(cid) + 1 + (size if read else 0)
+            # a list is the whole answer: a length if it fits Go's 2 KiB buffer, else chunked
+            assert (r.getheader("Transfer-Encoding") == "chunked") == (not as_list or answer > 2048)
             if previous_id is not None:
                 assert (cid != previous_id) == previous_closed
             previous_id, previous_closed = cid, close
