@@ -61,7 +61,8 @@ class SecureServingOptions:
     bind_port: int = 6443
     cert_file: str = ""
     key_file: str = ""
-    # kube-apiserver's defaults (options/recommended.go sets 1000 streams)
+    # RecommendedOptions' 1000 streams (options/recommended.go L62, for a generic apiserver behind
+    # the aggregator's multiplexing proxy); kube-apiserver itself leaves 0, that is 100
     http2_max_streams_per_connection: int = 1000
     disable_http2_serving: bool = False
 
