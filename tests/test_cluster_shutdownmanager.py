@@ -233,31 +233,6 @@ class FakeAdmin:
         return f'envoy_http_downstream_cx_active{{envoy_http_conn_manager_prefix="ingress_http"}} {self.open_connections}\n'
 
 
-@pytest.mark.parametrize(
-    "failures,jitter,attempts",
-    [
-        (0, 0.0, [0.0]),
-        (2, 0.0, [0.0, 0.2, 1.2]),
-        (9, 0.0, [0.0, 0.2, 1.2, 6.2]),  # four tries, then give up and go on
-        (9, 1.0, [0.0, 0.22, 1.32, 6.82]),  # each wait stretched by up to 10 %
-    ],
-    ids=["first-try", "third-try", "gives-up-after-four", "full-jitter"],
-)
-def test_the_healthcheck_fail_backoff_schedule(tmp_path, failures, jitter, attempts):
-    admin = FakeAdmin(failures)
-    events = EventStream()
-
-    def main() -> bool:
-        opts = ShutdownOptions(str(tmp_path / "ok"), check_interval=1, check_delay=0)
-        return shutdown(opts, admin, events=events, rand=lambda: jitter)
-
-    assert Simulation().run(main) is True
-    assert [round(t, 6) for t in admin.attempts] == attempts
-    gave_up = [e.name for e in events if "error sending envoy healthcheck fail" in e.name]
-    assert gave_up == (["shutdown: error sending envoy healthcheck fail: creating healthcheck fail POST request failed: connection refused"]
-                       if failures >= 4 else [])
-
-
 def test_backoff_schedule_and_jitter():
     b = backoff.Backoff(duration=0.2, factor=5.0, jitter=0.1, steps=4)
     assert backoff.schedule(b, rand=lambda: 0.0) == [0.2, 1.0, 5.0]

@@ -293,3 +293,27 @@ def test_the_active_lab_banner_says_a_bug_is_in_only_when_one_is(name, says, tmp
     state.write(name, tmp_path)
     state.active_bug(tmp_path)
     assert capsys.readouterr().err == f"genericserver: lab {name} is active: {says} ('genericserver lab stop' ends it)\n"
+
+
+def _expected_literals(source: str) -> set[str]:
+    """The literal values a test compares with (constants, tuples and lists of them)."""
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                if all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load, ast.UnaryOp, ast.USub)) for n in ast.walk(side)):
+                    text = ast.unparse(side)
+                    if len(text) > 3:  # (not 0, 1, True...)
+                        out.add(text)
+    return out
+
+
+@pytest.mark.parametrize("lab", [lab for lab in LABS if lab.answer_path.suffix == ".py"], ids=lambda lab: lab.name)
+def test_the_tests_a_lab_points_to_do_not_hold_its_answer(lab):
+    # a pair reads the pointed files for the API; the expected values of the answer's assertions
+    # must not be there to copy
+    pointed = set(re.findall(r"tests/\w+\.py", " ".join(lab.tools) + " " + lab.hint))
+    answer = _expected_literals(lab.answer_path.read_text())
+    for path in pointed:
+        shared = answer & _expected_literals((WORKSHOP.parent.parent / path).read_text())
+        assert not shared, f"{path} holds {lab.name}'s expected values: {sorted(shared)}"
