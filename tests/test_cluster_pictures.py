@@ -89,3 +89,23 @@ def test_the_sweep_picture_has_a_line_per_choice(tmp_path):
     assert len(lines) == 2  # "delete one: preStop sleep 2" at two lags, and the rollout
     text = path.read_text()
     assert "delete one: preStop sleep 2, delay 0s" in text and "rollout: preStop none, delay 0s" in text
+
+
+def marker_positions(group: ET.Element) -> list[tuple[float, float]]:
+    return [(float(u.get("x")), float(u.get("y"))) for u in group.iter(f"{SVG}use")]
+
+
+def test_sweep_lines_that_coincide_stay_visible_side_by_side(tmp_path):
+    # three choices that all lose nothing at the same three lags: one would hide the others
+    points = [(choice, lag, 0.0, 0, 10) for choice in ("a", "b", "c") for lag in (1.0, 2.5, 4.0)]
+    path = tmp_path / "sweep.svg"
+    draw_sweep(points, str(path), "coinciding")
+    g = groups(path)
+    series = [marker_positions(g[f"sweep-{n}"]) for n in range(3)]
+    assert all(len(s) == 3 for s in series)
+    for i in range(3):  # at each lag: the same height, three different places
+        xs = [s[i][0] for s in series]
+        ys = [s[i][1] for s in series]
+        assert len(set(ys)) == 1 and len(set(xs)) == 3
+        assert min(b - a for a, b in zip(sorted(xs), sorted(xs)[1:])) > 3  # points apart, not a pixel
+    assert "lines nudged sideways" in path.read_text()

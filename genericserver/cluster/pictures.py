@@ -35,6 +35,7 @@ MARKERS = (
     ("listener", "listener closed", "#d62728", "-."),
     ("SIGKILL", "SIGKILL", "#8c564b", "-"),
 )
+SWEEP_NUDGE = 0.012  # a line's sideways nudge in the sweep, per line, as a fraction of the lag range
 STYLE = {"svg.hashsalt": "genericserver", "svg.fonttype": "none", "font.size": 9}
 
 
@@ -113,28 +114,39 @@ def draw_timeline(result: ScenarioResult, path: str) -> None:
                      f"{'sleep ' + str(cfg.pre_stop_sleep) if cfg.pre_stop == 'sleep' else cfg.pre_stop}, "
                      f"ShutdownDelayDuration {cfg.shutdown_delay:g}s)", loc="left")
         ax.grid(axis="x", alpha=0.3)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12, frameon=False)
+        ax.text(0.0, -0.16, "lines nudged sideways so that coinciding ones stay visible", transform=ax.transAxes,
+                fontsize=10, color="0.4")
         fig.tight_layout()
         _save(fig, path)
 
 
 def draw_sweep(points: Iterable[tuple[str, float, float, int, int]], path: str, title: str) -> None:
-    """Loss % against the lag: ``points`` are (choice, lag, loss %, lost, sent); one line per choice."""
+    """Loss % against the lag: ``points`` are (choice, lag, loss %, lost, sent); one line per choice.
+
+    Several choices often lose nothing at the same lags, so their lines would lie on one another:
+    each line is nudged sideways by a fixed fraction of the lag range (the caption says so), and
+    its markers differ in shape, so every line stays visible from the back of a room."""
     import matplotlib
 
     lines: dict[str, list[tuple[float, float]]] = {}
     for choice, lag, pct, _, _ in points:
         lines.setdefault(choice, []).append((lag, pct))
-    with matplotlib.rc_context(STYLE):
-        fig, ax = _figure(9, 5)
+    lags = [lag for pts in lines.values() for lag, _ in pts]
+    step = SWEEP_NUDGE * ((max(lags) - min(lags)) or 1.0) if lags else 0.0
+    with matplotlib.rc_context({**STYLE, "font.size": 12}):
+        fig, ax = _figure(11, 6)
         for n, (choice, pts) in enumerate(lines.items()):
             pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="os^vD<>px*"[n % 10], linestyle="-" if n < 10 else "--",
-                    label=choice, gid=f"sweep-{n}")
+            nudge = (n - (len(lines) - 1) / 2) * step
+            ax.plot([p[0] + nudge for p in pts], [p[1] for p in pts], marker="os^vD<>px*"[n % 10],
+                    linestyle="-" if n < 10 else "--", markersize=8, markeredgecolor="white", label=choice, gid=f"sweep-{n}")
         ax.set_xlabel("lag: endpoints controller + kube-proxy (cluster seconds)")
         ax.set_ylabel("requests lost (% of those sent)")
         ax.set_title(title, loc="left")
         ax.grid(alpha=0.3)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12, frameon=False)
+        ax.text(0.0, -0.16, "lines nudged sideways so that coinciding ones stay visible", transform=ax.transAxes,
+                fontsize=10, color="0.4")
         fig.tight_layout()
         _save(fig, path)
