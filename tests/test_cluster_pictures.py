@@ -9,6 +9,7 @@ byte for byte when drawn twice. The sweep's table and picture are checked on res
 from __future__ import annotations
 
 import io
+import re
 import xml.etree.ElementTree as ET
 
 from rich.console import Console
@@ -52,6 +53,17 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     text = path.read_text()
     for _, label, _, _ in MARKERS:
         assert f">{label}" in text, label
+    # each kind of marker has its own band of the row: two kinds never overlap, so SIGTERM and
+    # "listener closed" at the same moment (no delay) are both seen
+    spans = [(kind, *sorted((ys[1], ys[3])))
+             for kind, *_ in MARKERS for p in g[f"marker-{kind}"].iter(f"{SVG}path")
+             if len(ys := [float(v) for v in re.findall(r"-?[\d.]+", p.get("d"))]) == 4]
+    assert spans
+    for k1, top1, bottom1 in spans:
+        for k2, top2, bottom2 in spans:
+            assert k1 == k2 or bottom1 <= top2 + 1e-6 or bottom2 <= top1 + 1e-6, (k1, k2)
+    # the warm-up draws nothing: only the deleted pod's row shows slice and route changes
+    assert {pod for kind, pod, _ in pod_markers(r) if kind in ("endpoints", "kube-proxy")} == {"web-0"}
     again = tmp_path / "again.svg"
     draw_timeline(r, str(again))
     assert again.read_bytes() == path.read_bytes()

@@ -28,7 +28,7 @@ OUTCOME_COLORS = {"ok": "#2ca02c", "429": "#1f77b4", "503": "#9467bd", "refused"
 # (kind, legend label, colour, line style)
 MARKERS = (
     ("preStop-start", "preStop start", "#17becf", "-"),
-    ("preStop-end", "preStop end", "#17becf", "--"),
+    ("preStop-end", "preStop end", "#0e6f7a", "--"),
     ("SIGTERM", "SIGTERM", "#000000", "-"),
     ("endpoints", "endpoints update", "#1f77b4", ":"),
     ("kube-proxy", "kube-proxy sync", "#0000ff", "-"),
@@ -53,13 +53,20 @@ def _save(fig: Any, path: str) -> None:
 
 
 def pod_markers(result: ScenarioResult) -> list[tuple[str, str, float]]:
-    """(kind, pod, cluster seconds) of every marker, from the scenario's events."""
+    """(kind, pod, cluster seconds) of every marker, from the scenario's events.
+
+    The warm-up before the delete (or the rollout) draws nothing: its slices and routes are the
+    starting state, so a pod's row shows only the changes to that pod after time 0."""
     out: list[tuple[str, str, float]] = []
     routed: set[str] = set()
     for e in result.events:
         at, what, pod = result.rel(e.at), e.get("what"), e.get("pod")
         if at > result.duration:
             break  # the teardown after the run
+        if at < 0:
+            if e.kind == "kube-proxy" and e.get("routed") is not None:
+                routed = set(e.get("routed"))
+            continue
         if e.kind == "kubelet" and what in ("SIGTERM", "SIGKILL", "preStop-start", "preStop-end"):
             out.append((what, pod, at))
         elif e.kind == "endpoints" and pod:
@@ -87,8 +94,8 @@ def draw_timeline(result: ScenarioResult, path: str) -> None:
 
     rows = pod_rows(result)
     index = {pod: i for i, pod in enumerate(rows)}
-    with matplotlib.rc_context(STYLE):
-        fig, ax = _figure(11, 1.2 + 0.55 * len(rows))
+    with matplotlib.rc_context({**STYLE, "font.size": 12}):
+        fig, ax = _figure(13, 1.6 + 0.7 * len(rows))
         for outcome in OUTCOMES:
             got = [(n, s) for n, s in enumerate(result.samples) if s.outcome == outcome]
             if not got:
@@ -99,11 +106,13 @@ def draw_timeline(result: ScenarioResult, path: str) -> None:
             ax.scatter(xs, ys, s=4 if outcome == "ok" else 9, c=OUTCOME_COLORS[outcome], linewidths=0,
                        alpha=0.5 if outcome == "ok" else 0.9, label=f"{outcome} ({len(got)})", gid=f"requests-{outcome}")
         marks = pod_markers(result)
-        for kind, label, color, style in MARKERS:
+        band = 0.84 / len(MARKERS)  # each kind of marker has its own band of the row: coinciding ones stay visible
+        for slot, (kind, label, color, style) in enumerate(MARKERS):
             mine = [(pod, at) for k, pod, at in marks if k == kind and pod in index]
             xs = [at for _, at in mine]
-            ax.vlines(xs, [index[p] - 0.42 for p, _ in mine], [index[p] + 0.42 for p, _ in mine], colors=color,
-                      linestyles=style, linewidths=1.6, label=label if mine else f"{label} (none)", gid=f"marker-{kind}")
+            top = [index[p] - 0.42 + slot * band for p, _ in mine]
+            ax.vlines(xs, top, [t + band for t in top], colors=color, linestyles=style, linewidths=2.4,
+                      label=label if mine else f"{label} (none)", gid=f"marker-{kind}")
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         cfg = result.config
@@ -115,8 +124,8 @@ def draw_timeline(result: ScenarioResult, path: str) -> None:
                      f"ShutdownDelayDuration {cfg.shutdown_delay:g}s)", loc="left")
         ax.grid(axis="x", alpha=0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12, frameon=False)
-        ax.text(0.0, -0.16, "lines nudged sideways so that coinciding ones stay visible", transform=ax.transAxes,
-                fontsize=10, color="0.4")
+        ax.text(0.0, -0.16 * 4 / len(rows), "each marker kind has its own band of the pod's row, so markers at the "
+                "same moment stay visible", transform=ax.transAxes, fontsize=10, color="0.4")
         fig.tight_layout()
         _save(fig, path)
 
