@@ -1,7 +1,7 @@
 """kubectl v1.36 against ``genericserver cluster --serve-api`` (the real kubectl; tests/test_cluster_kubectl.py is the simulated one): pods go Terminating while the simulated kubelet stops them.
 
 One cluster for the module: a Deployment of two replicas, each pod with a 1 s sleep preStop
-and a 2 s ``--shutdown-delay-duration``, time running four times as fast (``--time-scale 0.25``). Each
+and a 3 s ``--shutdown-delay-duration``, time running four times as fast (``--time-scale 0.25``). Each
 test deletes a pod of its own (the Deployment replaces it) and reads what kubectl printed, what
 the API holds, and the cluster's own timeline on its stderr.
 """
@@ -28,7 +28,7 @@ def cluster(tmp_path_factory):
     # one load worker: these tests read the API, not the losses, and four busy clients for the
     # module's whole life cost the suite seconds of CPU
     cp = ServerProcess("--serve-api", "--kubeconfig", str(d / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
-                       "--pre-stop-sleep", "1", "--shutdown-delay", "2", "--time-scale", "0.25", "--workers", "1",
+                       "--pre-stop-sleep", "1", "--shutdown-delay", "3", "--time-scale", "0.25", "--workers", "1",
                        "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
     cp.directory = d
     yield cp
@@ -90,7 +90,7 @@ def test_the_cluster_is_served_with_kubes_columns(kubectl):
     pod = json.loads(kubectl.run("get", "pod", running_pod(kubectl), "-o", "json").stdout)
     container = pod["spec"]["containers"][0]
     assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": 1}}}
-    assert "--shutdown-delay-duration=2s" in container["args"] and pod["spec"]["terminationGracePeriodSeconds"] == 30
+    assert "--shutdown-delay-duration=3s" in container["args"] and pod["spec"]["terminationGracePeriodSeconds"] == 30
 
 
 def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
@@ -122,7 +122,9 @@ def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
 
 
 def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl):
-    # preStop 1 s + the server's 2 s delay > 2 s grace: the kubelet kills at the grace's end
+    # after the 1 s preStop, SIGTERM gets the 2 s floor; the server's 3 s delay outlasts it, so the
+    # kubelet kills at the grace's end (a 2 s delay would tie with it, and a loaded machine could
+    # let the graceful exit win)
     name = running_pod(kubectl)
     kubectl.run("delete", "pod", name, "--grace-period=2")
     seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+2s, deletionGracePeriodSeconds=2")
