@@ -624,3 +624,21 @@ def test_rest_routes_are_counted_as_go_counts_them_and_a_watch_is_long_running_u
     body.close()
     assert long_running() == 0
     assert count("WATCH", "namespace", "200") == 1
+
+
+def test_the_installer_builds_its_rule_table_under_the_ast_lock(monkeypatch):
+    # CPython 3.11 can fail when two threads build ASTs at once (gh-106905), which werkzeug does
+    # for each rule; the cluster starts replicas side by side, so the installer builds one table
+    # at a time (seen once under load: "AST constructor recursion depth mismatch" as a replica started)
+    from genericserver.endpoints import installer
+
+    held = []
+    real_map = installer.Map
+
+    def watching_map(*args: Any, **kwargs: Any) -> Any:
+        held.append(installer.RULES_COMPILING.locked())
+        return real_map(*args, **kwargs)
+
+    monkeypatch.setattr(installer, "Map", watching_map)
+    setup()
+    assert held and all(held)

@@ -28,11 +28,18 @@ from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
 
 from genericserver import http1
+from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.endpoints.handlers import create, delete, get, patch, response, update
 from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.mux import not_found
+
+# werkzeug compiles each routing rule through Python's ast module, and CPython 3.11 can fail when
+# two threads build ASTs at once ("SystemError: AST constructor recursion depth mismatch",
+# python/cpython gh-106905). The cluster starts its replicas' servers side by side, so one rule
+# table is built at a time.
+RULES_COMPILING = rt.lock()
 
 WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 
@@ -74,7 +81,8 @@ class APIGroupVersion:
             else:
                 rules += [Rule(f"{prefix}/{r}", endpoint=("collection", r)),
                           Rule(f"{prefix}/{r}/<name>", endpoint=("item", r))]
-        self.urls = Map(rules, merge_slashes=False)  # "a//b" is a 404, not a redirect
+        with RULES_COMPILING:  # (see the lock's comment)
+            self.urls = Map(rules, merge_slashes=False)  # "a//b" is a 404, not a redirect
 
     def discovery(self) -> list[dict]:
         """The ``APIResource`` s of this group version, as the installer lists them."""
