@@ -317,3 +317,37 @@ def test_the_tests_a_lab_points_to_do_not_hold_its_answer(lab):
     for path in pointed:
         shared = answer & _expected_literals((WORKSHOP.parent.parent / path).read_text())
         assert not shared, f"{path} holds {lab.name}'s expected values: {sorted(shared)}"
+
+
+# -- starter tests ---------------------------------------------------------------------------------
+from genericserver.labs.starter import PLACEHOLDER, answer_assertions, fill, has_starter, starter  # noqa: E402
+
+STARTED = [lab for lab in LABS if has_starter(lab)]
+
+
+@pytest.mark.parametrize("the_lab", STARTED, ids=lambda lab: lab.name)
+def test_a_starter_fails_both_ways_and_the_answers_assertion_makes_it_catch_the_bug(the_lab, tmp_path):
+    # a pair following 'lab new-test': the starter runs and fails with and without the bug (its
+    # placeholder); with the answer's assertions in the placeholder, the check says "caught"
+    source = starter(the_lab)
+    assert PLACEHOLDER in source and the_lab.task.split()[0] in source
+    start = tmp_path / "test_start.py"
+    start.write_text(source)
+    verdict = check(the_lab, start, isolate=False)
+    assert not verdict.caught and not verdict.with_bug.passed and not verdict.without_bug.passed, verdict.message
+    filled = tmp_path / "test_filled.py"
+    filled.write_text(fill(source, answer_assertions(the_lab)))
+    verdict = check(the_lab, filled, isolate=False)
+    assert verdict.caught, verdict.message
+
+
+def test_new_test_writes_the_active_labs_starter_and_refuses_what_it_cannot(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    the_lab = lab("kubelet-prestop-full-grace")
+    assert cmd.main(["lab", "new-test", "test_mine.py", "--lab", the_lab.name]) == 0
+    assert (tmp_path / "test_mine.py").read_text() == starter(the_lab)
+    assert "wrote test_mine.py" in capsys.readouterr().out
+    assert cmd.main(["lab", "new-test", "test_mine.py", "--lab", the_lab.name]) == 2  # never overwrites
+    assert "exists" in capsys.readouterr().err
+    assert cmd.main(["lab", "new-test", "x.py", "--lab", "no-shutdown-delay"]) == 2  # a replay-file lab
+    assert "replay file" in capsys.readouterr().err

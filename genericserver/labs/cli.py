@@ -1,9 +1,10 @@
-"""The ``genericserver lab`` command: list, show, start, hint, check, solution, stop (no Go twin).
+"""The ``genericserver lab`` command: list, show, start, new-test, hint, check, solution, stop (no Go twin).
 
 ``start NAME`` makes the lab active in the current directory (:mod:`genericserver.labs.state`)
 and prints what the learner needs: the story and its upstream links, the Go file and function
 to open and the Python twin beside it (file and line), the tools with the exact commands, and
-the task; a what-if lab also writes its exercise file here. ``check FILE`` judges an answer
+the task; a what-if lab also writes its exercise file here. ``new-test FILE`` writes a starter
+test for a lab whose answer is a test (:mod:`genericserver.labs.starter`). ``check FILE`` judges an answer
 (:mod:`genericserver.labs.check`), ``hint`` and ``solution`` help, ``stop`` ends the lab. Text is
 wrapped to the terminal, at most 78 columns, so it reads on a projector at 60.
 
@@ -14,6 +15,7 @@ a file the check cannot read, or ``check``/``hint``/``solution`` with no lab act
 from __future__ import annotations
 
 import argparse
+import pathlib
 import shutil
 import sys
 import textwrap
@@ -22,6 +24,7 @@ from typing import Any, Callable, Optional
 from genericserver.labs import state
 from genericserver.labs.check import LabCheckError, check
 from genericserver.labs.registry import LABS, Lab, lab
+from genericserver.labs.starter import has_starter, starter
 from genericserver.testing.variants import variant
 
 PYTEST_PLUGIN = "-p genericserver.labs.pytest_plugin"
@@ -41,6 +44,10 @@ def add_parser(subparsers: Any) -> None:
     for action, text in (("hint", "a hint for the active (or named) lab"),
                          ("solution", "print the project's answer file")):
         sub.add_parser(action, help=text).add_argument("name", metavar="NAME", nargs="?")
+    n = sub.add_parser("new-test", help="write a starter test for the active (or named) lab: its imports, "
+                                         "its set-up, one placeholder assertion to replace")
+    n.add_argument("file", metavar="FILE")
+    n.add_argument("--lab", default=None, metavar="NAME", help="a starter for this lab instead of the active one")
     c = sub.add_parser("check", help="does FILE catch the bug? (a test file, a replay file or, what-if, a manifest)")
     c.add_argument("file", metavar="FILE")
     c.add_argument("--lab", default=None, metavar="NAME", help="check against this lab instead of the active one")
@@ -69,6 +76,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None] = print) -> int:
             return list_labs(out)
         if action == "check":
             return check_file(args.file, args.lab, out)
+        if action == "new-test":
+            return new_test(args.file, args.lab, out)
         if action == "stop":
             name = state.remove()
             if name == "":
@@ -152,8 +161,29 @@ def start(the_lab: Lab, out: Callable[[str], None]) -> None:
         else:
             shutil.copyfile(exercise, target)
             out(wrap(f"wrote {the_lab.exercise}: edit it until the check passes."))
+    if has_starter(the_lab):
+        out(wrap("'genericserver lab new-test test_mine.py' writes a starter test: the imports and "
+                 "set-up this lab needs and one placeholder assertion to replace with yours."))
     out("")
     out(describe(the_lab))
+
+
+def new_test(path: str, name: Optional[str], out: Callable[[str], None]) -> int:
+    name = name or state.active_lab()
+    if name is None:
+        return _error("lab new-test: no lab is active here: 'genericserver lab start NAME', or --lab NAME")
+    the_lab = lab(name)
+    if not has_starter(the_lab):
+        kind = "a manifest (the exercise file 'lab start' wrote)" if not the_lab.variant else \
+            "a replay file: 'genericserver fuzz --variant " + the_lab.variant + " --out FILE' hunts one"
+        return _error(f"lab new-test: lab {name}'s answer is {kind}, not a test file")
+    target = pathlib.Path(path)
+    if target.exists():
+        return _error(f"lab new-test: {path} exists: name a new file")
+    target.write_text(starter(the_lab))
+    out(wrap(f"wrote {path}: replace its placeholder assertion with what the task asks, then "
+             f"'pytest {PYTEST_PLUGIN} {path}' runs it with the bug and 'genericserver lab check {path}' judges it."))
+    return 0
 
 
 def check_file(path: str, name: Optional[str], out: Callable[[str], None]) -> int:
