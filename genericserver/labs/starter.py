@@ -4,7 +4,9 @@
 project's answer with the answer taken out: the same imports and set-up (the API a pair needs, the
 simulation, the scenario the task describes), the module docstring replaced by the lab's task,
 comments gone, and every ``assert`` written directly in a test function replaced by one
-placeholder that fails with the bug and without it. A pair fills the placeholder with what the
+placeholder that fails with the bug and without it. What such an assertion ran (``Simulation().
+run(main)``, a request) stays, its value named ``result`` (``result_2``...) to assert on; only
+the value it was compared with goes. A pair fills the placeholder with what the
 task asks, runs the file with the bug (``pytest -p genericserver.labs.pytest_plugin FILE``) and
 checks it (``genericserver lab check FILE``).
 """
@@ -37,8 +39,21 @@ class _TakeOutAssertions(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         if not node.name.startswith("test"):
             return node
-        kept = [stmt for stmt in node.body if not isinstance(stmt, ast.Assert)]
-        taken = [ast.unparse(stmt) for stmt in node.body if isinstance(stmt, ast.Assert)]
+        kept: list[ast.stmt] = []
+        taken: list[str] = []
+        for stmt in node.body:
+            if not isinstance(stmt, ast.Assert):
+                kept.append(stmt)
+                continue
+            test = stmt.test
+            if isinstance(test, ast.Compare) and any(isinstance(n, ast.Call) for n in ast.walk(test.left)):
+                # what the assertion runs stays (the simulation, the request): its value gets a
+                # name to assert on; the value it was compared with goes
+                name = f"result_{len(taken) + 1}" if taken else "result"
+                kept.append(ast.Assign(targets=[ast.Name(name, ast.Store())], value=test.left, lineno=0))
+                test = ast.Compare(left=ast.Name(name, ast.Load()), ops=test.ops, comparators=test.comparators)
+                stmt = ast.Assert(test=test, msg=stmt.msg)
+            taken.append(ast.unparse(stmt))
         if taken:  # one placeholder, last: every name the set-up defines is there to assert on
             kept.append(_placeholder())
         node.body = kept
@@ -54,7 +69,7 @@ def starter(lab: Lab) -> str:
     _TakeOutAssertions().visit(tree)
     task = textwrap.fill(lab.task, 92)
     head = f'"""Starter for lab {lab.name}: {lab.title}.\n\n{task}\n"""\n\n'
-    return head + ast.unparse(tree) + "\n"
+    return head + ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 def answer_assertions(lab: Lab) -> list[list[str]]:
