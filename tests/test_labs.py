@@ -351,3 +351,17 @@ def test_new_test_writes_the_active_labs_starter_and_refuses_what_it_cannot(tmp_
     assert "exists" in capsys.readouterr().err
     assert cmd.main(["lab", "new-test", "x.py", "--lab", "no-shutdown-delay"]) == 2  # a replay-file lab
     assert "replay file" in capsys.readouterr().err
+
+
+def test_an_answer_that_looks_for_the_switch_instead_of_the_behaviour_is_not_caught(tmp_path):
+    # it would "catch" any bug by reading which lab the check switched in; the check runs it where
+    # neither the variable nor the state file can be seen, so both runs pass alike
+    answer = tmp_path / "test_sly.py"
+    answer.write_text(
+        "import os, pathlib\n\n\n"
+        "def test_the_switch_is_off():\n"
+        "    assert not os.environ.get('GENERICSERVER_LAB')\n"
+        "    assert not pathlib.Path('.genericserver-lab').exists()\n")
+    (tmp_path / ".genericserver-lab").write_text("readyz-red-too-late\n")  # as 'lab start' leaves it
+    verdict = check(lab("readyz-red-too-late"), answer)
+    assert not verdict.caught and verdict.with_bug.passed and verdict.without_bug.passed, verdict.message

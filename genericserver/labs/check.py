@@ -7,7 +7,9 @@ results gets one line saying what to change. Three kinds of file:
 * a pytest test file (``*.py``): run by pytest in a subprocess, with the plugin
   :mod:`genericserver.labs.pytest_plugin` and :data:`~genericserver.labs.state.LAB_ENV` saying
   which bug to switch in (the learner's code runs in a process of its own, with real pytest:
-  fixtures, ``pytest.raises``, conftest files);
+  fixtures, ``pytest.raises``, conftest files). It runs from a copy in a fresh directory, and
+  the plugin removes the variable before the tests load, so a test that looks for the switch
+  (the variable, the state file) sees the same in both runs and is not "caught";
 * a replay file (``*.json``) of :mod:`genericserver.testing.replay`: a lifecycle run (it passes
   when every invariant holds) or a lincheck history (it passes when it is linearizable). The
   file's own ``variant`` is ignored: the check decides what is switched in. These run in this
@@ -31,8 +33,10 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Optional
 
@@ -141,14 +145,22 @@ def run(lab: Lab, path: pathlib.Path, *, bug: bool, isolate: bool = True) -> Out
 
 
 def run_pytest(lab: Lab, path: pathlib.Path, bug: bool) -> Outcome:
-    """pytest on ``path`` in a subprocess, the plugin switching the bug in (or not)."""
+    """pytest on ``path`` in a subprocess, the plugin switching the bug in (or not).
+
+    The test must judge behaviour, not the switch: it runs from a copy in a directory of its
+    own, with the Python files beside it (no lab state file to read), and the plugin takes :data:`LAB_ENV` out of the
+    environment before any test is imported, so both runs look alike from the inside."""
     env = dict(os.environ, **{LAB_ENV: lab.name if bug else ""})
-    argv = [sys.executable, "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider",
-            "-p", "genericserver.labs.pytest_plugin", str(path)]
-    try:
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PYTEST_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        return Outcome(False, f"pytest did not finish within {PYTEST_TIMEOUT:g} s")
+    with tempfile.TemporaryDirectory(prefix="genericserver-lab-check-") as where:
+        copy = pathlib.Path(where) / path.name
+        for module in {path, *path.parent.glob("*.py")}:  # its helpers and conftest come along
+            shutil.copyfile(module, pathlib.Path(where) / module.name)
+        argv = [sys.executable, "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider",
+                "-p", "genericserver.labs.pytest_plugin", "--rootdir", where, str(copy)]
+        try:
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PYTEST_TIMEOUT, cwd=where)
+        except subprocess.TimeoutExpired:
+            return Outcome(False, f"pytest did not finish within {PYTEST_TIMEOUT:g} s")
     lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
     summary = lines[-1].strip("= ") if lines else (done.stderr.strip().splitlines() or ["no output"])[-1]
     if done.returncode == 0:

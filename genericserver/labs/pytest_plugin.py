@@ -8,13 +8,15 @@ At configure time (before any test file is imported) it reads the active lab the
 ``genericserver`` command does (:func:`genericserver.labs.state.active_lab`: the
 ``GENERICSERVER_LAB`` variable, else ``.genericserver-lab`` in the directory pytest was started
 from) and switches its bug in until pytest ends. The report header says which lab is active.
-Without an active lab it changes nothing. ``genericserver lab check`` uses it to run a learner's
-file with and without the bug.
+Without an active lab it changes nothing. It takes ``GENERICSERVER_LAB`` out of the environment
+once it has read it, so a test cannot tell the runs apart by it. ``genericserver lab check``
+uses it to run a learner's file with and without the bug.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Optional
 
 from genericserver.labs import state
@@ -25,6 +27,9 @@ _active: list[Optional[str]] = [None]
 
 def pytest_configure(config: Any) -> None:
     _active[0] = _stack.enter_context(state.activated(config.invocation_params.dir, announce=False))
+    # the tests judge behaviour, not the switch: what said which lab is active is gone before
+    # they are imported ('lab check' runs them where no state file is)
+    os.environ.pop(state.LAB_ENV, None)
 
 
 def pytest_unconfigure(config: Any) -> None:
