@@ -164,7 +164,9 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve", install: Callab
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def build_parser() -> OneLineParser:
+    """The ``genericserver`` command line: every command and its flags (the docs test parses the
+    commands the docs show with it)."""
     parser = OneLineParser(
         prog="genericserver",
         description="The Kubernetes generic apiserver's graceful shutdown, in Python (k8s.io/apiserver v1.36.0).",
@@ -181,11 +183,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cluster_cli.add_parser(sub, ServeOptions())
     loadcmd.add_parser(sub)
     from genericserver.labs import cli as lab_cli
-    from genericserver.labs import state as lab_state
     from genericserver.testing import hunt
 
     hunt.add_parsers(sub)
     lab_cli.add_parser(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    from genericserver.cluster import cli as cluster_cli
+    from genericserver.cluster import loadcmd
+    from genericserver.demo import cli as demo_cli
+    from genericserver.labs import cli as lab_cli
+    from genericserver.labs import state as lab_state
+    from genericserver.testing import hunt
+
+    parser = build_parser()
     args = parser.parse_args(argv)
     command = getattr(args, "command", None)
     if command is None:
