@@ -31,8 +31,7 @@ and the stream state machine; the decisions below are Go's:
 Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``.
 
 Differences from Go: one lock serialises the connection's state and its writes where Go runs a
-serve loop goroutine that owns both; h2 treats a stream over the advertised limit as a
-connection error where Go resets the stream; no server push, no priorities.
+serve loop goroutine that owns both; no server push, no priorities.
 """
 
 from __future__ import annotations
@@ -49,7 +48,8 @@ import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
-from hyperframe.frame import GoAwayFrame
+from h2.connection import _decode_headers
+from hyperframe.frame import GoAwayFrame, RstStreamFrame
 
 from genericserver import context as gocontext
 from genericserver import http1, httpresponse, textproto
@@ -87,11 +87,22 @@ def options_for(max_streams_per_connection: int) -> Options:
 
 
 class GracefulH2Connection(h2.connection.H2Connection):
-    """h2's connection, except for a graceful GOAWAY read from the peer.
+    """h2's connection, except for a graceful GOAWAY read from the peer, and a stream over the
+    advertised limit (reset alone, as Go resets it).
 
     h2 closes its state machine on any GOAWAY it reads, so nothing more could be sent or read on
     the streams in flight; RFC 9113 6.8 (and Go, both ways) lets a GOAWAY with NO_ERROR finish
     the streams at or below its last id. Such a GOAWAY is only reported here."""
+
+    def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
+        if frame.stream_id not in self.streams and self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams:
+            # one stream too many: Go resets that stream (PROTOCOL_ERROR, a stream error) and the
+            # connection serves on, where h2 would end the connection; the header block is still
+            # decoded, so HPACK's table stays in step with the client's
+            _decode_headers(self.decoder, frame.data)
+            self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, frame.stream_id)
+            return [RstStreamFrame(frame.stream_id, error_code=h2.errors.ErrorCodes.PROTOCOL_ERROR)], []
+        return super()._receive_headers_frame(frame)
 
     def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:
         if frame.error_code != h2.errors.ErrorCodes.NO_ERROR:

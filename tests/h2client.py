@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator, Optional
 import h2.config
 import h2.events
 import h2.exceptions
+import h2.settings
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
 from genericserver.http2server import GracefulH2Connection
@@ -144,6 +145,14 @@ class H2Client:
             frame = HeadersFrame(sid, block, flags=["END_HEADERS", "END_STREAM"])
             self._send_raw(frame.serialize())
             return sid
+
+    def ignore_stream_limit(self) -> None:
+        """Behave as a client that opens more streams than the server allows (h2 keeps to the
+        server's MAX_CONCURRENT_STREAMS otherwise): its own view of the limit is raised."""
+        self.wait_for(lambda: self.of(h2.events.RemoteSettingsChanged), "the server's SETTINGS")
+        with self.cond:
+            self.conn.remote_settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = 1 << 20
+            self.conn.remote_settings.acknowledge()
 
     def send_goaway(self) -> None:
         """A graceful GOAWAY of the client's, written by hand: h2 would close its own side and

@@ -321,6 +321,22 @@ def test_an_answer_before_the_body_ended_resets_the_stream_with_no_error(serve):
     assert c.of(h2.events.StreamReset, sid)[0].error_code == NO_ERROR
 
 
+def test_a_stream_over_the_limit_is_reset_alone_and_the_connection_serves_on(serve):
+    gate = Gate()
+    h = serve(gate, max_concurrent_streams=1)
+    c = h.client()
+    c.ignore_stream_limit()
+    first = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    extra = c.request("/one-too-many")
+    c.wait_for(lambda: c.of(h2.events.StreamReset, extra), "the extra stream's reset")
+    assert c.of(h2.events.StreamReset, extra)[0].error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
+    gate.open.set()
+    assert c.response(first)[2] == b"finished"
+    assert not c.of(h2.events.ConnectionTerminated) and gate.calls == 1
+    assert c.response(c.request("/next"))[0] == 200  # the connection goes on (HPACK in step)
+
+
 # -- GOAWAY ------------------------------------------------------------------------------------
 def test_shutdown_sends_goaway_lets_the_stream_in_flight_finish_and_drops_a_new_one(serve):
     gate = Gate()
