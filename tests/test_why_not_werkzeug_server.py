@@ -167,10 +167,10 @@ def test_werkzeug_handshakes_tls_on_its_accept_thread_so_one_silent_client_stall
     ctx.load_cert_chain(*tls_cert)
     client_ctx = ssl.create_default_context(cafile=tls_cert[0])
 
-    def served_while_one_client_is_silent(port: int) -> bool:
+    def served_while_one_client_is_silent(port: int, patience: float) -> bool:
         silent = socket.create_connection(("127.0.0.1", port), timeout=WAIT)  # connects, says nothing
         try:
-            raw = socket.create_connection(("127.0.0.1", port), timeout=1.0)
+            raw = socket.create_connection(("127.0.0.1", port), timeout=patience)
             try:
                 with client_ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
                     s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -180,5 +180,7 @@ def test_werkzeug_handshakes_tls_on_its_accept_thread_so_one_silent_client_stall
         finally:
             silent.close()
 
-    assert not served_while_one_client_is_silent(servers(Werkzeug, hello, ssl_context=ctx).port)
-    assert served_while_one_client_is_silent(servers(Ours, hello, ssl_context=ctx).port)
+    # werkzeug stalls until the silent client leaves: a second of patience shows it; ours serves
+    # at once, given all the time a loaded machine may need for the handshake
+    assert not served_while_one_client_is_silent(servers(Werkzeug, hello, ssl_context=ctx).port, 1.0)
+    assert served_while_one_client_is_silent(servers(Ours, hello, ssl_context=ctx).port, WAIT)
