@@ -157,6 +157,10 @@ class DeploymentController:
         self.unavailable = min(self.unavailable, replicas)
         self.replica_sets: list[ReplicaSet] = []
         self._lock = rt.lock()
+        # a template change and the revision it makes happen as one step: roll() writes the
+        # Deployment and adds the revision while its own watch sees the write; without this the
+        # watch could count the same change as a second revision
+        self._revising = rt.lock()
         self._changed = rt.condition(self._lock)
         self._watch = store.watch()
         self._loop: Optional[rt.Goroutine] = None
@@ -185,8 +189,9 @@ class DeploymentController:
             d["metadata"]["generation"] = d["metadata"].get("generation", 1) + 1
             return d
 
-        stored = self.store.guaranteed_update(DEPLOYMENT, self.name, restart, self.namespace)
-        self._new_revision(stored["spec"]["template"])
+        with self._revising:
+            stored = self.store.guaranteed_update(DEPLOYMENT, self.name, restart, self.namespace)
+            self._new_revision(stored["spec"]["template"])
 
     def _new_revision(self, template: dict) -> None:
         with self._lock:
@@ -210,19 +215,30 @@ class DeploymentController:
 
     def _observe(self, deployment: dict) -> None:
         """A change of the Deployment (``kubectl scale``, ``set image``, ``rollout restart``):
-        a new number of replicas is scaled to; a new template is a new revision."""
-        spec = deployment["spec"]
-        with self._lock:
-            replicas = spec.get("replicas", 1)
-            if replicas != self.replicas:
-                self._record(f"replicas {self.replicas} -> {replicas}", what="scaled")
-                self.replicas = replicas
-                self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, max(replicas, 1))
-                self.unavailable = min(self.unavailable, replicas)
-            changed = spec.get("template") != self.replica_sets[-1].template
-        if changed:
-            self._new_revision(spec["template"])
-        else:
+        a new number of replicas is scaled to; a new template is a new revision.
+
+        Level-triggered, as Go's controllers read their lister: what counts is the Deployment
+        as stored now, not the event's copy, which may predate a restart already made (a late
+        status event would otherwise look like a template change back to the old one)."""
+        with self._revising:
+            try:
+                deployment = self.store.get(DEPLOYMENT, self.name, self.namespace)
+            except StatusError as err:
+                if is_not_found(err):
+                    return  # deleted meanwhile: nothing to observe
+                raise
+            spec = deployment["spec"]
+            with self._lock:
+                replicas = spec.get("replicas", 1)
+                if replicas != self.replicas:
+                    self._record(f"replicas {self.replicas} -> {replicas}", what="scaled")
+                    self.replicas = replicas
+                    self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, max(replicas, 1))
+                    self.unavailable = min(self.unavailable, replicas)
+                changed = spec.get("template") != self.replica_sets[-1].template
+            if changed:
+                self._new_revision(spec["template"])
+        if not changed:
             self.sync()
 
     def _rs_name(self, revision: int) -> str:
