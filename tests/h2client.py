@@ -212,6 +212,10 @@ class H2Client:
         body = b"".join(e.data for e in self.of(h2.events.DataReceived, sid))
         return Result(status=int(headers.pop(":status")), headers=headers, body=body)
 
+    def takes_new_streams(self) -> bool:
+        """Go's transport sends a new request here: open, and no GOAWAY read."""
+        return not self.closed and not self.of(h2.events.ConnectionTerminated)
+
     def open_streams(self) -> list[int]:
         """The streams sent and not yet ended or reset (the caller holds cond)."""
         over = {e.stream_id for e in self.events if isinstance(e, (h2.events.StreamEnded, h2.events.StreamReset))}
@@ -257,8 +261,7 @@ class H2Doer:
 
     def _connection(self) -> tuple[H2Client, bool]:
         with self._mu:
-            if self.conn is not None and not self.new_connection and not self.conn.closed \
-                    and not self.conn.of(h2.events.ConnectionTerminated):
+            if self.conn is not None and not self.new_connection and self.conn.takes_new_streams():
                 return self.conn, True
             self.conn = H2Client(self.port, self.ca_file)
             self.conns.append(self.conn)
@@ -295,7 +298,7 @@ class H2Pool:
         self.conns: list[H2Client] = []
 
     def request(self, path: str, headers: tuple[tuple[str, str], ...] = ()) -> tuple[H2Client, int]:
-        if not self.conns or self.conns[-1].of(h2.events.ConnectionTerminated):
+        if not self.conns or not self.conns[-1].takes_new_streams():
             self.conns.append(H2Client(self.port, self.ca_file))
         c = self.conns[-1]
         return c, c.request(path, headers=headers)

@@ -53,7 +53,7 @@ class GoTransport:
     def _pick(self) -> H2Client:
         with self._mu:
             for c in reversed(self.conns):
-                if not c.closed and not c.of(h2.events.ConnectionTerminated):
+                if c.takes_new_streams():
                     return c
             c = H2Client(self.port, self.ca_file, on_events=self._close_if_idle)
             self.conns.append(c)
