@@ -104,6 +104,21 @@ def test_cli_rejects_kubectls_flag_conflicts(capsys):
     assert capsys.readouterr().err == "error: --now and --grace-period cannot be specified together\n"
 
 
+def test_cli_rejects_a_negative_load(capsys):
+    assert cli.run(parse("--workers", "-1"), Console(file=io.StringIO())) == 1
+    assert capsys.readouterr().err == "error: --workers must be 0 or more\n"
+
+
+def test_cli_with_no_load_runs_the_cluster_alone():
+    out = io.StringIO()
+    args = parse("--replicas", "1", "--time-scale", "0.02", "--workers", "0", "--probe-period", "0")
+    assert cli.run(args, Console(file=out, width=140)) == 0
+    text = out.getvalue()
+    assert "web-0: ShutdownInitiated" in text
+    assert "No load client ran (--workers 0): nothing was sent, so nothing could be lost." in text
+    assert "What the client saw" not in text and "No request lost." not in text
+
+
 def test_cli_flags_map_onto_the_config():
     cfg = cli.config_from_args(parse("--pre-stop", "contour", "--drain-delay", "4", "--termination-grace-period", "60",
                                      "--force", "--grace-period", "0", "--sweep"))

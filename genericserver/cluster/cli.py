@@ -75,7 +75,7 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
     g.add_argument("--read-only-root-filesystem", action="store_true",
                    help="the shutdown-manager's root filesystem is read-only: the ok file cannot be written (contour#3771)")
     g = p.add_argument_group("the run")
-    g.add_argument("--workers", type=int, default=4, help="concurrent clients (default 4)")
+    g.add_argument("--workers", type=int, default=4, help="concurrent clients of the load (default 4; 0: no load, the cluster only)")
     g.add_argument("--keep-alive", action="store_true", help="clients keep their connections (default: one per request)")
     g.add_argument("--time-scale", type=float, default=None, metavar="X", help="real seconds per cluster second (default 1; 0.2 with --sweep)")
     g.add_argument("--sweep", action="store_true", help="print the what-if table instead (about a minute and a half)")
@@ -152,6 +152,8 @@ def run(args: argparse.Namespace, console: Optional[Console] = None, serve: Any 
         complete_delete_flags(cfg.delete_flags)  # kubectl's usage errors before anything starts
         if cfg.replicas < 1 or cfg.scale <= 0:
             raise ValueError("--replicas must be at least 1 and --time-scale positive")
+        if cfg.workers < 0:
+            raise ValueError("--workers must be 0 or more")
     except (UsageError, ManifestError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -124,7 +124,10 @@ def render(result: ScenarioResult, console: Optional[Console] = None) -> None:
     console = console if console is not None else Console()
     console.print(describe_config(result))
     console.print(timeline_table(result))
-    console.print(results_table(result))
+    if result.config.workers == 0:
+        console.print("No load client ran (--workers 0): nothing was sent, so nothing could be lost.")
+    else:
+        console.print(results_table(result))
     pods = pod_metrics_table(result)
     if pods is not None:
         console.print(pods)
@@ -137,5 +140,5 @@ def render(result: ScenarioResult, console: Optional[Console] = None) -> None:
             console.print(f"The endpoints controller and kube-proxy took {cfg.endpoints_lag + cfg.proxy_lag:g}s "
                           "to stop routing to a deleted pod; the pod must keep accepting connections that long: "
                           "a preStop sleep plus --shutdown-delay at least as long as the two lags.")
-    else:
+    elif result.config.workers:
         console.print("[green]No request lost.[/green]")
