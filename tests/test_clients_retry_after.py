@@ -16,10 +16,12 @@ import threading
 import time
 
 import pytest
-from kubernetes import client
 
 from kubectl import Kubectl
+from lazy import Lazy
 from serverprocess import WAIT, ServerProcess
+
+client = Lazy("kubernetes.client")
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import json
 import pathlib
 import re
 
-import kubernetes_validate
 import pytest
 import yaml
 
@@ -37,6 +36,9 @@ from genericserver.cluster.manifest import (
     without_shutdown_time,
 )
 from genericserver.testing.client import Client
+from lazy import Lazy
+
+kubernetes_validate = Lazy("kubernetes_validate")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

@@ -6,9 +6,11 @@ One server is shared by the module's tests; each test uses names of its own.
 from __future__ import annotations
 
 import pytest
-from kubernetes import client
 
+from lazy import Lazy
 from serverprocess import ServerProcess, served
+
+client = Lazy("kubernetes.client")
 
 
 server = pytest.fixture(scope="module")(served)

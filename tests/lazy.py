@@ -1,0 +1,19 @@
+"""A module imported on its first use, not when the test file is collected.
+
+Every test worker collects every test file; ``kubernetes`` and ``kubernetes_validate`` cost half a
+second each time they are imported, so the files that use them name them through :class:`Lazy`
+and only the worker that runs their tests pays for the import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+
+class Lazy:
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
