@@ -18,13 +18,15 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q --no-compile -e '.[test]'
 	touch $(STAMP)
 
-# One worker per core and one more, each test file on one worker (module fixtures run once):
-# about half of the suite's wall time is its real-socket and subprocess tests waiting, which
-# the extra worker fills (2 cores: 42 s with two workers, 34 s with three). `pytest` by itself
-# runs serially, as a debugger needs.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() + 1)')
+# One worker per core and two more, each test file on one worker (module fixtures run once):
+# much of the suite's wall time is tests waiting (servers, kubectl and clusters in subprocesses,
+# Retry-After), which the extra workers fill. On 2 cores the CPU is busy 1.8 of 2 with four
+# workers, 1.55 with three. The longest files are handed out first (tests/conftest.py's
+# LONGEST_FIRST; --no-loadscope-reorder keeps that order). `pytest` by itself runs serially, as
+# a debugger needs.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() + 2)')
 test: $(STAMP)
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 check: $(STAMP)
 	$(PY) -m pytest tests/test_conventions.py

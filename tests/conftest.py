@@ -79,3 +79,24 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("interleavings explored (distinct orders of the recorded events)")
         for line in coverage.lines():
             terminalreporter.write_line(line)
+
+
+
+# The files that take longest (seconds of wall time each: servers and kubectl in subprocesses,
+# Retry-After waits, long property searches), longest first, as `pytest --durations` measures
+# them. Under xdist (`make test`) they are handed out first: handed out last, as xdist's own order
+# (most tests first) did, one of them ran alone on one worker while the others had finished.
+LONGEST_FIRST = [
+    "test_cluster_serve_api.py", "test_kubectl.py", "test_clients_retry_after.py", "test_cmd.py",
+    "test_known_bad_variants.py", "test_labs.py", "test_conventions.py", "test_http2_shutdown.py",
+    "test_lincheck.py", "test_kubectl_watch.py", "test_cluster_manifest.py", "test_demo.py",
+    "test_ratelimited_waitgroup.py", "test_httpserver.py", "test_cluster_scenario.py", "test_kubectl_http2.py",
+    "test_fuzz_lifecycle.py", "test_parity_h2shutdown.py", "test_graceful_termination.py",
+]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    if not hasattr(config, "workerinput"):
+        return  # a plain `pytest` keeps the files in their order
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))  # stable: the rest keep theirs

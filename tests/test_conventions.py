@@ -253,3 +253,9 @@ def test_no_two_modules_import_each_other():
         if v not in index:
             strongconnect(v)
     assert not cycles, "modules that import each other: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_files_handed_out_first_exist():
+    from conftest import LONGEST_FIRST
+
+    assert [name for name in LONGEST_FIRST if not (ROOT / "tests" / name).is_file()] == []
