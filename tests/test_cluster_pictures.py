@@ -4,6 +4,9 @@ One deletion under load (a preStop sleep too short for the lags) is drawn;
 the SVG must parse as XML, hold one mark per request in its request groups, a vertical marker per
 kubelet/endpoints/kube-proxy/listener event, the legend's labels as text, and come out the same
 byte for byte when drawn twice. The sweep's table and picture are checked on results made by hand.
+Both pictures are also rendered to pixels at projector width (matplotlib's Agg renderer, the
+same Figure the SVG is saved from) and read as a room would: markers at the same moment each
+seen, coinciding sweep lines each seen, legend text at least 14 pixels high.
 """
 
 from __future__ import annotations
@@ -15,11 +18,40 @@ import xml.etree.ElementTree as ET
 from rich.console import Console
 
 from genericserver.cluster.loadclient import OUTCOMES, Sample
-from genericserver.cluster.pictures import MARKERS, draw_sweep, draw_timeline, pod_markers
+from genericserver.cluster import pictures
+from genericserver.cluster.pictures import MARKERS, draw_sweep, draw_timeline, pod_markers, pod_rows, sweep_figure, timeline_figure
 from genericserver.cluster.scenario import ScenarioConfig, ScenarioResult, run_scenario
 from genericserver.cluster.sweep import render_sweep, sweep_points
 
 SVG = "{http://www.w3.org/2000/svg}"
+PROJECTOR = 1280  # pixels across: the picture as a room sees it on a projector
+
+
+def rendered(fig):
+    """The figure drawn to pixels at projector width: (RGB rows top to bottom, its Agg canvas)."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig.set_dpi(PROJECTOR / fig.get_figwidth())
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].astype(int), canvas
+
+
+def colour_pixels(img, colour: str, x0: float, x1: float, y0: float, y1: float) -> int:
+    """Pixels of ``colour`` (within a small tolerance for antialiasing) in a box given in display
+    coordinates (origin bottom left, as matplotlib's transforms give them)."""
+    from matplotlib.colors import to_rgb
+
+    rgb = [round(255 * c) for c in to_rgb(colour)]
+    height = img.shape[0]
+    box = img[max(0, round(height - y1)):round(height - y0), max(0, round(x0)):round(x1)]
+    return int((abs(box - rgb) <= 10).all(axis=-1).sum())
+
+
+def legend_text_heights(fig, canvas) -> list[float]:
+    renderer = canvas.get_renderer()
+    return [t.get_window_extent(renderer).height for ax in fig.axes for t in ax.get_legend().get_texts()]
 
 
 def groups(path) -> dict[str, ET.Element]:
@@ -68,6 +100,19 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     again = tmp_path / "again.svg"
     draw_timeline(r, str(again))
     assert again.read_bytes() == path.read_bytes()
+    # rendered at projector width: SIGTERM comes the moment the preStop ends, and both markers
+    # are seen on the pod's row at that moment; the legend reads from the back of the room
+    fig = timeline_figure(r)
+    img, canvas = rendered(fig)
+    ax = fig.axes[0]
+    row = pod_rows(r).index("web-0")
+    at = {kind: t for kind, pod, t in pod_markers(r) if pod == "web-0"}
+    assert abs(at["SIGTERM"] - at["preStop-end"]) < 0.05
+    for kind, _, colour, _ in MARKERS:
+        if kind in ("SIGTERM", "preStop-end"):
+            (x, y_top), (_, y_bottom) = ax.transData.transform([(at[kind], row - 0.5), (at[kind], row + 0.5)])
+            assert colour_pixels(img, colour, x - 4, x + 4, y_bottom, y_top) >= 10, kind
+    assert min(legend_text_heights(fig, canvas)) >= 14
 
 
 def fake(roll: bool, lag: float, sleep: int, outcomes: list[tuple[str, str]]) -> ScenarioResult:
@@ -122,3 +167,25 @@ def test_sweep_lines_that_coincide_stay_visible_side_by_side(tmp_path):
         assert len(set(ys)) == 1 and len(set(xs)) == 3
         assert min(b - a for a, b in zip(sorted(xs), sorted(xs)[1:])) > 3  # points apart, not a pixel
     assert "lines nudged sideways" in path.read_text()
+
+
+def visible_pixels_per_line(points) -> list[int]:
+    fig = sweep_figure(points, "coinciding")
+    img, _ = rendered(fig)
+    ax = fig.axes[0]
+    box = ax.get_window_extent()
+    inside = (box.x0 + 3, box.x1 - 3, box.y0 + 3, box.y1 - 3)  # the plot, not its frame or legend
+    return [colour_pixels(img, line.get_color(), *inside) for line in ax.get_lines()]
+
+
+def test_rendered_sweep_shows_every_line_even_where_they_coincide(monkeypatch):
+    points = [(choice, lag, 0.0, 0, 10) for choice in ("a", "b", "c") for lag in (1.0, 2.5, 4.0)]
+    seen = visible_pixels_per_line(points)
+    assert len(seen) == 3 and min(seen) >= 100, seen
+    # the check can fail: without the nudge, the lines drawn later cover the first one
+    monkeypatch.setattr(pictures, "SWEEP_NUDGE", 0.0)
+    hidden = visible_pixels_per_line(points)
+    assert hidden[0] < 20 and hidden[2] >= 100, hidden
+    fig = sweep_figure(points, "coinciding")
+    _, canvas = rendered(fig)
+    assert min(legend_text_heights(fig, canvas)) >= 14

@@ -10,6 +10,9 @@
 * :func:`draw_sweep`: the what-if table's loss in percent against the lag (endpoints +
   kube-proxy), one line per preStop/delay choice.
 
+``timeline_figure`` and ``sweep_figure`` build the same pictures as matplotlib Figures, which
+the tests render to pixels to check what a room sees.
+
 Both write reproducible files: the Agg-free SVG canvas, text kept as text (searchable), a fixed
 ``svg.hashsalt`` for element ids and no date in the metadata. Every request group and marker
 group has an ``id`` (``requests-refused``, ``marker-SIGTERM``...) so tests and readers can find
@@ -49,7 +52,10 @@ def _figure(width: float, height: float) -> tuple[Any, Any]:
 
 
 def _save(fig: Any, path: str) -> None:
-    fig.savefig(path, format="svg", metadata={"Date": None})
+    import matplotlib
+
+    with matplotlib.rc_context(STYLE):  # the SVG settings (text as text, fixed ids) apply when saving
+        fig.savefig(path, format="svg", metadata={"Date": None})
 
 
 def pod_markers(result: ScenarioResult) -> list[tuple[str, str, float]]:
@@ -90,6 +96,11 @@ def pod_rows(result: ScenarioResult) -> list[str]:
 
 def draw_timeline(result: ScenarioResult, path: str) -> None:
     """Write the request-outcome picture of one scenario run to ``path`` (SVG)."""
+    _save(timeline_figure(result), path)
+
+
+def timeline_figure(result: ScenarioResult) -> Any:
+    """The request-outcome picture of one scenario run, as a matplotlib Figure."""
     import matplotlib
 
     rows = pod_rows(result)
@@ -127,10 +138,15 @@ def draw_timeline(result: ScenarioResult, path: str) -> None:
         ax.text(0.0, -0.16 * 4 / len(rows), "each marker kind has its own band of the pod's row, so markers at the "
                 "same moment stay visible", transform=ax.transAxes, fontsize=10, color="0.4")
         fig.tight_layout()
-        _save(fig, path)
+    return fig
 
 
 def draw_sweep(points: Iterable[tuple[str, float, float, int, int]], path: str, title: str) -> None:
+    """Write the sweep's picture to ``path`` (SVG): see :func:`sweep_figure`."""
+    _save(sweep_figure(points, title), path)
+
+
+def sweep_figure(points: Iterable[tuple[str, float, float, int, int]], title: str) -> Any:
     """Loss % against the lag: ``points`` are (choice, lag, loss %, lost, sent); one line per choice.
 
     Several choices often lose nothing at the same lags, so their lines would lie on one another:
@@ -158,4 +174,4 @@ def draw_sweep(points: Iterable[tuple[str, float, float, int, int]], path: str, 
         ax.text(0.0, -0.16, "lines nudged sideways so that coinciding ones stay visible", transform=ax.transAxes,
                 fontsize=10, color="0.4")
         fig.tight_layout()
-        _save(fig, path)
+    return fig
