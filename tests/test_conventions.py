@@ -63,8 +63,20 @@ def test_there_are_modules_to_check():
     assert len(MODULES) > 5
 
 
-@pytest.mark.parametrize("path", MODULES, ids=rel)
-def test_module_docstring_first_line_names_the_go_twin(path: pathlib.Path):
+def each(paths, rule) -> None:
+    """Check ``rule`` (a function that asserts) on every path, and fail once naming every path
+    that breaks it: one test per rule, not one per module, since every worker of the suite
+    collects this file and a thousand items cost it seconds."""
+    problems = []
+    for path in paths:
+        try:
+            rule(path)
+        except AssertionError as err:
+            problems.append(str(err))
+    assert not problems, "\n".join(problems)
+
+
+def docstring_first_line_names_the_go_twin(path: pathlib.Path):
     doc = ast.get_docstring(tree(path))
     assert doc, f"{rel(path)} has no module docstring"
     first = doc.splitlines()[0]
@@ -76,8 +88,11 @@ def test_module_docstring_first_line_names_the_go_twin(path: pathlib.Path):
         )
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if is_server_code(p)], ids=rel)
-def test_server_code_uses_the_runtime_seam(path: pathlib.Path):
+def test_module_docstring_first_line_names_the_go_twin():
+    each(MODULES, docstring_first_line_names_the_go_twin)
+
+
+def uses_the_runtime_seam(path: pathlib.Path):
     offending = [
         f"{rel(path)}:{n}: {line.strip()}"
         for n, line in enumerate(source(path).splitlines(), 1)
@@ -86,8 +101,11 @@ def test_server_code_uses_the_runtime_seam(path: pathlib.Path):
     assert not offending, "bare threading/time outside the runtime seam:\n" + "\n".join(offending)
 
 
-@pytest.mark.parametrize("path", MODULES, ids=rel)
-def test_goroutines_are_named(path: pathlib.Path):
+def test_server_code_uses_the_runtime_seam():
+    each([p for p in MODULES if is_server_code(p)], uses_the_runtime_seam)
+
+
+def goroutines_are_named(path: pathlib.Path):
     unnamed = []
     for node in ast.walk(tree(path)):
         if isinstance(node, ast.Call):
@@ -100,10 +118,17 @@ def test_goroutines_are_named(path: pathlib.Path):
     assert not unnamed, f"{rel(path)}: goroutines started without a name at lines {unnamed}"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=rel)
-def test_module_size_budget(path: pathlib.Path):
+def test_goroutines_are_named():
+    each(MODULES, goroutines_are_named)
+
+
+def within_the_size_budget(path: pathlib.Path):
     n = len(source(path).splitlines())
     assert n <= MAX_LINES, f"{rel(path)} has {n} lines (budget {MAX_LINES}): split it"
+
+
+def test_module_size_budget():
+    each(MODULES, within_the_size_budget)
 
 
 def test_the_seam_check_catches_a_bare_sleep():
@@ -183,8 +208,8 @@ def test_the_one_hop_rule_has_modules_to_check():
     assert len(PORTS) > 40
 
 
-@pytest.mark.parametrize("path,go", PORTS, ids=[rel(p) for p, _ in PORTS])
-def test_each_port_sits_in_its_go_folder_under_its_go_name(path: pathlib.Path, go: str):
+def sits_in_its_go_folder_under_its_go_name(port: tuple[pathlib.Path, str]) -> None:
+    path, go = port
     here = str(path.relative_to(PACKAGE))
     if here in NAME_EXCEPTIONS or here.startswith("cluster/"):
         return  # the cluster world holds models of its own; each exception says why
@@ -198,6 +223,10 @@ def test_each_port_sits_in_its_go_folder_under_its_go_name(path: pathlib.Path, g
     assert str(path.parent.relative_to(PACKAGE)).replace(".", "") == folder, (
         f"{here} ports {go}: it belongs in genericserver/{folder or ''} (see FOLDERS)")
     assert path.stem in expected_names, f"{here} ports {go}: name it one of {sorted(expected_names)}"
+
+
+def test_each_port_sits_in_its_go_folder_under_its_go_name():
+    each(PORTS, sits_in_its_go_folder_under_its_go_name)
 
 
 def _imports(path: pathlib.Path) -> set[str]:
