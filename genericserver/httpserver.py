@@ -16,9 +16,9 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   over 5 s), wait for active ones to go idle - woken by their state changes, where Go polls
   every 500 ms - and raise ``ctx.err()`` if the context ends first. Responses written during
   shutdown carry ``Connection: close`` and their connections close after them.
-* :meth:`Server.close`: stop listening and shut every connection down at once.
-  ``socket.shutdown(SHUT_RDWR)`` wakes a thread blocked reading or writing; a plain ``close()``
-  from another thread would not. Handlers are not waited for (they cannot be killed).
+* :meth:`Server.close`: stop listening and shut every connection down at once (``shutdown(SHUT_RDWR)``
+  wakes a thread blocked reading or writing, a plain ``close()`` from another thread would not);
+  the requests' contexts are cancelled, handlers are not waited for (they cannot be killed).
 * ``read_header_timeout`` runs from the start of each request (and of the TLS handshake) until
   its header is in; ``idle_timeout`` between requests. Both are deadlines, as in Go, so a client
   trickling bytes cannot stretch them. A timed-out connection is closed without a reply.
@@ -31,13 +31,12 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
 * the response iterable's ``close()`` is always called, and the request's context (see
   :mod:`genericserver.request`) is cancelled when the response is done or the connection ends.
 
-A client that goes away while its handler runs cancels the request's context, as Go notices it
-with its background read (:mod:`genericserver.connreader`). ``close()``, unlike ``shutdown()``,
-does not run the ``register_on_shutdown`` hooks, as in Go.
+A client that goes away while its handler runs cancels the request's context, as Go's background
+read does (:mod:`genericserver.connreader`); tests/parity's HTTP/1 shutdown corpus checks it all.
+``close()``, unlike ``shutdown()``, does not run the ``register_on_shutdown`` hooks, as in Go.
 
-HTTP/2: given an :class:`genericserver.http2server.Server` (``http2=``), a TLS connection whose
-handshake chose ``h2`` is served by it (Go's ``TLSNextProto`` path) and stays *active* here until
-it ends; its graceful GOAWAY runs as an on-shutdown hook.
+HTTP/2 (``http2=`` an :class:`genericserver.http2server.Server`): a TLS connection that chose ``h2``
+is served by it (Go's ``TLSNextProto``), *active* here until it ends; its GOAWAY is a shutdown hook.
 
 Differences from Go: no hijacking; after a 431, or an unread body too big to drop, the
 connection waits up to 500 ms for the client to hang up (reading what it still sends) where Go
@@ -271,6 +270,7 @@ class Server:
                 socket.socket.shutdown(c.sock, socket.SHUT_RDWR)
             except OSError:
                 pass
+            c.cancel()  # Go: the closed socket fails the background read; handleReadError cancels
 
     # -- listening and stopping -----------------------------------------------------------
     def serve(self, listener: socket.socket) -> None:

@@ -88,10 +88,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # (most tests first) did, one of them ran alone on one worker while the others had finished.
 LONGEST_FIRST = [
     "test_cluster_serve_api.py", "test_kubectl.py", "test_clients_retry_after.py", "test_cmd.py",
-    "test_known_bad_variants.py", "test_labs.py", "test_conventions.py", "test_http2_shutdown.py",
+    "test_known_bad_variants.py", "test_labs.py", "test_parity_h1shutdown.py", "test_http2_shutdown.py",
     "test_lincheck.py", "test_kubectl_watch.py", "test_cluster_manifest.py", "test_demo.py",
     "test_ratelimited_waitgroup.py", "test_httpserver.py", "test_cluster_scenario.py", "test_kubectl_http2.py",
-    "test_fuzz_lifecycle.py", "test_parity_h2shutdown.py", "test_graceful_termination.py",
+    "test_fuzz_lifecycle.py", "test_parity_h2shutdown.py", "test_graceful_termination.py", "test_conventions.py",
 ]
 
 

@@ -1,0 +1,5 @@
+// The HTTP/1 shutdown corpus's recorder (tests/parity/README.md). Standard library only.
+// The go line is Kubernetes v1.36.0's: GODEBUG defaults follow it, for every toolchain that builds this.
+module genericserver.test/parity/h1shutdown
+
+go 1.26.0

@@ -1,0 +1,366 @@
+// Command h1shutdown records, connection by connection, what raw HTTP/1 clients see while a Go
+// net/http server shuts down (tests/parity/README.md, "The HTTP/1 shutdown corpus"). For each
+// scenario read from standard input (a JSON list, written by tests/parity/record_shutdown.py from
+// tests/parity/h1corpus.py) it starts net/http's server on 127.0.0.1 port 0 (plain TCP, or TLS),
+// configured as k8s.io/apiserver v0.36.0's secure_serving.go configures it unless the scenario
+// shortens a timeout, runs the steps on raw connections, and prints one JSON line: per
+// connection the bytes it received (Date values blanked), how it ended (EOF, RST, refused, or
+// still open when the scenario ended) and when; per handler tag when its request's context
+// ended; and when Shutdown returned and with what. Times are in milliseconds after Shutdown
+// was called (before it: 0).
+//
+// Handlers (by path):
+//
+//	/echo              200 "ok" (text/plain), the body left unread.
+//	/slow?ms=N&tag=T   says it started, then 200 "slept" after N ms, or nothing if the request's
+//	                   context ends first; the body left unread.
+//	/stream?ms=N&tag=T the header at once (Flush), says it started, then "done" after N ms, or
+//	                   nothing if the context ends first.
+//	/watch?tag=T       the header at once (Flush), says it started, then waits for the request's
+//	                   context to end.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type step struct {
+	Op        string `json:"op"`
+	Conn      string `json:"conn"`
+	Data      string `json:"data"`
+	Text      string `json:"text"`
+	Tag       string `json:"tag"`
+	Ms        int    `json:"ms"`
+	TimeoutMs int    `json:"timeout_ms"`
+}
+
+type scenario struct {
+	ID                  string `json:"id"`
+	TLS                 bool   `json:"tls"`
+	ReadHeaderTimeoutMs int    `json:"read_header_timeout_ms"`
+	IdleTimeoutMs       int    `json:"idle_timeout_ms"`
+	Steps               []step `json:"steps"`
+}
+
+type connRecord struct {
+	Received string  `json:"received"`
+	End      string  `json:"end"`
+	AtMs     float64 `json:"at_ms"`
+}
+
+type shutdownResult struct {
+	Err  string  `json:"err,omitempty"`
+	AtMs float64 `json:"at_ms"`
+}
+
+type record struct {
+	ID       string                 `json:"id"`
+	Conns    map[string]*connRecord `json:"conns"`
+	Contexts map[string]float64     `json:"contexts"`
+	Shutdown *shutdownResult        `json:"shutdown,omitempty"`
+}
+
+var certFile, keyFile string
+
+func main() {
+	flag.StringVar(&certFile, "cert", "", "the server's certificate (PEM), also the client's CA")
+	flag.StringVar(&keyFile, "key", "", "the server's key (PEM)")
+	flag.Parse()
+	var scenarios []scenario
+	if err := json.NewDecoder(os.Stdin).Decode(&scenarios); err != nil {
+		log.Fatal(err)
+	}
+	out := json.NewEncoder(os.Stdout)
+	for _, sc := range scenarios {
+		if err := out.Encode(run(sc)); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// clock gives times relative to the Shutdown call (0 before it).
+type clock struct {
+	mu sync.Mutex
+	t0 time.Time
+}
+
+func (c *clock) start() { c.mu.Lock(); c.t0 = time.Now(); c.mu.Unlock() }
+
+func (c *clock) since() float64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.t0.IsZero() {
+		return 0
+	}
+	return float64(time.Since(c.t0).Microseconds()) / 1000
+}
+
+// tags collects the handlers' "I am running" signals and when each request's context ended.
+type tags struct {
+	mu       sync.Mutex
+	started  map[string]chan struct{}
+	contexts map[string]float64
+}
+
+func (t *tags) get(tag string) chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.started[tag] == nil {
+		t.started[tag] = make(chan struct{})
+	}
+	return t.started[tag]
+}
+
+func handler(t *tags, clk *clock) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		tag := q.Get("tag")
+		ms, _ := strconv.Atoi(q.Get("ms"))
+		ended := func() {
+			t.mu.Lock()
+			t.contexts[tag] = clk.since()
+			t.mu.Unlock()
+		}
+		switch r.URL.Path {
+		case "/echo":
+			w.Header().Set("Content-Type", text)
+			io.WriteString(w, "ok")
+		case "/slow":
+			close(t.get(tag))
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+				w.Header().Set("Content-Type", text)
+				io.WriteString(w, "slept")
+			case <-r.Context().Done():
+				ended()
+			}
+		case "/stream":
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			close(t.get(tag))
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+				io.WriteString(w, "done")
+			case <-r.Context().Done():
+				ended()
+			}
+		case "/watch":
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			close(t.get(tag))
+			<-r.Context().Done()
+			ended()
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
+
+// text is the content type the handlers name (a WSGI app names its own; Go's sniffing is the
+// HTTP/1 parsing corpus's business, not this one's)
+const text = "text/plain; charset=utf-8"
+
+var date = regexp.MustCompile(`(?m)^Date: [^\r\n]*`)
+
+// conn is one raw client connection: a reader collects what arrives until the end.
+type conn struct {
+	c      net.Conn
+	mu     sync.Mutex
+	buf    []byte
+	rec    *connRecord
+	more   chan struct{} // pinged on every read
+	closed chan struct{}
+}
+
+func (c *conn) read(clk *clock) {
+	defer close(c.closed)
+	b := make([]byte, 4096)
+	for {
+		n, err := c.c.Read(b)
+		c.mu.Lock()
+		c.buf = append(c.buf, b[:n]...)
+		c.mu.Unlock()
+		select {
+		case c.more <- struct{}{}:
+		default:
+		}
+		if err != nil {
+			end := "EOF"
+			if errors.Is(err, syscall.ECONNRESET) {
+				end = "RST"
+			} else if errors.Is(err, net.ErrClosed) {
+				end = "open" // we closed it ourselves: still open when the scenario ended
+			}
+			c.mu.Lock()
+			c.rec.End, c.rec.AtMs = end, clk.since()
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (c *conn) received() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.buf)
+}
+
+func run(sc scenario) *record {
+	clk := &clock{}
+	t := &tags{started: map[string]chan struct{}{}, contexts: map[string]float64{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ms := func(n int, dflt time.Duration) time.Duration {
+		if n == 0 {
+			return dflt
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+	srv := &http.Server{
+		Handler:           handler(t, clk),
+		MaxHeaderBytes:    1 << 20,
+		IdleTimeout:       ms(sc.IdleTimeoutMs, 90*time.Second),
+		ReadHeaderTimeout: ms(sc.ReadHeaderTimeoutMs, 32*time.Second),
+		ErrorLog:          log.New(io.Discard, "", 0),
+		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){}, // HTTP/1 only
+	}
+	var clientTLS *tls.Config
+	if sc.TLS {
+		pem, err := os.ReadFile(certFile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		clientTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}
+		go srv.ServeTLS(ln, certFile, keyFile)
+	} else {
+		go srv.Serve(ln)
+	}
+	addr := ln.Addr().String()
+
+	rec := &record{ID: sc.ID, Conns: map[string]*connRecord{}}
+	conns := map[string]*conn{}
+	var shutdownDone chan struct{}
+	for _, s := range sc.Steps {
+		c := conns[s.Conn]
+		switch s.Op {
+		case "dial":
+			r := &connRecord{}
+			rec.Conns[s.Conn] = r
+			raw, err := net.Dial("tcp", addr)
+			if err != nil {
+				r.End, r.AtMs = "refused", clk.since()
+				continue
+			}
+			var nc net.Conn = raw
+			if sc.TLS {
+				tc := tls.Client(raw, clientTLS)
+				if err := tc.Handshake(); err != nil {
+					log.Fatalf("%s: handshake: %v", sc.ID, err)
+				}
+				nc = tc
+			}
+			c = &conn{c: nc, rec: r, more: make(chan struct{}, 1), closed: make(chan struct{})}
+			conns[s.Conn] = c
+			go c.read(clk)
+		case "send":
+			c.c.Write([]byte(s.Data))
+		case "seen": // wait until the connection received this text, or ended
+			for !containsOrEnded(c, s.Text) {
+				select {
+				case <-c.more:
+				case <-c.closed:
+				case <-time.After(10 * time.Second):
+					log.Fatalf("%s: %s never saw %q", sc.ID, s.Conn, s.Text)
+				}
+			}
+		case "close_write": // FIN; over TLS close_notify first, as tls.Conn.CloseWrite sends it
+			if tc, ok := c.c.(*tls.Conn); ok {
+				tc.CloseWrite()
+				tc.NetConn().(*net.TCPConn).CloseWrite()
+			} else {
+				c.c.(*net.TCPConn).CloseWrite()
+			}
+		case "close": // the client leaves altogether
+			c.c.Close()
+		case "ended": // wait until the connection ended (EOF, RST)
+			select {
+			case <-c.closed:
+			case <-time.After(10 * time.Second):
+				log.Fatalf("%s: %s never ended", sc.ID, s.Conn)
+			}
+		case "started":
+			select {
+			case <-t.get(s.Tag):
+			case <-time.After(10 * time.Second):
+				log.Fatalf("%s: handler %s never started", sc.ID, s.Tag)
+			}
+		case "sleep":
+			time.Sleep(time.Duration(s.Ms) * time.Millisecond)
+		case "shutdown":
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.TimeoutMs)*time.Millisecond)
+			shutdownDone = make(chan struct{})
+			clk.start()
+			go func() {
+				defer close(shutdownDone)
+				defer cancel()
+				err := srv.Shutdown(ctx)
+				r := &shutdownResult{AtMs: clk.since()}
+				if err != nil {
+					r.Err = err.Error()
+				}
+				rec.Shutdown = r
+			}()
+		case "shutdown_returned":
+			<-shutdownDone
+		case "server_close":
+			srv.Close()
+		default:
+			log.Fatalf("%s: unknown step %q", sc.ID, s.Op)
+		}
+	}
+	if shutdownDone != nil {
+		<-shutdownDone
+	}
+	// what is still open now stays "open"; the rest ended by themselves
+	for name, c := range conns {
+		c.c.Close()
+		<-c.closed
+		rec.Conns[name].Received = date.ReplaceAllString(c.received(), "Date: *")
+	}
+	srv.Close()
+	t.mu.Lock()
+	rec.Contexts = map[string]float64{}
+	for tag, at := range t.contexts {
+		rec.Contexts[tag] = at
+	}
+	t.mu.Unlock()
+	return rec
+}
+
+func containsOrEnded(c *conn, text string) bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+	}
+	return regexp.MustCompile(regexp.QuoteMeta(text)).MatchString(c.received())
+}

@@ -1,0 +1,206 @@
+"""Replay the HTTP/1 shutdown corpus against genericserver and compare, connection by connection,
+with what the same raw connections saw from Go's net/http server (no Go twin; tests/parity/README.md,
+"The HTTP/1 shutdown corpus").
+
+Each scenario of :mod:`parity.h1corpus` runs against ``httpserver.Server`` (plain TCP, or TLS
+with ALPN http/1.1 only) with the recorder's handlers as a WSGI app, through :class:`RawConn`
+connections. Compared: each connection's bytes (Date blanked) and how it ended, which request
+contexts ended, and ``Shutdown``'s error, exactly; the times within ``TOLERANCE_MS``."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import ssl
+import threading
+from urllib.parse import parse_qs
+
+import pytest
+
+from genericserver import context as gocontext
+from genericserver import httpserver as hs
+from genericserver import request as reqctx
+from genericserver import runtime as rt
+from parity.h1corpus import SCENARIOS_BY_ID
+from rawconn import RawConn
+
+RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h1shutdown.json").read_text())
+WAIT = 10.0
+# Times are compared within these bounds, in ms (ours minus Go's). A connection's end and a
+# request context's end: 150 either way (scheduling). Shutdown's return: Go polls its
+# connections (1 ms, doubling, at most 500 ms apart, with 10% jitter) where this server wakes on
+# each state change, so ours may come up to 600 ms earlier.
+TOLERANCE_MS = {"conn": (-150, 150), "context": (-150, 150), "shutdown": (-600, 150)}
+# Differences accepted, scenario id -> reason; a listed one that stops differing fails.
+KNOWN_DIFFERENCES: dict[str, str] = {}
+DATE = re.compile(rb"(?m)^Date: [^\r\n]*")
+
+
+class Handlers:
+    """The recorder's handlers (h1shutdown/main.go) as a WSGI app; ``contexts`` says when each
+    tagged request's context ended (ms after the Shutdown call)."""
+
+    def __init__(self, since):
+        self.since = since
+        self.started: dict[str, threading.Event] = {}
+        self.contexts: dict[str, float] = {}
+        self._mu = threading.Lock()
+
+    def started_event(self, tag: str) -> threading.Event:
+        with self._mu:
+            return self.started.setdefault(tag, threading.Event())
+
+    def _ended(self, tag: str) -> None:
+        with self._mu:
+            self.contexts[tag] = self.since()
+
+    def __call__(self, environ, start_response):
+        q = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
+        path, tag, ms = environ["PATH_INFO"], q.get("tag", ""), int(q.get("ms", "0"))
+        ctx = reqctx.context_from(environ)
+        text = [("Content-Type", "text/plain; charset=utf-8")]
+        if path == "/echo":
+            start_response("200 OK", text)
+            return [b"ok"]
+        if path == "/slow":
+            self.started_event(tag).set()
+            if rt.select(ctx.done(), timeout=ms / 1000) is None:
+                start_response("200 OK", text)
+                return [b"slept"]
+            self._ended(tag)
+            start_response("200 OK", [])
+            return []
+        if path in ("/stream", "/watch"):
+            return self._stream(start_response, ctx, tag, ms if path == "/stream" else None)
+        start_response("404 Not Found", text)
+        return [b"404 page not found\n"]
+
+    def _stream(self, start_response, ctx, tag, ms):
+        start_response("200 OK", [])
+        yield b""  # the header at once (Go's Flush)
+        self.started_event(tag).set()
+        if rt.select(ctx.done(), timeout=None if ms is None else ms / 1000) is None:
+            yield b"done"
+        else:
+            self._ended(tag)
+
+
+def replay(scenario_id: str, tls_cert) -> dict:
+    scenario = SCENARIOS_BY_ID[scenario_id]
+    t0: list[float] = []
+    since = lambda: round((rt.now() - t0[0]) * 1000, 3) if t0 else 0  # noqa: E731
+    handlers = Handlers(since)
+    server_tls = client_tls = None
+    if scenario.tls:
+        server_tls = hs.ssl_context_from_files(*tls_cert, alpn=("http/1.1",))
+        client_tls = ssl.create_default_context(cafile=tls_cert[0])
+        client_tls.set_alpn_protocols(["http/1.1"])
+    srv = hs.Server(handlers, ssl_context=server_tls, max_header_bytes=1 << 20,
+                    idle_timeout=(scenario.idle_timeout_ms or 90_000) / 1000,
+                    read_header_timeout=(scenario.read_header_timeout_ms or 32_000) / 1000)
+    ln = hs.listen()
+    port = ln.getsockname()[1]
+    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
+    conns: dict[str, RawConn] = {}
+    answer: dict = {"conns": {}, "contexts": handlers.contexts}
+    shutdown_done = rt.event("test-shutdown-returned")
+    pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
+
+    def shutdown(timeout_ms: int) -> None:
+        sctx, cancel = gocontext.with_timeout(gocontext.background(), timeout_ms / 1000)
+        try:
+            srv.shutdown(sctx)
+            answer["shutdown"] = {"at_ms": since()}
+        except Exception as err:  # noqa: BLE001 - compared with Go's error text
+            answer["shutdown"] = {"err": str(err), "at_ms": since()}
+        finally:
+            cancel()
+            shutdown_done.set()
+
+    try:
+        for step in scenario.steps:
+            op, c = step["op"], conns.get(step.get("conn", ""))
+            if op == "dial":
+                try:
+                    conns[step["conn"]] = RawConn(port, since, client_tls)
+                except ConnectionRefusedError:
+                    answer["conns"][step["conn"]] = {"received": "", "end": "refused", "at_ms": since()}
+            elif op == "send":
+                c.send(step["data"].encode("latin-1"))
+            elif op == "seen":
+                assert c.seen(step["text"].encode("latin-1")), step
+            elif op == "ended":
+                assert c.ended(), step
+            elif op == "close_write":
+                c.close_write()
+            elif op == "close":
+                c.close()
+            elif op == "started":
+                assert handlers.started_event(step["tag"]).wait(WAIT), step
+            elif op == "sleep":
+                pace.wait(step["ms"] / 1000)
+            elif op == "shutdown":
+                t0.append(rt.now())
+                rt.go(shutdown, step["timeout_ms"], name="test-shutdown")
+            elif op == "shutdown_returned":
+                assert shutdown_done.wait(WAIT)
+            elif op == "server_close":
+                srv.close()
+        if t0:
+            assert shutdown_done.wait(WAIT)
+        for name, c in conns.items():
+            c.close()
+            answer["conns"][name] = {"received": DATE.sub(b"Date: *", bytes(c.received)).decode("latin-1"),
+                                     "end": c.end, "at_ms": c.at_ms}
+    finally:
+        for c in conns.values():
+            c.close()
+        srv.close()
+        assert serving.join(WAIT)
+    answer["contexts"] = dict(handlers.contexts)
+    return answer
+
+
+def differences(go: dict, ours: dict) -> list[str]:
+    out = []
+
+    def timed(kind: str, name: str, g: float, o: float) -> None:
+        low, high = TOLERANCE_MS[kind]
+        if not low <= o - g <= high:
+            out.append(f"{name}: at {o:.0f} ms, Go at {g:.0f} ms (tolerance {low}..{high})")
+
+    for name in sorted(go["conns"].keys() | ours["conns"].keys()):
+        g, o = go["conns"].get(name, {}), ours["conns"].get(name, {})
+        if {k: v for k, v in g.items() if k != "at_ms"} != {k: v for k, v in o.items() if k != "at_ms"}:
+            out.append(f"connection {name}: Go {g}, ours {o}")
+        elif g.get("end") != "open":  # an open one's time is when the scenario ended
+            timed("conn", f"connection {name} ({g['end']})", g["at_ms"], o["at_ms"])
+    if go["contexts"].keys() != ours["contexts"].keys():
+        out.append(f"request contexts ended: Go {sorted(go['contexts'])}, ours {sorted(ours['contexts'])}")
+    else:
+        for tag in go["contexts"]:
+            timed("context", f"request {tag}'s context", go["contexts"][tag], ours["contexts"][tag])
+    g, o = go.get("shutdown") or {}, ours.get("shutdown") or {}
+    if g.get("err") != o.get("err"):
+        out.append(f"Shutdown: Go {g}, ours {o}")
+    elif g:
+        timed("shutdown", "Shutdown returned", g["at_ms"], o["at_ms"])
+    return out
+
+
+def test_the_recording_is_of_todays_scenarios():
+    assert RECORDED["scenarios"].keys() == SCENARIOS_BY_ID.keys(), "make parity re-records the corpus"
+    for sid, entry in RECORDED["scenarios"].items():
+        script = {k: v for k, v in SCENARIOS_BY_ID[sid].script().items() if k != "id"}
+        assert {k: entry[k] for k in script} == script, f"{sid} changed since it was recorded: make parity"
+
+
+@pytest.mark.parametrize("scenario_id", list(SCENARIOS_BY_ID))
+def test_h1_shutdown_replays_as_go(scenario_id, tls_cert):
+    go = RECORDED["scenarios"][scenario_id]["answer"]
+    diff = differences(go, replay(scenario_id, tls_cert))
+    if scenario_id in KNOWN_DIFFERENCES:
+        assert diff, f"{scenario_id} no longer differs from Go: drop it from KNOWN_DIFFERENCES"
+    else:
+        assert not diff, f"{scenario_id} ({SCENARIOS_BY_ID[scenario_id].description}):\n" + "\n".join(diff)
