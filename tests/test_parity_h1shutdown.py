@@ -45,15 +45,26 @@ class Handlers:
         self.since = since
         self.started: dict[str, threading.Event] = {}
         self.contexts: dict[str, float] = {}
-        self._mu = threading.Lock()
+        self.running = 0  # handlers that have not returned: the contexts are read once none runs
+        self._mu = threading.Condition()
+
+    def all_returned(self) -> bool:
+        with self._mu:
+            return self._mu.wait_for(lambda: self.running == 0, WAIT)
+
+    def _running(self, delta: int) -> None:
+        with self._mu:
+            self.running += delta
+            self._mu.notify_all()
 
     def started_event(self, tag: str) -> threading.Event:
         with self._mu:
             return self.started.setdefault(tag, threading.Event())
 
     def _ended(self, tag: str) -> None:
+        at = self.since()
         with self._mu:
-            self.contexts[tag] = self.since()
+            self.contexts[tag] = at
 
     def __call__(self, environ, start_response):
         q = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", "")).items()}
@@ -64,13 +75,17 @@ class Handlers:
             start_response("200 OK", text)
             return [b"ok"]
         if path == "/slow":
+            self._running(1)
             self.started_event(tag).set()
-            if rt.select(ctx.done(), timeout=ms / 1000) is None:
-                start_response("200 OK", text)
-                return [b"slept"]
-            self._ended(tag)
-            start_response("200 OK", [])
-            return []
+            try:
+                if rt.select(ctx.done(), timeout=ms / 1000) is None:
+                    start_response("200 OK", text)
+                    return [b"slept"]
+                self._ended(tag)
+                start_response("200 OK", [])
+                return []
+            finally:
+                self._running(-1)
         if path in ("/stream", "/watch"):
             return self._stream(start_response, ctx, tag, ms if path == "/stream" else None)
         start_response("404 Not Found", text)
@@ -79,11 +94,15 @@ class Handlers:
     def _stream(self, start_response, ctx, tag, ms):
         start_response("200 OK", [])
         yield b""  # the header at once (Go's Flush)
+        self._running(1)
         self.started_event(tag).set()
-        if rt.select(ctx.done(), timeout=None if ms is None else ms / 1000) is None:
-            yield b"done"
-        else:
-            self._ended(tag)
+        try:
+            if rt.select(ctx.done(), timeout=None if ms is None else ms / 1000) is None:
+                yield b"done"
+            else:
+                self._ended(tag)
+        finally:
+            self._running(-1)
 
 
 def replay(scenario_id: str, tls_cert) -> dict:
@@ -158,6 +177,7 @@ def replay(scenario_id: str, tls_cert) -> dict:
             c.close()
         srv.close()
         assert serving.join(WAIT)
+    assert handlers.all_returned(), "a handler still runs"
     answer["contexts"] = dict(handlers.contexts)
     return answer
 

@@ -112,6 +112,7 @@ func (c *clock) since() float64 {
 
 // tags collects the handlers' "I am running" signals and when each request's context ended.
 type tags struct {
+	running  sync.WaitGroup // handlers that have not returned: contexts are read once none runs
 	mu       sync.Mutex
 	started  map[string]chan struct{}
 	contexts map[string]float64
@@ -128,6 +129,8 @@ func (t *tags) get(tag string) chan struct{} {
 
 func handler(t *tags, clk *clock) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.running.Add(1)
+		defer t.running.Done()
 		q := r.URL.Query()
 		tag := q.Get("tag")
 		ms, _ := strconv.Atoi(q.Get("ms"))
@@ -347,6 +350,7 @@ func run(sc scenario) *record {
 		rec.Conns[name].Received = date.ReplaceAllString(c.received(), "Date: *")
 	}
 	srv.Close()
+	t.running.Wait()
 	t.mu.Lock()
 	rec.Contexts = map[string]float64{}
 	for tag, at := range t.contexts {
