@@ -106,7 +106,9 @@ def test_cli_rejects_kubectls_flag_conflicts(capsys):
 
 def test_cli_rejects_a_negative_load(capsys):
     assert cli.run(parse("--workers", "-1"), Console(file=io.StringIO())) == 1
-    assert capsys.readouterr().err == "error: --workers must be 0 or more\n"
+    assert capsys.readouterr().err == "error: --workers and --interval must be 0 or more\n"
+    assert cli.run(parse("--interval", "-0.1"), Console(file=io.StringIO())) == 1
+    assert capsys.readouterr().err == "error: --workers and --interval must be 0 or more\n"
 
 
 def test_cli_with_no_load_runs_the_cluster_alone():
@@ -120,6 +122,7 @@ def test_cli_with_no_load_runs_the_cluster_alone():
 
 
 def test_cli_flags_map_onto_the_config():
+    assert cli.config_from_args(parse("--interval", "0.02")).interval == 0.02
     cfg = cli.config_from_args(parse("--pre-stop", "contour", "--drain-delay", "4", "--termination-grace-period", "60",
                                      "--force", "--grace-period", "0", "--sweep"))
     assert (cfg.pre_stop, cfg.drain_delay, cfg.grace_period, cfg.scale) == ("contour", 4.0, 60, 0.2)

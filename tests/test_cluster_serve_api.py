@@ -267,7 +267,8 @@ def rollout_restart(tmp_path, *flags: str) -> str:
 
 def test_rollout_restart_of_the_default_manifest_loses_no_request(tmp_path):
     # (two load workers: nothing can be lost however many ask)
-    assert rollout_restart(tmp_path, "--manifest", "deploy/deployment.yaml", "--workers", "2").startswith("load client: lost 0% (0 of ")
+    assert rollout_restart(tmp_path, "--manifest", "deploy/deployment.yaml", "--workers", "2", "--interval", "0.02").startswith(
+        "load client: lost 0% (0 of ")
 
 
 def test_rollout_restart_without_a_shutdown_delay_loses_requests(tmp_path):

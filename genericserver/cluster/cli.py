@@ -76,6 +76,8 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
                    help="the shutdown-manager's root filesystem is read-only: the ok file cannot be written (contour#3771)")
     g = p.add_argument_group("the run")
     g.add_argument("--workers", type=int, default=4, help="concurrent clients of the load (default 4; 0: no load, the cluster only)")
+    g.add_argument("--interval", type=float, default=0.005, metavar="S",
+                   help="each load client's pause between requests, cluster seconds (default 0.005)")
     g.add_argument("--keep-alive", action="store_true", help="clients keep their connections (default: one per request)")
     g.add_argument("--time-scale", type=float, default=None, metavar="X", help="real seconds per cluster second (default 1; 0.2 with --sweep)")
     g.add_argument("--sweep", action="store_true", help="print the what-if table instead (about a minute and a half)")
@@ -107,7 +109,7 @@ def config_from_args(args: argparse.Namespace) -> ScenarioConfig:
         probe_period=pod["probe_period"], drain_delay=args.drain_delay, check_delay=args.check_delay,
         check_interval=args.check_interval, min_open_connections=args.min_open_connections,
         read_only_root_filesystem=args.read_only_root_filesystem, scale=scale,
-        workers=args.workers, keep_alive=args.keep_alive)
+        workers=args.workers, interval=args.interval, keep_alive=args.keep_alive)
     if getattr(args, "manifest", None):
         from genericserver.cluster.manifest import config_from_manifest
 
@@ -152,8 +154,8 @@ def run(args: argparse.Namespace, console: Optional[Console] = None, serve: Any 
         complete_delete_flags(cfg.delete_flags)  # kubectl's usage errors before anything starts
         if cfg.replicas < 1 or cfg.scale <= 0:
             raise ValueError("--replicas must be at least 1 and --time-scale positive")
-        if cfg.workers < 0:
-            raise ValueError("--workers must be 0 or more")
+        if cfg.workers < 0 or cfg.interval < 0:
+            raise ValueError("--workers and --interval must be 0 or more")
     except (UsageError, ManifestError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
