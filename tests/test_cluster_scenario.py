@@ -17,6 +17,7 @@ import pytest
 
 from rich.console import Console
 
+from docs_output import assert_shows, expected
 from genericserver.cluster import cli
 from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 from genericserver.cluster.timeline import collapse, readyz_answers
@@ -97,6 +98,13 @@ def test_cli_prints_the_timeline_and_the_results():
         assert needle in text, needle
     # the grace left after an 8 s preStop of a 30 s grace period (less if the machine is slow)
     assert re.search(r"StopContainer with (1\d|2[0-2])s grace: SIGTERM", text), text
+
+
+def test_the_workshop_shows_what_the_default_run_prints_at_60_columns():
+    # docs/workshop.md's 1:30 step: `genericserver cluster` with no flags, at a tenth of real time
+    out = io.StringIO()
+    assert cli.run(parse("--time-scale", "0.1"), Console(file=out, width=60)) == 0
+    assert_shows(expected("workshop-cluster"), out.getvalue())
 
 
 def test_cli_rejects_kubectls_flag_conflicts(capsys):

@@ -16,6 +16,7 @@ import urllib.request
 
 import pytest
 
+from tests.docs_output import assert_shows, expected
 from tests.kubectl import Kubectl
 from tests.serverprocess import ServerProcess
 
@@ -98,15 +99,16 @@ def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
     watch = kubectl.popen("get", "pods", "-w", "--output-watch-events")
     try:
         assert watch.stdout is not None
-        header = watch.stdout.readline().split()
-        assert header[:2] == ["EVENT", "NAME"]
+        header = watch.stdout.readline()
+        assert header.split()[:2] == ["EVENT", "NAME"]
         deleted = kubectl.run("delete", "pod", name)  # waits until the pod is gone, as kubectl does
         assert deleted.stdout.strip() == f'pod "{name}" deleted from default namespace'
-        rows = []
+        rows, shown = [], [header]
         for line in watch.stdout:
             row = line.split()
             if row[1] == name:
                 rows.append((row[0], row[3]))
+                shown.append(line)
             if row[0] == "DELETED" and row[1] == name:
                 break
     finally:
@@ -115,6 +117,8 @@ def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
     assert rows[0] == ("ADDED", "Running")
     assert ("MODIFIED", "Terminating") in rows and rows[-1] == ("DELETED", "Terminating")
     assert rows.index(("MODIFIED", "Terminating")) < len(rows) - 1
+    # what docs/workshop.md's "kubectl in the room" shows a pair (its pod is web-0)
+    assert_shows(expected("workshop-room-watch"), "".join(shown).replace(name, "web-0"))
     # the store's update and the kubelet's final delete, as the timeline printed them
     seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+30s, deletionGracePeriodSeconds=30 \(Terminating\)")
     seen(cluster, rf"kubelet +{name}/app: Running preStop hook \(sleep 1\)")

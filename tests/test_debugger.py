@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+from docs_output import assert_shows, expected
 from genericserver.labs.registry import LABS
 from genericserver.testing.debugger import GoroutinePdb
 
@@ -14,12 +15,19 @@ WAIT = 60.0
 
 
 def test_goroutines_lists_each_goroutine_with_its_state_and_line():
-    # the workshop's 0:40 step: stopped where NotAcceptingNewRequest is about to fire
+    # the workshop's 0:40 step: stopped where NotAcceptingNewRequest is about to fire, the
+    # commands its expected observation types at the prompt
+    shown = expected("workshop-debugger")
+    commands = [line.removeprefix("(Pdb) ") for line in shown if line.startswith("(Pdb) ")]
+    assert "goroutines" in commands and commands[-1] == "c"
     proc = subprocess.run(
         [sys.executable, "-m", "genericserver", "replay", str(next(lab for lab in LABS if lab.name == "no-shutdown-delay").answer_path), "--quiet",
          "--break", "genericserver/genericapiserver.py:386"],
-        input="goroutines\nc\n", capture_output=True, text=True, timeout=WAIT)
+        input="".join(f"{c}\n" for c in commands), capture_output=True, text=True, timeout=WAIT)
     assert proc.returncode == 0, proc.stderr
+    # what a terminal shows: each command typed after its prompt (a pipe does not echo it)
+    prompts = iter(commands)
+    assert_shows(shown, re.sub(r"\(Pdb\) ", lambda _: f"(Pdb) {next(prompts, '')}\n", proc.stdout))
     rows = re.findall(r"^ *(\d+) (\S+)\n   (.+)\n   at (\S+) in (\w+)$", proc.stdout, re.MULTILINE)
     by_name = {name: (state.strip(), where, fn) for _, name, state, where, fn in rows}
     assert by_name["not-accepting-new-requests"] == ("running", "genericapiserver.py:386", "_not_accepting_new_requests")

@@ -8,6 +8,7 @@ import io
 import pytest
 from rich.console import Console
 
+from docs_output import assert_shows, expected
 from genericserver.demo import cli
 from genericserver.demo.scenario import DemoSettings, run_demo
 
@@ -138,3 +139,13 @@ def test_at_60_columns_the_tables_keep_every_signal_name_whole():
         assert all(len(line) <= width for line in text.splitlines())
         assert all(name in text for name in names), text  # not one cut with an ellipsis
         assert "/echo, keep-alive" in text
+
+
+def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs):
+    # docs/workshop.md's first expected observation, against the default run of this module
+    # (shorter phases than the command's, so only the numbers differ)
+    monkeypatch.setattr(cli, "run_mode", lambda console, mode, settings, live: runs[mode])
+    out = io.StringIO()
+    args = argparse.Namespace(svg=None, mode="default", shutdown_delay=0.4, no_live=True)
+    assert cli.run(args, Console(file=out, width=60, force_terminal=False)) == 0
+    assert_shows(expected("workshop-demo"), out.getvalue())

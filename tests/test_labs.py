@@ -27,6 +27,7 @@ from genericserver.cluster.manifest import check_manifests, load_documents
 from genericserver.genericapiserver import PreparedGenericAPIServer
 from genericserver.labs import LABS, lab, pytest_plugin, state
 from genericserver.labs.check import LabCheckError, check
+from docs_output import assert_shows, expected
 from genericserver.labs.registry import EXERCISES
 from genericserver.testing import replay
 from genericserver.testing.variants import HISTORY_VARIANTS, VARIANTS, Variant, variant
@@ -100,6 +101,8 @@ def test_the_answer_is_caught_and_an_empty_answer_is_not(name, here, capsys):
         assert not verdict.with_bug.passed and verdict.without_bug is not None and verdict.without_bug.passed
     else:
         assert verdict.message.startswith("fixed: the rollout loses nothing")
+        shown = expected("workshop-lab-check-rollout")  # as docs/workshop.md shows it, past its header line
+        assert_shows(shown[1:], "\n".join(verdict.lines()))
         # the exercise 'start' wrote here breaks the timing rule the answer fixes
         assert (here / the_lab.exercise).read_text() == (EXERCISES / the_lab.exercise).read_text()
         assert any("shorter than the endpoints lag" in p for p in check_manifests(load_documents(here / the_lab.exercise)))
@@ -135,6 +138,9 @@ def test_a_wrong_answer_gets_one_line_saying_what_to_change(case, here):
     (here / "answer.py").write_text(source)
     verdict = check(lab("readyz-red-too-late"), here / "answer.py", isolate=False)
     assert not verdict.caught and verdict.message.startswith(message)
+    if case == "passes both ways":  # docs/workshop.md's weak test: its verdict, as shown there
+        shown = expected("workshop-lab-check-weak")
+        assert_shows(shown[next(i for i, line in enumerate(shown) if line.startswith("not caught")):], verdict.message)
 
 
 def test_check_refuses_files_it_cannot_judge(here):
@@ -196,15 +202,17 @@ def test_lab_check_runs_a_pytest_file_twice_in_pytest_with_the_plugin(here, caps
     # (Hypothesis's costs half a second to import) are not needed by this file.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     assert lab_cmd("start", "readyz-red-too-late") == 0
-    (here / "test_mine.py").write_text(lab("readyz-red-too-late").answer_path.read_text())
+    (here / "test_readyz.py").write_text(lab("readyz-red-too-late").answer_path.read_text())
     capsys.readouterr()
-    assert lab_cmd("check", "test_mine.py") == 0
-    text = " ".join(capsys.readouterr().out.split())  # as printed, but unwrapped
+    assert lab_cmd("check", "test_readyz.py") == 0
+    out = capsys.readouterr().out
+    text = " ".join(out.split())  # as printed, but unwrapped
     assert re.fullmatch(
-        r"lab readyz-red-too-late: checking test_mine.py"
-        r" with the bug: 1 failed in [\d.]+s: test_mine.py:\d+: AssertionError: ok \(assert 200 == 500\)"
+        r"lab readyz-red-too-late: checking test_readyz.py"
+        r" with the bug: 1 failed in [\d.]+s: test_readyz.py:\d+: AssertionError: ok \(assert 200 == 500\)"
         r" without the bug: 1 passed in [\d.]+s"
         r" caught: fails with the bug, passes without it", text), text
+    assert_shows(expected("workshop-lab-check"), out)  # what docs/workshop.md shows a room
     assert lab_cmd("stop") == 0
 
 

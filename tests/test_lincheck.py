@@ -17,7 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from docs_output import assert_shows, expected
 from genericserver.testing import lincheck, replay
+from genericserver.testing.choosers import expand
 from genericserver.testing.lincheck import BLOCKED, Call, History, LinScenario, Op, linearize
 from genericserver.testing.lincheck_scenarios import scenarios, schedules
 from genericserver.testing.lincheck_targets import TARGETS, SafeWaitGroupModel, WaitGroupModel
@@ -187,3 +189,14 @@ def test_property_primitive_is_linearizable(name):
         lincheck.check(target, scenario, schedule, seed=seed, tries=TRIES)
 
     linearizable()
+
+
+def test_the_walkthroughs_failure_is_what_lincheck_prints():
+    # walkthrough.md 7: SafeWaitGroup.add looking at the wait flag before taking the read lock
+    bug = variant("safe-wait-group-check-outside-lock")
+    scenario = LinScenario(((Op("wait"),), (Op("add", (1,)),)))
+    with bug.switched_in(), pytest.raises(lincheck.NotLinearizable) as err:
+        lincheck.check(TARGETS["SafeWaitGroup"], scenario, expand({2: 1, 3: 1}), variant=bug.name)
+    # the run's own file name and interpreter, as the docs name them
+    message = str(err.value).replace(str(err.value.path), "replays/lincheck-eefbe5ab5a88.json")
+    assert_shows(expected("walkthrough-lincheck"), message.replace(sys.executable, ".venv/bin/python"))

@@ -1,0 +1,72 @@
+"""The expected outputs the docs show, checked against what the commands print (no Go twin).
+
+A fenced block of output in docs/workshop.md or walkthrough.md is preceded by a marker: either
+``<!-- output: NAME -->``, and a test that produces that output (with the same command, or the
+same run the test already makes) calls :func:`assert_shows` with ``expected("NAME")``; or
+``<!-- output not checked: REASON -->``. tests/test_docs_output.py fails on a block with no
+marker and on a NAME no test uses, so a changed program cannot leave its picture in the docs.
+
+The comparison tolerates what differs from run to run: every number matches any number (times,
+counts, ids, ports), table borders and line ends and runs of spaces count as one space (so a line
+the docs wrap for a 60-column projector still matches the output's longer one), a line of
+``...`` in the docs skips any lines, and ``...`` inside a line matches anything. Each shown line
+must appear in the output, in the docs' order; the output may have more between them.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = ("docs/workshop.md", "walkthrough.md")
+MARKER = re.compile(r"^<!-- output(?:: (\S+)| not checked: (.+)) -->$")
+BORDERS = re.compile(r"[│┃┏┓┗┛━─┳┻╇┡┩┯┷╭╮╰╯┼├┤┬┴└┘┌┐═║╔╗╚╝]+")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def blocks(doc: str) -> list[tuple[int, str | None, str | None, list[str]]]:
+    """(line, NAME, REASON, the block's lines) of every fenced block; NAME and REASON from the
+    marker right above it, if there is one."""
+    lines = (ROOT / doc).read_text().splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        if lines[i].startswith("```"):
+            j = next(k for k in range(i + 1, len(lines)) if lines[k].startswith("```"))
+            above = next((lines[k] for k in range(i - 1, -1, -1) if lines[k].strip()), "")
+            m = MARKER.match(above)
+            out.append((i + 1, m and m.group(1), m and m.group(2), lines[i + 1:j]))
+            i = j
+        i += 1
+    return out
+
+
+def expected(name: str) -> list[str]:
+    """The lines of the block marked ``<!-- output: NAME -->``."""
+    for doc in DOCS:
+        for _, n, _, lines in blocks(doc):
+            if n == name:
+                return lines
+    raise KeyError(f"no block marked 'output: {name}' in {DOCS}")
+
+
+def normalise(line: str) -> str:
+    line = NUMBER.sub("#", BORDERS.sub(" ", line))
+    return " ".join(line.split())
+
+
+def _pattern(line: str) -> re.Pattern:
+    return re.compile(".*?".join(re.escape(part) for part in normalise(line).split("...")))
+
+
+def assert_shows(shown: list[str], output: str) -> None:
+    """Each shown line (normalised) appears in ``output`` (normalised and flowed into one line),
+    in order; see the module docstring."""
+    flowed = " ".join(n for n in map(normalise, output.splitlines()) if n)
+    at = 0
+    for line in shown:
+        if normalise(line) in ("", "..."):
+            continue
+        m = _pattern(line).search(flowed, at)
+        assert m is not None, f"the docs show {line!r}, which the output does not have (after {flowed[:at][-80:]!r}):\n{output}"
+        at = m.end()
