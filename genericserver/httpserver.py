@@ -28,8 +28,8 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   aborted; no byte goes out if none had. ``on_panic="500"`` sends ``500 Internal Server Error``
   instead when nothing was sent yet (werkzeug's habit). Raising :data:`ERR_ABORT_HANDLER` aborts
   without a log line, as in Go. The apiserver's filter chain recovers its own panics first.
-* the response iterable's ``close()`` is always called, and the request's context (see
-  :mod:`genericserver.request`) is cancelled when the response is done or the connection ends.
+* the response iterable's ``close()`` is always called; the request's context (see
+  :mod:`genericserver.request`) is cancelled once the response is done or the connection ends.
 
 A client that goes away while its handler runs cancels the request's context, as Go's background
 read does (:mod:`genericserver.connreader`); tests/parity's HTTP/1 shutdown corpus checks it all.
@@ -46,6 +46,7 @@ sleeps 500 ms.
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import logging
 import socket
@@ -381,6 +382,9 @@ class Server:
                 self.http2.serve_conn(self, c)
             elif self.ssl_context is None or c.tls:
                 c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
+                # the background read's start and stop, made once a connection, not once a request
+                c.watch = functools.partial(self._background_reads.start, c.sock, c.cancel)
+                c.unwatch = functools.partial(self._background_reads.abort, c.sock)
                 while self._serve_one(c) and self._wait_for_next_request(c):
                     pass
         except (OSError, ValueError, EOFError):
@@ -496,19 +500,15 @@ class Server:
             resp.finish(b"")  # (Go's sendExpectationFailed, then finishRequest: an empty body)
             return False
         # watch for the client going away once the body is read (Go's background read)
-        def start_background_read() -> None:
-            self._background_reads.start(c.sock, c.cancel)
-
         if req.body.body_remains():
-            req.body.register_on_hit_eof(start_background_read)
+            req.body.register_on_hit_eof(c.watch)
         else:
-            start_background_read()
+            c.watch()
         # Go stops watching right after the answer's last write; stopping right before it keeps a
         # fast keep-alive client's next request from waking the watcher for nothing
-        resp.before_last_write = lambda: self._background_reads.abort(c.sock)
+        resp.before_last_write = c.unwatch
         self._run_app(c, req, resp)
-        # Go's finishRequest: stop watching, drop a small unread body
-        self._background_reads.abort(c.sock)
+        c.unwatch()  # Go's finishRequest: stop watching, drop a small unread body
         req.body.register_on_hit_eof(None)
         resp.can_write_continue = False
         req.body.close()

@@ -106,6 +106,8 @@ def test_a_grace_period_shorter_than_the_delay_fails_the_check():
 
 @pytest.mark.parametrize("mutate, says", [
     (lambda d: set_arg(d, "--shutdown-delay-duration", "1s"), "is shorter than the endpoints lag"),
+    # exactly the two lags leaves no margin for a sync that comes one period late
+    (lambda d: set_arg(d, "--shutdown-delay-duration", "2s"), "+ a margin of 1s (one more kube-proxy sync period)"),
     (lambda d: set_arg(d, "--request-timeout", "1m"), "+ --request-timeout 60s does not fit"),
     (lambda d: set_arg(d, "--secure-port", "9443"), "no containerPort is the --secure-port 9443"),
     (lambda d: set_arg(d, "--bind-address", "127.0.0.1"), "listens on loopback only"),

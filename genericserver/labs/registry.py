@@ -488,8 +488,9 @@ LABS: tuple[Lab, ...] = (
         ),
         task="Edit rollout.yaml (written into this directory by 'lab start') so that rolling it under "
              "load loses no request, and the shutdown still fits the grace period.",
-        hint="S + D >= E + P and S + D + request timeout < terminationGracePeriodSeconds "
-             "(walkthrough 6.9); S is a preStop sleep, D --shutdown-delay-duration.",
+        hint="S + D >= E + P + 1 s (a margin of one more kube-proxy sync period) and S + D + request "
+             "timeout < terminationGracePeriodSeconds (walkthrough 6.9); S is a preStop sleep, D "
+             "--shutdown-delay-duration.",
         answer="rollout-loses-nothing.yaml",
         exercise="rollout.yaml",
     ),
