@@ -51,6 +51,7 @@ def serve_requests(case: str, n: int) -> None:
         handler = bench_chain.default_chain()
     server = httpserver.Server(handler)
     c = httpserver.Conn(1, FakeSocket(REQUEST * (n + 101)), ("127.0.0.1", 50000))
+    server.prepare_conn(c)  # what serving a connection sets up before its first request
     # (before the port, _serve_one also waited for the next request)
     wait_for_next = getattr(server, "_wait_for_next_request", lambda c: True)
 

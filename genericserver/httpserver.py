@@ -324,8 +324,7 @@ class Server:
                     ln.shutdown(socket.SHUT_RDWR)  # wakes accept at once; serve closes the socket
                 except OSError:
                     pass
-            # Go closes idle connections right after the listeners; here serve waits for that
-            # pass, so whoever sees serve return finds idle keep-alive connections gone too
+            # Go closes idle connections right after the listeners: serve returns after that pass
             first_pass()
         self._listeners_shut.set()
         for fn in hooks if run_hooks else ():  # Go's Close does not run them; only Shutdown does
@@ -381,10 +380,7 @@ class Server:
                 self._set_state(c, ACTIVE, hooks=False)
                 self.http2.serve_conn(self, c)
             elif self.ssl_context is None or c.tls:
-                c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
-                # the background read's start and stop, made once a connection, not once a request
-                c.watch = functools.partial(self._background_reads.start, c.sock, c.cancel)
-                c.unwatch = functools.partial(self._background_reads.abort, c.sock)
+                self.prepare_conn(c)
                 while self._serve_one(c) and self._wait_for_next_request(c):
                     pass
         except (OSError, ValueError, EOFError):
@@ -461,6 +457,12 @@ class Server:
         c.r.set_timeout(None)
         return req, None
 
+    def prepare_conn(self, c: Conn) -> None:
+        """Before a connection's first HTTP/1 request: its header deadline, its background read's start and stop."""
+        c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
+        c.watch = functools.partial(self._background_reads.start, c.sock, c.cancel)
+        c.unwatch = functools.partial(self._background_reads.abort, c.sock)
+
     def _initial_read_limit_size(self) -> int:
         return self.max_header_bytes + 4096  # bufio's slop, as in Go
 
@@ -504,8 +506,7 @@ class Server:
             req.body.register_on_hit_eof(c.watch)
         else:
             c.watch()
-        # Go stops watching right after the answer's last write; stopping right before it keeps a
-        # fast keep-alive client's next request from waking the watcher for nothing
+        # stop watching just before the answer's last write (Go: just after): the next request wakes no watcher
         resp.before_last_write = c.unwatch
         self._run_app(c, req, resp)
         c.unwatch()  # Go's finishRequest: stop watching, drop a small unread body
@@ -535,8 +536,7 @@ class Server:
             except Exception as err:
                 self._recover(c, resp, err)
             cancel()
-        # only now, as Go's finishRequest after the handler returned and cancelCtx: the end of
-        # the answer, so the client sees it after every filter let go of what it held
+        # only now, as Go's finishRequest after the handler returned: the client sees the end after every filter let go
         try:
             resp.finish_request()
         except OSError as err:
