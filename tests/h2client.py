@@ -16,6 +16,7 @@ import h2.settings
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
 from genericserver.http2server import GracefulH2Connection
+from rawconn import handshake
 from genericserver.testing.client import Result
 
 WAIT = 10.0
@@ -32,19 +33,7 @@ class H2Client:
         # read in one thread beside a write in another on the same connection (the reader thread
         # handles the server's session tickets while a test thread sends)
         self.raw = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
-        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.tls = ctx.wrap_bio(self.incoming, self.outgoing, server_hostname="127.0.0.1")
-        while True:
-            try:
-                self.tls.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                self.raw.sendall(self.outgoing.read())
-                data = self.raw.recv(65536)
-                if not data:
-                    raise ConnectionError("the server closed the connection during the TLS handshake")
-                self.incoming.write(data)
-        self.raw.sendall(self.outgoing.read())
+        self.tls, self.incoming, self.outgoing = handshake(self.raw, ctx)
         assert self.tls.selected_alpn_protocol() == "h2"
         self.raw.settimeout(None)
         self.conn = GracefulH2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))

@@ -17,6 +17,25 @@ from typing import Callable, Optional
 WAIT = 10.0
 
 
+def handshake(raw: socket.socket, ctx: ssl.SSLContext) -> tuple[ssl.SSLObject, ssl.MemoryBIO, ssl.MemoryBIO]:
+    """A client's TLS handshake on ``raw`` through memory buffers: (the TLS object, its incoming
+    and outgoing buffers), every later TLS call to be made under one lock (see above)."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            raw.sendall(outgoing.read())
+            data = raw.recv(65536)
+            if not data:
+                raise ConnectionError("the server closed the connection during the TLS handshake")
+            incoming.write(data)
+    raw.sendall(outgoing.read())
+    return tls, incoming, outgoing
+
+
 class RawConn:
     def __init__(self, port: int, since: Callable[[], float], tls: Optional[ssl.SSLContext] = None):
         self.since = since
@@ -28,16 +47,7 @@ class RawConn:
         self.raw = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
         self.tls: Optional[ssl.SSLObject] = None
         if tls is not None:
-            self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-            self.tls = tls.wrap_bio(self.incoming, self.outgoing, server_hostname="127.0.0.1")
-            while True:
-                try:
-                    self.tls.do_handshake()
-                    break
-                except ssl.SSLWantReadError:
-                    self.raw.sendall(self.outgoing.read())
-                    self.incoming.write(self.raw.recv(65536))
-            self.raw.sendall(self.outgoing.read())
+            self.tls, self.incoming, self.outgoing = handshake(self.raw, tls)
         self.raw.settimeout(None)
         self._reader = threading.Thread(target=self._read, name="rawconn-reader", daemon=True)
         self._reader.start()

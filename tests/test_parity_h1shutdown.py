@@ -18,11 +18,11 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from genericserver import context as gocontext
 from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from parity.h1corpus import SCENARIOS_BY_ID
+from parity.shutdowns import ShutdownCall
 from rawconn import RawConn
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h1shutdown.json").read_text())
@@ -107,8 +107,8 @@ class Handlers:
 
 def replay(scenario_id: str, tls_cert) -> dict:
     scenario = SCENARIOS_BY_ID[scenario_id]
-    t0: list[float] = []
-    since = lambda: round((rt.now() - t0[0]) * 1000, 3) if t0 else 0  # noqa: E731
+    call = ShutdownCall()
+    since = call.since
     handlers = Handlers(since)
     server_tls = client_tls = None
     if scenario.tls:
@@ -122,20 +122,8 @@ def replay(scenario_id: str, tls_cert) -> dict:
     port = ln.getsockname()[1]
     serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
     conns: dict[str, RawConn] = {}
-    answer: dict = {"conns": {}, "contexts": handlers.contexts}
-    shutdown_done = rt.event("test-shutdown-returned")
+    answer: dict = {"conns": {}}
     pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
-
-    def shutdown(timeout_ms: int) -> None:
-        sctx, cancel = gocontext.with_timeout(gocontext.background(), timeout_ms / 1000)
-        try:
-            srv.shutdown(sctx)
-            answer["shutdown"] = {"at_ms": since()}
-        except Exception as err:  # noqa: BLE001 - compared with Go's error text
-            answer["shutdown"] = {"err": str(err), "at_ms": since()}
-        finally:
-            cancel()
-            shutdown_done.set()
 
     try:
         for step in scenario.steps:
@@ -160,14 +148,13 @@ def replay(scenario_id: str, tls_cert) -> dict:
             elif op == "sleep":
                 pace.wait(step["ms"] / 1000)
             elif op == "shutdown":
-                t0.append(rt.now())
-                rt.go(shutdown, step["timeout_ms"], name="test-shutdown")
+                call.start(srv, step["timeout_ms"])
             elif op == "shutdown_returned":
-                assert shutdown_done.wait(WAIT)
+                assert call.returned.wait(WAIT)
             elif op == "server_close":
                 srv.close()
-        if t0:
-            assert shutdown_done.wait(WAIT)
+        if call.t0 is not None:
+            assert call.returned.wait(WAIT)
         for name, c in conns.items():
             c.close()
             answer["conns"][name] = {"received": DATE.sub(b"Date: *", bytes(c.received)).decode("latin-1"),
@@ -179,6 +166,8 @@ def replay(scenario_id: str, tls_cert) -> dict:
         assert serving.join(WAIT)
     assert handlers.all_returned(), "a handler still runs"
     answer["contexts"] = dict(handlers.contexts)
+    if call.result is not None:
+        answer["shutdown"] = call.result
     return answer
 
 

@@ -15,13 +15,13 @@ import threading
 import h2.events
 import pytest
 
-from genericserver import context as gocontext
 from genericserver import http2server
 from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from h2client import H2Client
 from parity.h2corpus import SCENARIOS_BY_ID
+from parity.shutdowns import ShutdownCall
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h2shutdown.json").read_text())
 WAIT = 10.0
@@ -132,10 +132,9 @@ def replay(scenario_id: str, tls_cert) -> dict:
     serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
     client = GoTransport(ln.getsockname()[1], tls_cert[0])
     answer: dict = {"requests": {}}
-    t0: list[float] = []
-    since = lambda: round((rt.now() - t0[0]) * 1000, 3) if t0 else 0  # noqa: E731
+    call = ShutdownCall()
+    since = call.since
     done: dict[str, rt.Event] = {}
-    shutdown_done = rt.event("test-shutdown-returned")
     pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
 
     def send(rid: str, path: str) -> None:
@@ -143,17 +142,6 @@ def replay(scenario_id: str, tls_cert) -> dict:
         out["at_ms"] = since()
         answer["requests"][rid] = out
         done[rid].set()
-
-    def shutdown(timeout_ms: int) -> None:
-        sctx, cancel = gocontext.with_timeout(gocontext.background(), timeout_ms / 1000)
-        try:
-            srv.shutdown(sctx)
-            answer["shutdown"] = {"at_ms": since()}
-        except Exception as err:  # noqa: BLE001 - compared with Go's error text
-            answer["shutdown"] = {"err": str(err), "at_ms": since()}
-        finally:
-            cancel()
-            shutdown_done.set()
 
     try:
         for step in SCENARIOS_BY_ID[scenario_id].steps:
@@ -168,19 +156,20 @@ def replay(scenario_id: str, tls_cert) -> dict:
             elif op == "sleep":
                 pace.wait(step["ms"] / 1000)
             elif op == "shutdown":
-                t0.append(rt.now())
-                rt.go(shutdown, step["timeout_ms"], name="test-shutdown")
+                call.start(srv, step["timeout_ms"])
             elif op == "shutdown_returned":
-                assert shutdown_done.wait(WAIT)
+                assert call.returned.wait(WAIT)
             elif op == "close":
                 srv.close()
         assert all(ev.wait(WAIT) for ev in done.values())
-        if t0:
-            assert shutdown_done.wait(WAIT)
+        if call.t0 is not None:
+            assert call.returned.wait(WAIT)
     finally:
         srv.close()
         client.close()
         assert serving.join(WAIT)
+    if call.result is not None:
+        answer["shutdown"] = call.result
     return answer
 
 

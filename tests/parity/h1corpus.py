@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parity.shutdowns import shutdown, shutdown_returned, sleep, started
+
 
 def dial(c: str) -> dict:
     return {"op": "dial", "conn": c}
@@ -51,20 +53,8 @@ def close(c: str) -> dict:
     return {"op": "close", "conn": c}
 
 
-def started(tag: str) -> dict:
-    return {"op": "started", "tag": tag}
 
 
-def sleep(ms: int) -> dict:
-    return {"op": "sleep", "ms": ms}
-
-
-def shutdown(timeout_ms: int) -> dict:
-    return {"op": "shutdown", "timeout_ms": timeout_ms}
-
-
-def shutdown_returned() -> dict:
-    return {"op": "shutdown_returned"}
 
 
 def server_close() -> dict:

@@ -18,29 +18,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parity.shutdowns import shutdown, shutdown_returned, sleep, started
+
 
 def request(id: str, path: str) -> dict:
     return {"op": "request", "id": id, "path": path}
 
-
-def started(tag: str) -> dict:
-    return {"op": "started", "tag": tag}
 
 
 def done(id: str) -> dict:
     return {"op": "done", "id": id}
 
 
-def sleep(ms: int) -> dict:
-    return {"op": "sleep", "ms": ms}
 
-
-def shutdown(timeout_ms: int) -> dict:
-    return {"op": "shutdown", "timeout_ms": timeout_ms}
-
-
-def shutdown_returned() -> dict:
-    return {"op": "shutdown_returned"}
 
 
 def close() -> dict:
