@@ -53,16 +53,6 @@ def seen(cluster: ServerProcess, pattern: str) -> re.Match:
     return cluster.expect(pattern)
 
 
-def running_pod(kubectl: Kubectl) -> str:
-    """A pod that is Running, Ready and not being deleted."""
-    pods = json.loads(kubectl.run("get", "pods", "-o", "json").stdout)["items"]
-    for p in pods:
-        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
-        if ready and "deletionTimestamp" not in p["metadata"]:
-            return p["metadata"]["name"]
-    raise AssertionError(f"no running pod in {[p['metadata']['name'] for p in pods]}")
-
-
 def api(cluster: ServerProcess, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
     req = urllib.request.Request(f"http://127.0.0.1:{cluster.port}{path}", method=method,
                                  data=json.dumps(body).encode() if body is not None else None,
@@ -74,7 +64,17 @@ def api(cluster: ServerProcess, method: str, path: str, body: dict | None = None
         return err.code, json.loads(err.read())
 
 
-def test_the_cluster_is_served_with_kubes_columns(kubectl):
+def running_pod(cluster: ServerProcess) -> str:
+    """A pod that is Running, Ready and not being deleted (asked by the test, not by kubectl)."""
+    pods = api(cluster, "GET", "/api/v1/namespaces/default/pods")[1]["items"]
+    for p in pods:
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
+        if ready and "deletionTimestamp" not in p["metadata"]:
+            return p["metadata"]["name"]
+    raise AssertionError(f"no running pod in {[p['metadata']['name'] for p in pods]}")
+
+
+def test_the_cluster_is_served_with_kubes_columns(cluster, kubectl):
     out = kubectl.run("get", "pods", "-o", "wide").stdout.splitlines()
     assert out[0].split() == ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED", "NODE", "READINESS", "GATES"]
     rows = [line.split() for line in out[1:]]
@@ -88,14 +88,14 @@ def test_the_cluster_is_served_with_kubes_columns(kubectl):
     slices = kubectl.run("get", "endpointslices").stdout.splitlines()
     assert slices[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"] and slices[1].split()[:3] == ["web", "IPv4", "8080"]
     # the pod as kube writes it: its preStop hook and the server's flags are in the spec
-    pod = json.loads(kubectl.run("get", "pod", running_pod(kubectl), "-o", "json").stdout)
+    pod = json.loads(kubectl.run("get", "pod", running_pod(cluster), "-o", "json").stdout)
     container = pod["spec"]["containers"][0]
     assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": 1}}}
     assert "--shutdown-delay-duration=3s" in container["args"] and pod["spec"]["terminationGracePeriodSeconds"] == 30
 
 
 def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     watch = kubectl.popen("get", "pods", "-w", "--output-watch-events")
     try:
         assert watch.stdout is not None
@@ -129,7 +129,7 @@ def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl
     # after the 1 s preStop, SIGTERM gets the 2 s floor; the server's 3 s delay outlasts it, so the
     # kubelet kills at the grace's end (a 2 s delay would tie with it, and a loaded machine could
     # let the graceful exit win)
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     kubectl.run("delete", "pod", name, "--grace-period=2")
     seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+2s, deletionGracePeriodSeconds=2")
     seen(cluster, rf"container +{name}/app: SIGKILL")
@@ -141,13 +141,13 @@ def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl
 
 
 def test_now_is_a_grace_period_of_one_second(cluster, kubectl):
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     kubectl.run("delete", "pod", name, "--now")
     seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+1s, deletionGracePeriodSeconds=1")
 
 
 def test_force_with_grace_zero_removes_from_the_api_at_once(cluster, kubectl):
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     out = kubectl.run("delete", "pod", name, "--force", "--grace-period=0")
     assert "Immediate deletion does not wait for confirmation" in out.stderr
     assert out.stdout.strip() == f'pod "{name}" force deleted from default namespace'
@@ -159,7 +159,7 @@ def test_force_with_grace_zero_removes_from_the_api_at_once(cluster, kubectl):
 
 
 def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster, kubectl):
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     kubectl.run("patch", "pod", name, "--type=merge", "-p", '{"metadata":{"finalizers":["example.com/hold"]}}')
     kubectl.run("delete", "pod", name, "--wait=false")
     # the kubelet stops the pod and deletes it with grace 0, but the finalizer holds it
@@ -174,7 +174,7 @@ def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster,
 
 
 def test_bad_input_gets_kubes_answers_and_loses_nothing(cluster, kubectl):
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     # a patch to a field a pod's update may not change
     bad = kubectl.run("patch", "pod", name, "--type=merge", "-p", '{"spec":{"nodeName":"node-2"}}', check=False)
     assert bad.returncode == 1
@@ -209,7 +209,7 @@ def json_stream(lines):
 
 
 def test_endpointslice_watch_shows_the_endpoint_terminating_before_the_pod_is_gone(cluster, kubectl):
-    name = running_pod(kubectl)
+    name = running_pod(cluster)
     watch = kubectl.popen("get", "endpointslices", "-w", "-o", "json")
     states = []  # the pod's endpoint conditions (ready, terminating) in each version of the slice
     try:
