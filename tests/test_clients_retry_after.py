@@ -18,10 +18,17 @@ import time
 import pytest
 
 from kubectl import Kubectl
-from lazy import Lazy
 from serverprocess import WAIT, ServerProcess
 
-client = Lazy("kubernetes.client")
+
+@pytest.fixture
+def k8s():
+    """The official client, imported before the 429 window opens: the import takes half a second,
+    more on a busy machine, and the window lasts about four (imported when the file is collected,
+    it would cost every test worker that half second)."""
+    from kubernetes import client
+
+    return client
 
 
 @pytest.fixture
@@ -50,16 +57,16 @@ def test_kubectl_waits_the_retry_after_then_finds_the_server_gone(draining_serve
     assert proc.stderr.splitlines()[-1].endswith("was refused - did you specify the right host or port?")
 
 
-def test_the_python_client_honours_the_retry_after_then_finds_the_server_gone(draining_server, caplog):
+def test_the_python_client_honours_the_retry_after_then_finds_the_server_gone(k8s, draining_server, caplog):
     import urllib3
 
-    config = client.Configuration()
+    config = k8s.Configuration()
     config.host = f"http://127.0.0.1:{draining_server.port}"
     caplog.set_level(logging.DEBUG, logger="urllib3.connectionpool")
     started = time.monotonic()
-    with client.ApiClient(config) as api:
+    with k8s.ApiClient(config) as api:
         with pytest.raises(urllib3.exceptions.MaxRetryError) as err:
-            client.CoreV1Api(api).list_namespaced_config_map("default")
+            k8s.CoreV1Api(api).list_namespaced_config_map("default")
     assert time.monotonic() - started >= 5.0  # the 429's Retry-After, slept before the retry
     assert "Retry: /api/v1/namespaces/default/configmaps" in caplog.text  # the retry of the 429
     assert "Connection refused" in str(err.value.reason)
