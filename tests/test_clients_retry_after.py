@@ -4,9 +4,10 @@ In ``--shutdown-send-retry-after`` mode a request that arrives after NotAcceptin
 while requests in flight drain, gets 429 with ``Retry-After: 5`` and ``Connection: close``
 (with_retry_after.go). client-go retries a 429 that carries Retry-After, after that many
 seconds, up to ten times (rest/with_retry.go), logging ``"Got a Retry-After response"
-delay="5s" attempt=1`` at ``-v=4``; by then this server has drained and exited, so kubectl's
-retry is refused. The Python client does the same through urllib3, whose default ``Retry``
-honours ``Retry-After`` on a 429: it sleeps 5 s, retries, and ends refused too.
+delay="5s" attempt=1`` at ``-v=4``; by then, or by its next retry if the first came early in
+the window, this server has drained and exited, so kubectl's retry is refused. The Python
+client does the same through urllib3, whose default ``Retry`` honours ``Retry-After`` on a
+429: it sleeps 5 s, retries, and ends refused too.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ def k8s():
 @pytest.fixture
 def draining_server():
     # the delay makes sure /slow is admitted before the server stops accepting (as test_cmd's
-    # retry-after test); /slow then holds the drain, and with it the 429 window, for 4 s more
+    # retry-after test); /slow then holds the drain, and with it the 429 window, for 7 s more:
+    # the client's first request must land inside it, which on two cores running two suites
+    # took longer than the 4 s once given (its retry may then meet a second 429 before the end)
     sp = ServerProcess("--v=1", "--shutdown-send-retry-after", "--shutdown-delay-duration", "1s")
     slow_result = {}
-    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=5", timeout=WAIT)),
+    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=8", timeout=WAIT)),
                             name="slow-client")
     slow.start()
     sp.signal()

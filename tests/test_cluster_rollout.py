@@ -29,7 +29,9 @@ def firsts(result, signal: str) -> dict[str, float]:
 
 def test_a_rollout_whose_prestop_sleep_outlasts_the_lags_loses_no_request():
     r = run_scenario(ScenarioConfig(endpoints_lag=0.5, proxy_lag=0.5, pre_stop="sleep", pre_stop_sleep=5, **FAST))
-    assert r.total > 100
+    # enough requests for "none lost" to mean something (every pod served some, below); two
+    # suites at once on two cores once sent 93 where one sends about 300
+    assert r.total > 30
     assert r.lost == 0, r.outcome.as_dict()
     # it was a rolling update: every old pod replaced by a new one, one at a time
     deployment = [e.name for e in r.events if e.kind == "deployment"]
