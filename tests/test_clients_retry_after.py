@@ -35,12 +35,12 @@ def k8s():
 @pytest.fixture
 def draining_server():
     # the delay makes sure /slow is admitted before the server stops accepting (as test_cmd's
-    # retry-after test); /slow then holds the drain, and with it the 429 window, for 7 s more:
-    # the client's first request must land inside it, which on two cores running two suites
-    # took longer than the 4 s once given (its retry may then meet a second 429 before the end)
-    sp = ServerProcess("--v=1", "--shutdown-send-retry-after", "--shutdown-delay-duration", "1s")
+    # retry-after test; on two cores running two suites it once took over a second to arrive);
+    # /slow then holds the drain, and with it the 429 window, for about 7 s more: the client's
+    # first request must land inside it (its retry may then meet a second 429 before the end)
+    sp = ServerProcess("--v=1", "--shutdown-send-retry-after", "--shutdown-delay-duration", "3s")
     slow_result = {}
-    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=8", timeout=WAIT)),
+    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=10", timeout=WAIT)),
                             name="slow-client")
     slow.start()
     sp.signal()
