@@ -95,8 +95,10 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     for k1, top1, bottom1 in spans:
         for k2, top2, bottom2 in spans:
             assert k1 == k2 or bottom1 <= top2 + 1e-6 or bottom2 <= top1 + 1e-6, (k1, k2)
-    # the warm-up draws nothing: only the deleted pod's row shows slice and route changes
-    assert {pod for kind, pod, _ in pod_markers(r) if kind in ("endpoints", "kube-proxy")} == {"web-0"}
+    # the warm-up draws nothing: a pod's row shows a route change only after a slice change of
+    # its own (the deleted pod's; on a machine too busy for the probes, another's too)
+    sliced = {pod for kind, pod, _ in pod_markers(r) if kind == "endpoints"}
+    assert "web-0" in sliced and {pod for kind, pod, _ in pod_markers(r) if kind == "kube-proxy"} <= sliced
     again = tmp_path / "again.svg"
     draw_timeline(r, str(again))
     assert again.read_bytes() == path.read_bytes()

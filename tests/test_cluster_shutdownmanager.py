@@ -329,7 +329,12 @@ def test_on_a_read_only_root_the_drain_ends_when_the_shutdown_manager_is_stopped
     assert not any("detected file" in text for _, _, text in names)
     envoy_hook_failed = at("kubelet", 'HTTP lifecycle hook (/shutdown) for Container "envoy"')
     # /shutdown never answered: the connection went with the process
-    assert any('Container "envoy"' in text and "Remote end closed connection without response" in text for _, _, text in names)
+    # (how it shows depends on where the request was when the process went: in the handler,
+    # not yet accepted, or not yet connected; two suites at once on two cores saw another
+    # than the first)
+    hook = next(text for _, c, text in names if c == "kubelet" and 'HTTP lifecycle hook (/shutdown) for Container "envoy"' in text)
+    gone = ("Remote end closed connection without response", "Connection reset by peer", "Connection refused")
+    assert any(why in hook for why in gone), hook
     assert stopped <= envoy_hook_failed
     # the grace left is 10 s less the hook's whole seconds (about one check of the file: 9 or
     # 10 s, less on a loaded machine); what matters is that SIGTERM comes long before its end
