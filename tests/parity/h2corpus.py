@@ -1,5 +1,5 @@
 """The HTTP/2 shutdown corpus: scenarios a Go HTTP/2 client runs against a Go HTTP/2 server that
-shuts down (recorded by ``record_h2.py`` with ``h2shutdown/``), replayed against genericserver by
+shuts down (recorded by ``record_shutdown.py`` with ``h2shutdown/``), replayed against genericserver by
 ``tests/test_parity_h2shutdown.py`` (tests/parity/README.md, "The HTTP/2 shutdown corpus").
 
 A scenario is a list of steps, read the same way by the Go recorder and the Python replay:

@@ -1,6 +1,6 @@
 // Command h2shutdown records what a Go HTTP/2 client sees while a Go HTTP/2 server shuts down
 // (tests/parity/README.md, "The HTTP/2 shutdown corpus"). For each scenario read from standard
-// input (a JSON list, written by tests/parity/record_h2.py from tests/parity/h2corpus.py) it
+// input (a JSON list, written by tests/parity/record_shutdown.py from tests/parity/h2corpus.py) it
 // starts net/http's server over TLS on 127.0.0.1 port 0 (HTTP/2 negotiated by ALPN, configured
 // as k8s.io/apiserver v0.36.0's secure_serving.go configures it), runs the scenario's steps with
 // net/http's client, and prints one JSON line: each request's status, body, connection and error
