@@ -67,7 +67,8 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
                                     scale=0.1, workers=3, warmup=1.0, tail=1.0))
     assert r.lost > 0
     path = tmp_path / "run.svg"
-    draw_timeline(r, str(path))
+    fig = timeline_figure(r)  # the picture draw_timeline saves; rendered to pixels below
+    pictures._save(fig, str(path))
     g = groups(path)
     marks = sum(len(list(g[gid].iter(f"{SVG}use"))) for gid in g if gid.startswith("requests-"))
     assert marks == len(r.samples)
@@ -104,7 +105,6 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     assert again.read_bytes() == path.read_bytes()
     # rendered at projector width: SIGTERM comes the moment the preStop ends, and both markers
     # are seen on the pod's row at that moment; the legend reads from the back of the room
-    fig = timeline_figure(r)
     img, canvas = rendered(fig)
     ax = fig.axes[0]
     row = pod_rows(r).index("web-0")
@@ -171,23 +171,22 @@ def test_sweep_lines_that_coincide_stay_visible_side_by_side(tmp_path):
     assert "lines nudged sideways" in path.read_text()
 
 
-def visible_pixels_per_line(points) -> list[int]:
+def visible_pixels_per_line(points) -> tuple[list[int], list[float]]:
+    """Pixels of each sweep line's colour inside the plot, and the legend's text heights."""
     fig = sweep_figure(points, "coinciding")
-    img, _ = rendered(fig)
+    img, canvas = rendered(fig)
     ax = fig.axes[0]
     box = ax.get_window_extent()
     inside = (box.x0 + 3, box.x1 - 3, box.y0 + 3, box.y1 - 3)  # the plot, not its frame or legend
-    return [colour_pixels(img, line.get_color(), *inside) for line in ax.get_lines()]
+    return [colour_pixels(img, line.get_color(), *inside) for line in ax.get_lines()], legend_text_heights(fig, canvas)
 
 
 def test_rendered_sweep_shows_every_line_even_where_they_coincide(monkeypatch):
     points = [(choice, lag, 0.0, 0, 10) for choice in ("a", "b", "c") for lag in (1.0, 2.5, 4.0)]
-    seen = visible_pixels_per_line(points)
+    seen, legend = visible_pixels_per_line(points)
     assert len(seen) == 3 and min(seen) >= 100, seen
+    assert min(legend) >= 14
     # the check can fail: without the nudge, the lines drawn later cover the first one
     monkeypatch.setattr(pictures, "SWEEP_NUDGE", 0.0)
-    hidden = visible_pixels_per_line(points)
+    hidden, _ = visible_pixels_per_line(points)
     assert hidden[0] < 20 and hidden[2] >= 100, hidden
-    fig = sweep_figure(points, "coinciding")
-    _, canvas = rendered(fig)
-    assert min(legend_text_heights(fig, canvas)) >= 14
