@@ -22,7 +22,7 @@ from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from parity.h1corpus import SCENARIOS_BY_ID
-from parity.shutdowns import ShutdownCall
+from parity.shutdowns import ShutdownCall, judge, off_time
 from rawconn import RawConn
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h1shutdown.json").read_text())
@@ -175,9 +175,7 @@ def differences(go: dict, ours: dict) -> list[str]:
     out = []
 
     def timed(kind: str, name: str, g: float, o: float) -> None:
-        low, high = TOLERANCE_MS[kind]
-        if not low <= o - g <= high:
-            out.append(f"{name}: at {o:.0f} ms, Go at {g:.0f} ms (tolerance {low}..{high})")
+        out.extend(off_time(name, g, o, TOLERANCE_MS[kind]))
 
     for name in sorted(go["conns"].keys() | ours["conns"].keys()):
         g, o = go["conns"].get(name, {}), ours["conns"].get(name, {})
@@ -208,8 +206,4 @@ def test_the_recording_is_of_todays_scenarios():
 @pytest.mark.parametrize("scenario_id", list(SCENARIOS_BY_ID))
 def test_h1_shutdown_replays_as_go(scenario_id, tls_cert):
     go = RECORDED["scenarios"][scenario_id]["answer"]
-    diff = differences(go, replay(scenario_id, tls_cert))
-    if scenario_id in KNOWN_DIFFERENCES:
-        assert diff, f"{scenario_id} no longer differs from Go: drop it from KNOWN_DIFFERENCES"
-    else:
-        assert not diff, f"{scenario_id} ({SCENARIOS_BY_ID[scenario_id].description}):\n" + "\n".join(diff)
+    judge(SCENARIOS_BY_ID[scenario_id], differences(go, replay(scenario_id, tls_cert)), KNOWN_DIFFERENCES)

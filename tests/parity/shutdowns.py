@@ -52,3 +52,20 @@ class ShutdownCall:
         finally:
             cancel()
             self.returned.set()
+
+
+def off_time(name: str, go_ms: float, ours_ms: float, tolerance: tuple[int, int]) -> list[str]:
+    """A difference if ours came outside ``tolerance`` (low, high ms: ours minus Go's), else none."""
+    low, high = tolerance
+    if low <= ours_ms - go_ms <= high:
+        return []
+    return [f"{name}: at {ours_ms:.0f} ms, Go at {go_ms:.0f} ms (tolerance {low}..{high})"]
+
+
+def judge(scenario, diff: list[str], known: dict[str, str]) -> None:
+    """A replay's verdict: no difference, or, for a scenario listed in ``known`` (id -> reason),
+    one that still differs."""
+    if scenario.id in known:
+        assert diff, f"{scenario.id} no longer differs from Go: drop it from KNOWN_DIFFERENCES"
+    else:
+        assert not diff, f"{scenario.id} ({scenario.description}):\n" + "\n".join(diff)
