@@ -104,7 +104,7 @@ def test_the_command_prints_both_timelines_and_saves_an_svg(tmp_path, monkeypatc
 
 def test_the_live_panel_shows_signals_so_far_and_a_running_tally():
     from genericserver.demo.render import LivePanel
-    from genericserver.demo.scenario import Answer, DemoResult
+    from genericserver.demo.scenario import PHASES, Answer, DemoResult
 
     result = DemoResult(DemoSettings(), port=0)
     lines = [(0.0, "ShutdownInitiated")]
@@ -123,13 +123,16 @@ def test_the_live_panel_shows_signals_so_far_and_a_running_tally():
 
 def test_at_60_columns_the_tables_keep_every_signal_name_whole():
     from genericserver.demo.render import answers_table, timeline_table
-    from genericserver.demo.scenario import Answer, DemoResult
+    from genericserver.demo.scenario import PHASES, Answer, DemoResult
 
     names = ["ShutdownInitiated", "PreShutdownHooksStopped", "AfterShutdownDelayDuration", "NotAcceptingNewRequest",
              "HTTPServerStoppedListening", "InFlightRequestsDrained"]
     result = DemoResult(DemoSettings(), port=0)
     result.signals = [(name, i * 0.5) for i, name in enumerate(names)]
-    result.answers = [Answer("/echo, keep-alive", "/echo", 0.1, "200", phase="shutdown initiated", answered_at=0.2)]
+    # a race can put every outcome in one run (CI once met a 503 beside the refusals, and the
+    # extra column cut "initiated" to "initiat…")
+    result.answers = [Answer("/echo, keep-alive", "/echo", 0.1, outcome, phase=phase, answered_at=0.2)
+                      for phase in PHASES for outcome in ("200", "429", "500", "503", "refused", "reset")]
     for width in (60, 80):
         out = io.StringIO()
         console = Console(file=out, width=width)
@@ -138,7 +141,9 @@ def test_at_60_columns_the_tables_keep_every_signal_name_whole():
         text = out.getvalue()
         assert all(len(line) <= width for line in text.splitlines())
         assert all(name in text for name in names), text  # not one cut with an ellipsis
-        assert "/echo, keep-alive" in text
+        assert "/echo, keep-alive" in text and "…" not in text, text
+        assert all(word in text for phase in PHASES for word in phase.split()), text
+        assert "refused x1" in text and "reset x1" in text, text
 
 
 def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs):

@@ -9,7 +9,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from genericserver.demo.scenario import DemoResult, MetricsView
+from genericserver.demo.scenario import PHASES, DemoResult, MetricsView
 
 SIGNAL_NOTES = {
     "ShutdownInitiated": "/readyz turns red; requests still served",
@@ -63,16 +63,18 @@ def timeline_table(result: DemoResult, mode: str) -> Table:
 
 
 def answers_table(result: DemoResult, mode: str) -> Table:
-    counts = result.counts()
-    outcomes = sorted({o for row in counts.values() for o in row}, key=lambda o: (not o.isdigit(), o))
+    """One row per phase and client, one line per outcome ("200 x8"). A column per outcome would
+    not fit a 60-column projector once five outcomes meet (a race can add a 503 or a reset to any
+    run), and rich would then cut a phase's name with an ellipsis."""
     t = Table(title=f"New requests by the phase they were sent in, {mode}", title_justify="left")
-    t.add_column("phase")
+    t.add_column("phase", min_width=max(len(w) for p in PHASES for w in p.split()))  # wraps between words only
     t.add_column("client", no_wrap=True)
-    for o in outcomes:
-        t.add_column(o, justify="right", style=OUTCOME_STYLE.get(o, ""))
+    t.add_column("answers", no_wrap=True)
     previous = None
-    for (phase, client), row in counts.items():
-        t.add_row(phase if phase != previous else "", client, *[str(row.get(o, "")) for o in outcomes], end_section=False)
+    for (phase, client), row in result.counts().items():
+        outcomes = sorted(row, key=lambda o: (not o.isdigit(), o))
+        answers = Text("\n").join(Text(f"{o} x{row[o]}", style=OUTCOME_STYLE.get(o, "")) for o in outcomes)
+        t.add_row(phase if phase != previous else "", client, answers, end_section=False)
         previous = phase
     return t
 
