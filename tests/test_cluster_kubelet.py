@@ -1,4 +1,4 @@
-"""Tests for genericserver.cluster.kubelet on the simulation runtime: preStop, grace, SIGKILL, Terminating.
+"""Tests for genericserver.cluster.kubelet on the simulation runtime: preStop, grace, SIGKILL, Terminating (and one readiness probe on real time and a real socket).
 
 Virtual time makes a 30 s grace period cost nothing and every timestamp exact: the kubelet reacts
 to the deletion at the instant of the delete, so signal times are relative to it.
@@ -6,11 +6,15 @@ to the deletion at the instant of the delete, so signal times are relative to it
 
 from __future__ import annotations
 
+import http.server
+import threading
 from typing import Any, Optional
 
 import pytest
 
 from genericserver import runtime as rt
+from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.containers import FakeContainer
 from genericserver.cluster.handlers import ExecAction, SleepAction
 from genericserver.cluster.kubectl import DeleteFlags, delete_pod, pod_status
 from genericserver.cluster.kubelet import Kubelet, calculate_effective_grace_period
@@ -139,3 +143,53 @@ def test_force_delete_keeps_the_workload_running_and_the_uid_precondition_spares
         kubelet.stop()
 
     simulate(main)
+
+
+def test_a_probe_at_a_tenth_of_real_time_still_gives_a_replica_a_real_second():
+    # Real time and a real socket: a replica that answers its readiness probe in 0.3 s on a busy
+    # machine. At --time-scale 0.1 the probe's default 1 s timeout would be 0.1 s, and the pod
+    # would go unready for nothing (CI once saw kube-proxy drop a healthy replica that way).
+    answered = threading.Event()
+
+    class SlowReady(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            answered.wait(0.3)  # never set: 0.3 s of a slow machine
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowReady)
+    serving = threading.Thread(target=replica.serve_forever, name="slow-replica")
+    serving.start()
+    clock = ClusterClock(scale=0.1)
+    store = Store(clock=clock)
+
+    def factory(pod: dict, spec: dict, sandbox: Any) -> FakeContainer:
+        sandbox.ports["http"] = replica.server_address[1]
+        return FakeContainer(spec["name"], sandbox.pod_name, clock=clock)
+
+    kubelet = Kubelet(store, factory, clock=clock)
+    pods = store.watch(POD)
+    try:
+        kubelet.run()
+        pod = new_pod("p", containers=[{"name": "app", "image": "fake"}])
+        pod["spec"]["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1, "timeoutSeconds": 1}
+        store.create(pod)
+        # the pod starts unready; its first probe either makes it ready or records Unhealthy
+        ready = "False"
+        while ready == "False" and not kubelet.pod_events:
+            event = pods.next(timeout=10.0)
+            assert event is not None, "no pod update in 10 s"
+            conditions = event[1].get("status", {}).get("conditions", [])
+            ready = next((c["status"] for c in conditions if c["type"] == "Ready"), "False")
+        assert (ready, kubelet.pod_events) == ("True", [])
+    finally:
+        pods.stop()
+        kubelet.stop()
+        kubelet.kill_all()
+        replica.shutdown()
+        replica.server_close()
+        serving.join()

@@ -40,6 +40,11 @@ from genericserver.apimachinery.api.errors import StatusError
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
 HOUSEKEEPING_PERIOD = 2.0
+# A probe's timeout runs on the cluster's clock like every other duration, but never below one
+# real second: at a tenth of real time the default 1 s is 0.1 s, which a healthy replica on a
+# busy machine can miss, and a pod would go unready for nothing. No scenario relies on a probe
+# timing out (a hung replica is not simulated), so only the starved case changes.
+PROBE_TIMEOUT_FLOOR = 1.0
 
 ContainerFactory = Callable[[dict, dict, Sandbox], Container]
 
@@ -233,7 +238,8 @@ class Kubelet:
         http, ready = probe["httpGet"], None
         while True:
             try:
-                ctx, cancel = gocontext.with_timeout(w.probe_ctx, self.clock.to_runtime(probe.get("timeoutSeconds", 1)))
+                timeout = max(self.clock.to_runtime(probe.get("timeoutSeconds", 1)), PROBE_TIMEOUT_FLOOR)
+                ctx, cancel = gocontext.with_timeout(w.probe_ctx, timeout)
                 try:
                     code, _ = handlers.http_get("127.0.0.1", w.sandbox.ports[http["port"]], http["path"], ctx)
                 finally:
