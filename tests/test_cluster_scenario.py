@@ -105,6 +105,7 @@ def test_the_workshop_shows_what_the_default_run_prints_at_60_columns():
     out = io.StringIO()
     assert cli.run(parse("--time-scale", "0.1"), Console(file=out, width=60)) == 0
     assert_shows(expected("workshop-cluster"), out.getvalue())
+    assert "…" not in out.getvalue()  # no header or name cut to fit (the client table's "refus…")
 
 
 def test_cli_rejects_kubectls_flag_conflicts(capsys):

@@ -66,8 +66,9 @@ def timeline_table(result: ScenarioResult) -> Table:
 
 def results_table(result: ScenarioResult) -> Table:
     table = Table(title="What the client saw", title_justify="left")
-    for name in ("sent",) + OUTCOMES + ("lost",):
-        table.add_column(name, justify="right")
+    for name in ("sent",) + OUTCOMES:
+        table.add_column(name, justify="right", no_wrap=True)  # a header is never cut: "lost" wraps
+    table.add_column("lost", justify="right")
     c = result.counts
     cells = [str(result.total)] + [str(c[o]) for o in OUTCOMES] + [format_loss(result.outcome)]
     table.add_row(*cells, style="bold red" if result.lost else "bold green")
