@@ -2,7 +2,7 @@
 
 Every test worker collects every test file; ``kubernetes`` and ``kubernetes_validate`` cost half a
 second each time they are imported, so the files that use them name them through :class:`Lazy`
-and only the worker that runs their tests pays for the import.
+and only the worker that runs their tests pays for the import (tests/test_lazy.py).
 """
 
 from __future__ import annotations
@@ -16,4 +16,9 @@ class Lazy:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
+        # pytest's collector probes every module-level object for private names (``__test__``,
+        # ``__wrapped__``, ``_mock_name``...): answering those would import the module at
+        # collection in every worker, which is what this class is for avoiding
+        if attr.startswith("_"):
+            raise AttributeError(attr)
         return getattr(importlib.import_module(self._name), attr)
