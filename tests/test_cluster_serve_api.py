@@ -276,6 +276,7 @@ def test_rollout_restart_of_the_default_manifest_loses_no_request(tmp_path):
 
 
 def test_rollout_restart_without_a_shutdown_delay_loses_requests(tmp_path):
-    # one load worker is enough: a third of what it sends meets a closed listener
-    line = rollout_restart(tmp_path, "--replicas", "3", "--shutdown-delay", "0", "--workers", "1")
+    # one load worker sending every 20 ms is enough: a quarter of what it sends meets a closed
+    # listener (15-21 of 60-75 requests in three runs; a worker sending flat out cost 4 CPU-s more)
+    line = rollout_restart(tmp_path, "--replicas", "3", "--shutdown-delay", "0", "--workers", "1", "--interval", "0.02")
     assert not line.startswith("load client: lost 0% ("), line
