@@ -164,47 +164,58 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve", install: Callab
     return 0
 
 
-def build_parser() -> OneLineParser:
+COMMANDS = ("serve", "demo", "cluster", "load", "fuzz", "replay", "lab")
+
+
+def build_parser(command: Optional[str] = None) -> OneLineParser:
     """The ``genericserver`` command line: every command and its flags (the docs test parses the
-    commands the docs show with it)."""
+    commands the docs show with it). With ``command``, that command's parser alone, so a
+    ``serve`` process does not import the cluster, the demo and the labs to start."""
     parser = OneLineParser(
         prog="genericserver",
         description="The Kubernetes generic apiserver's graceful shutdown, in Python (k8s.io/apiserver v1.36.0).",
     )
     version.add_version_flag(parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command", parser_class=OneLineParser)
-    add_serve_parser(sub)
-    from genericserver.demo import cli as demo_cli
+    wanted = (command,) if command in COMMANDS else COMMANDS
+    if "serve" in wanted:
+        add_serve_parser(sub)
+    if "demo" in wanted:
+        from genericserver.demo import cli as demo_cli
 
-    demo_cli.add_parser(sub)
-    from genericserver.cluster import cli as cluster_cli
-    from genericserver.cluster import loadcmd
+        demo_cli.add_parser(sub)
+    if "cluster" in wanted:
+        from genericserver.cluster import cli as cluster_cli
 
-    cluster_cli.add_parser(sub, ServeOptions())
-    loadcmd.add_parser(sub)
-    from genericserver.labs import cli as lab_cli
-    from genericserver.testing import hunt
+        cluster_cli.add_parser(sub, ServeOptions())
+    if "load" in wanted:
+        from genericserver.cluster import loadcmd
 
-    hunt.add_parsers(sub)
-    lab_cli.add_parser(sub)
+        loadcmd.add_parser(sub)
+    if "fuzz" in wanted or "replay" in wanted:
+        from genericserver.testing import hunt
+
+        hunt.add_parsers(sub)
+    if "lab" in wanted:
+        from genericserver.labs import cli as lab_cli
+
+        lab_cli.add_parser(sub)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from genericserver.cluster import cli as cluster_cli
-    from genericserver.cluster import loadcmd
-    from genericserver.demo import cli as demo_cli
-    from genericserver.labs import cli as lab_cli
     from genericserver.labs import state as lab_state
-    from genericserver.testing import hunt
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     command = getattr(args, "command", None)
     if command is None:
         parser.print_help()
         return 2
     if command == "lab":
+        from genericserver.labs import cli as lab_cli
+
         return lab_cli.run(args)
     try:
         active_lab, bug = lab_state.active_bug()
@@ -216,11 +227,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             args.serve_options.logs.read(args)
             return serve(args.serve_options)
         if command == "demo":
+            from genericserver.demo import cli as demo_cli
+
             return demo_cli.run(args)
         if command == "cluster":
+            from genericserver.cluster import cli as cluster_cli
+
             return cluster_cli.run(args, serve=serve)
         if command == "load":
+            from genericserver.cluster import loadcmd
+
             return loadcmd.run(args)
+        from genericserver.testing import hunt
+
         if command == "fuzz":
             return hunt.run_fuzz(args, bug.name if active_lab else "")
         if command == "replay":
