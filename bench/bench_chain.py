@@ -3,17 +3,17 @@
 In process: the same trivial app called bare and through ``default_build_handler_chain``, with
 werkzeug-built environs (one template made by ``EnvironBuilder``, copied per request, so the
 builder is not measured), each response iterated and closed as a server would. The calls are
-made from a goroutine, as ``genericserver.httpserver`` calls the chain (each connection is
+made from a goroutine, as ``genericserver.net.http.server`` calls the chain (each connection is
 served by one). Rounds alternate between the variants; medians are shown. Variants: the default
 config (no audit, authentication and authorization off) and the chain with the in-memory audit
 backend plus an AlwaysAllow authorizer. Two diagnostic rows leave out the timeout filter (its
 per-request goroutine and hand-offs) and then also the request-deadline filter (its context and
 deadline timer), to show where the cost is. One more row calls the default chain from a plain
 thread, as werkzeug's threaded server would: such a thread is not placed on a CPU
-(:mod:`genericserver.speed_tricks` places goroutine threads only), so the timeout filter's
+(:mod:`genericserver.runtime.speed_tricks` places goroutine threads only), so the timeout filter's
 goroutine may start on, and wake it from, the other core.
 
-Over loopback: ``genericserver.httpserver.Server`` serving the bare app and the full chain, one
+Over loopback: ``genericserver.net.http.server.Server`` serving the bare app and the full chain, one
 keep-alive client, 1,000 requests each in each of 7 rounds (design.md budget: the chain at least
 0.9x the bare app's throughput), and a bare app on werkzeug's threaded server. Then, with a Go
 toolchain, the same three beside a bare Go net/http handler, all under one Go load client
@@ -148,7 +148,7 @@ def profile_top(handler: Callable, n: int = 10) -> str:
     stats = pstats.Stats(pr, stream=out)
     stats.sort_stats("tottime").print_stats(n)
     # where the blocking comes from: thread starts and hand-offs of the runtime seam
-    stats.sort_stats("cumulative").print_stats(r"runtime.py|timeout.py|context.py", n)
+    stats.sort_stats("cumulative").print_stats(r"runtime/__init__.py|timeout.py|context/context.py", n)
     return "\n".join(line for line in out.getvalue().splitlines() if line.strip())
 
 

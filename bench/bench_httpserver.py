@@ -1,4 +1,4 @@
-"""Requests per second over loopback: genericserver.httpserver against werkzeug's threaded server (no Go twin).
+"""Requests per second over loopback: genericserver.net.http.server against werkzeug's threaded server (no Go twin).
 
 One client thread, a trivial app, the same run. Our server keeps the connection alive (as Go's
 does); werkzeug's always answers ``Connection: close``, so its client dials once per request.
@@ -23,9 +23,12 @@ import statistics
 import time
 from typing import Callable
 
-from genericserver import bufio, http1, httpresponse, httpserver
-from genericserver import context as gocontext
-from genericserver.connreader import BackgroundReads
+from genericserver.bufio import bufio
+from genericserver.context import context as gocontext
+from genericserver.net.http import request as httprequest
+from genericserver.net.http import response as httpresponse
+from genericserver.net.http import server as httpserver
+from genericserver.net.http.connreader import BackgroundReads
 
 from bench.fakes import BODY, REQUEST, FakeSocket, app
 from bench.serving import serve, serve_werkzeug
@@ -72,12 +75,12 @@ def _whole_path() -> float:
 
 def _parsed() -> list:
     b = bufio.Reader(FakeSocket(REQUEST * PIPELINED).recv)
-    return [http1.read_request(b) for _ in range(PIPELINED)]
+    return [httprequest.read_request(b) for _ in range(PIPELINED)]
 
 
 def _read_request() -> float:
     b = bufio.Reader(FakeSocket(REQUEST * PIPELINED).recv)
-    return _us(lambda: http1.read_request(b), PIPELINED)
+    return _us(lambda: httprequest.read_request(b), PIPELINED)
 
 
 def _server_checks() -> float:
@@ -90,7 +93,7 @@ def _server_checks() -> float:
 def _environ() -> float:
     c = httpserver.Conn(1, FakeSocket(b""), ("127.0.0.1", 50000))
     reqs = iter(_parsed())
-    return _us(lambda: http1.environ(c, next(reqs)), PIPELINED)
+    return _us(lambda: httprequest.environ(c, next(reqs)), PIPELINED)
 
 
 def _context() -> float:

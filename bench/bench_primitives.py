@@ -6,7 +6,7 @@ parked locks and a lock with a counter. This bench prints both, measured in the 
 operations a request goes through: making an event (a context's done, a goroutine's done), a
 hand-off (one goroutine sets, another waits), a ``select`` over two events, and taking and
 releasing a slot. And what a ``select`` parks on, for the hand-off every request's timeout filter
-makes: a ``threading.Event``, or the plain lock of :mod:`genericserver.speed_tricks`. The full
+makes: a ``threading.Event``, or the plain lock of :mod:`genericserver.runtime.speed_tricks`. The full
 chain's cost per request is ``bench_chain``'s.
 """
 

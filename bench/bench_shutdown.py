@@ -24,11 +24,11 @@ import statistics
 import time
 from typing import Optional
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
-from genericserver.httpserver import listen
+from genericserver.context import context as gocontext
+from genericserver.net.http.server import listen
 from genericserver.secure_serving import SecureServingInfo
 from genericserver.testing.client import Client
 
@@ -110,7 +110,7 @@ def one_run(keep_listening: bool, hold_request: bool) -> float:
 
 
 def _stop_lag_ours() -> float:
-    from genericserver.httpserver import Server, ServerClosed
+    from genericserver.net.http.server import Server, ServerClosed
 
     srv, ln = Server(ok), listen()
     returned = rt.event("serve-returned")

@@ -39,7 +39,8 @@ def serve_requests(case: str, n: int) -> None:
     import gc
     import logging
 
-    from genericserver import httpserver, runtime as rt
+    from genericserver import runtime as rt
+    from genericserver.net.http import server as httpserver
 
     from bench.fakes import REQUEST, FakeSocket, app
 

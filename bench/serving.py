@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from genericserver import context as gocontext
-from genericserver import httpserver as hs
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
+from genericserver.net.http import server as hs
 
 
 def serve(handler: Callable) -> tuple[int, Callable[[], None]]:

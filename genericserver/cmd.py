@@ -13,7 +13,7 @@ access line per request) and ``--logging-format`` is ``text`` (klog's lines) or 
 The process dies as a Go binary does: a goroutine's panic that nobody recovers (serving that
 stops unexpectedly, a post-start hook's panic: see :mod:`genericserver.utilruntime`) prints
 ``panic: ...`` and that goroutine's stack and exits with status 2, and SIGQUIT prints every
-goroutine's stack and exits with status 2 (:mod:`genericserver.goroutines`).
+goroutine's stack and exits with status 2 (:mod:`genericserver.runtime.goroutines`).
 
 Exit codes: 0 after a graceful shutdown, 1 on a second signal or when the server fails, 2 for
 a bad flag or value (one line naming the flag), and 2 for a panic or SIGQUIT, as in Go.
@@ -31,10 +31,11 @@ import argparse
 import sys
 from typing import Any, Callable, Optional, Sequence
 
-from genericserver import goroutines, klog, sampleapi, signal_handler, version
+from genericserver import klog, sampleapi, signal_handler, version
 from genericserver import runtime as rt
 from genericserver.config import new_config
 from genericserver.options import LogsOptions, new_server_run_options
+from genericserver.runtime import goroutines
 from genericserver.serving_options import (
     AuditOptions,
     AuthenticationOptions,

@@ -28,13 +28,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NoReturn, Optional, Protocol
 
-from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import runtime as rt
 from genericserver import utilruntime
+from genericserver.context import context as gocontext
 from genericserver.errors import Aggregate, new_aggregate
 from genericserver.responsewriters import go_quote
-from genericserver.stack import Stack, capture
+from genericserver.runtime.stack import Stack, capture
 
 
 class PostStartHookContext(gocontext.Context):

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.responsewriters import go_quote, http_error
-from genericserver.stack import Stack, capture
+from genericserver.runtime.stack import Stack, capture
 
 log = logging.getLogger("genericserver.mux")
 

@@ -7,7 +7,7 @@ getter and setter each. Filters read and write only through these functions.
 ============================  =================================================  ============
 environ key                   value                                              set by
 ============================  =================================================  ============
-``genericserver.context``     :class:`genericserver.context.Context` (deadline)  request deadline filter
+``genericserver.context.context``     :class:`genericserver.context.context.Context` (deadline)  request deadline filter
 ``genericserver.request_info``  :class:`genericserver.requestinfo.RequestInfo`   request info filter
 ``genericserver.user``        :class:`UserInfo`                                  authentication
 ``genericserver.audit``       the audit context (``genericserver.audit``)        audit init
@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from genericserver import context as gocontext
-from genericserver import neturl
+from genericserver.context import context as gocontext
+from genericserver.net.url import url as neturl
 
-CONTEXT_KEY = "genericserver.context"
+CONTEXT_KEY = "genericserver.context.context"
 REQUEST_INFO_KEY = "genericserver.request_info"
 USER_KEY = "genericserver.user"
 AUDIT_KEY = "genericserver.audit"
@@ -106,7 +106,7 @@ def query(environ: dict) -> dict[str, list[str]]:
     Several filters read the query (request info, ``?timeout=``, health ``?exclude=``); Go
     parses ``URL.Query()`` each time too, but here the parse is cached in the environ, keyed by
     the query string so a changed one is parsed again. The parse is Go's
-    (:func:`genericserver.neturl.parse_query`), not ``urllib.parse.parse_qs``: a pair with ``;``
+    (:func:`genericserver.net.url.url.parse_query`), not ``urllib.parse.parse_qs``: a pair with ``;``
     or a bad escape is dropped, and values hold bytes."""
     raw = environ.get("QUERY_STRING", "")
     cached = environ.get(QUERY_KEY)

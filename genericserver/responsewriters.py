@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any, Callable, Iterable, Optional
 
-from genericserver.httpresponse import STATUS_TEXT
+from genericserver.net.http.response import STATUS_TEXT
 
 log = logging.getLogger("genericserver.responsewriters")
 

@@ -44,9 +44,9 @@ from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, Reques
 from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
 from genericserver.printers.internalversion.printers import CONFIG_MAP_TABLE
-from genericserver.registry.generic.registry import store as generic_store
 from genericserver.registry.authentication import selfsubjectreview
 from genericserver.registry.authentication.selfsubjectreview import SELF_SUBJECT_REVIEWS
+from genericserver.registry.generic.registry import store as generic_store
 from genericserver.registry.rest.rest import Resource
 
 __all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "Store", "StatusError", "URLS", "echo", "install", "slow",
@@ -130,7 +130,7 @@ def _http_error(message: str, code: int) -> Response:
 def echo(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
     """200, the ``message`` query parameter in the ``echo`` response header, no body."""
     # werkzeug refuses a newline in a header value; Go's header writer sends it as a space
-    # (genericserver.httpresponse does too): do that here, so the answer is Go's either way
+    # (genericserver.net.http.response does too): do that here, so the answer is Go's either way
     message = Request(environ).arg("message").replace("\r", " ").replace("\n", " ")
     return Response(b"", headers={"echo": message})(environ, start_response)
 

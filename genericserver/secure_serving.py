@@ -16,7 +16,7 @@ goroutines behind,
   records the panic instead.
 
 With a certificate, HTTP/2 is offered first in ALPN (``h2``, then ``http/1.1``) and served by
-:mod:`genericserver.http2server` with secure_serving.go's settings: 90 s idle timeout, 256 KiB
+:mod:`genericserver.net.http.internal.http2.server` with secure_serving.go's settings: 90 s idle timeout, 256 KiB
 per-stream upload buffer and frame size, ``--http2-max-streams-per-connection`` streams (100
 when 0) and a connection buffer of one stream's times the streams; ``--disable-http2-serving``
 offers ``http/1.1`` only.
@@ -32,11 +32,12 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from genericserver import context as gocontext
-from genericserver import http2server, klog
+from genericserver import klog
 from genericserver import runtime as rt
 from genericserver import utilruntime
-from genericserver.httpserver import Server, ssl_context_from_files
+from genericserver.context import context as gocontext
+from genericserver.net.http.internal.http2 import server as http2server
+from genericserver.net.http.server import Server, ssl_context_from_files
 
 # dead peers (a laptop closed mid-download) must eventually go away
 DEFAULT_KEEP_ALIVE_PERIOD = 3 * 60.0

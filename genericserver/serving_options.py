@@ -39,7 +39,7 @@ from genericserver import authn, authz
 from genericserver.audit import log_backend
 from genericserver.audit.buffered import BatchConfig, new_backend as new_buffered_backend
 from genericserver.audit.policy import default_policy, new_policy_rule_evaluator
-from genericserver.httpserver import BindError, listen, ssl_context_from_files
+from genericserver.net.http.server import BindError, listen, ssl_context_from_files
 from genericserver.options import add_bound_flag, go_quote
 from genericserver.secure_serving import SecureServingInfo
 

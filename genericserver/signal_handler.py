@@ -20,7 +20,7 @@ all) are skipped. A process has one wakeup fd: an asyncio loop in the main threa
 its own, does not mix with this (none runs in this project).
 
 SIGQUIT, too, is read from the pipe: the goroutine then prints every goroutine's stack and ends
-the process with exit status 2 (:func:`genericserver.goroutines.die_of_sigquit`). That is not
+the process with exit status 2 (:func:`genericserver.runtime.goroutines.die_of_sigquit`). That is not
 in signal.go: every Go binary's runtime does it; here it needs this module's pipe, because a
 Python-level handler could be stuck behind a main thread blocked on a lock, as above.
 
@@ -39,9 +39,9 @@ import os
 import signal
 from typing import Any, Callable, Optional
 
-from genericserver import context as gocontext
-from genericserver import goroutines
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
+from genericserver.runtime import goroutines
 
 SHUTDOWN_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # what Go's runtime answers with a dump of every goroutine (not a shutdown signal)

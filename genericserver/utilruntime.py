@@ -15,7 +15,7 @@ On an exception, :data:`PANIC_HANDLERS` and the block's own handlers run; with
 :data:`REALLY_CRASH` (True, as in Go; tests may turn it off to survive a crash, as Go's tests
 do) the exception goes on out of the goroutine, else it is swallowed. What an exception leaving
 a goroutine does is the runtime's business, as in Go: a process started by
-``genericserver serve`` dies as Go's does (exit 2, see :mod:`genericserver.goroutines`); in
+``genericserver serve`` dies as Go's does (exit 2, see :mod:`genericserver.runtime.goroutines`); in
 tests the threads runtime records it in ``panics`` instead.
 
 A panic whose value is a string (Go's ``panic(fmt.Sprintf(...))``, as ``RunServer`` does) is
@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 from genericserver import klog
 from genericserver.filters.timeout import AbortHandler
-from genericserver.goroutines import stack_of_panic
+from genericserver.runtime.goroutines import stack_of_panic
 
 # Go's ReallyCrash: panic again after the handlers ran (tests set it False to survive)
 REALLY_CRASH = True

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Callable, Optional, Protocol
 
 from genericserver import runtime as rt
-from genericserver.context import CancelFunc, Context
+from genericserver.context.context import CancelFunc, Context
 
 ADD_AFTER_WAIT = "add with positive delta after Wait is forbidden"
 NEGATIVE_COUNTER = "sync: negative WaitGroup counter"

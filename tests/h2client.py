@@ -15,7 +15,7 @@ import h2.exceptions
 import h2.settings
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
-from genericserver.http2server import GracefulH2Connection
+from genericserver.net.http.internal.http2.server import GracefulH2Connection
 from rawconn import handshake
 from genericserver.testing.client import Result
 
@@ -303,8 +303,8 @@ def h2_pool(app: Callable, tls_cert: tuple[str, str], **options: Any) -> Iterato
     it), and a pool of connections to it; both closed at the end."""
     import pytest
 
-    from genericserver import http2server
-    from genericserver import httpserver as hs
+    from genericserver.net.http.internal.http2 import server as http2server
+    from genericserver.net.http import server as hs
     from genericserver import runtime as rt
 
     options.setdefault("go_away_timeout", 0.05)

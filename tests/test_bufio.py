@@ -1,8 +1,8 @@
-"""Tests of genericserver.bufio: the ReadLine, ReadSlice and Peek semantics net/http relies on."""
+"""Tests of genericserver.bufio.bufio: the ReadLine, ReadSlice and Peek semantics net/http relies on."""
 
 from __future__ import annotations
 
-from genericserver import bufio
+from genericserver.bufio import bufio
 
 
 def reader(*pieces: bytes, size: int = 16) -> bufio.Reader:

@@ -1,4 +1,4 @@
-"""Tests of genericserver.chunked: Go's chunked.go, with the cases of its chunked_test.go that apply
+"""Tests of genericserver.net.http.internal.chunked: Go's chunked.go, with the cases of its chunked_test.go that apply
 to reading, and the request-smuggling shapes Go fixed (CVE-2023-39326, CVE-2025-22871)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from genericserver import bufio
-from genericserver.chunked import ChunkedError, ChunkedReader, UnexpectedEOF, parse_hex_uint
+from genericserver.bufio import bufio
+from genericserver.net.http.internal.chunked import ChunkedError, ChunkedReader, UnexpectedEOF, parse_hex_uint
 
 
 def reader_of(data: bytes, piece: int = 7) -> ChunkedReader:

@@ -13,7 +13,6 @@ import socket
 
 import pytest
 
-from genericserver import context as gocontext
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Sandbox, ServerContainer, ServerOptions
 from genericserver.cluster.handlers import HookError, HTTPGetAction, SleepAction, http_get, run_handler
@@ -22,6 +21,7 @@ from genericserver.cluster.kubelet import Kubelet
 from genericserver.cluster.loadclient import classify
 from genericserver.cluster.scenario import container_factory
 from genericserver.cluster.store import Store, new_pod
+from genericserver.context import context as gocontext
 
 WAIT = 10.0
 

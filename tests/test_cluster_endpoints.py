@@ -15,7 +15,7 @@ from genericserver import runtime as rt
 from genericserver.cluster.endpoints import EndpointsController, describe_changes, endpoint_for, new_service
 from genericserver.cluster.proxy import KubeProxy, usable
 from genericserver.cluster.store import ENDPOINT_SLICE, POD, DeleteOptions, Store, new_pod
-from genericserver.httpserver import Server, ServerClosed, listen
+from genericserver.net.http.server import Server, ServerClosed, listen
 from genericserver.testing.sim import Simulation
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from genericserver import runtime as rt
 from genericserver.cluster import loadcmd
-from genericserver.httpserver import Server, ServerClosed, listen
+from genericserver.net.http.server import Server, ServerClosed, listen
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -17,9 +17,9 @@ import re
 import pytest
 import yaml
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.cluster import cli
+from genericserver.context import context as gocontext
 from genericserver.cluster.manifest import (
     ENDPOINTS_LAG,
     PROXY_LAG,

@@ -28,7 +28,7 @@ from genericserver.cluster.shutdownmanager import (
     shutdown,
 )
 from genericserver.events import Event, EventStream
-from genericserver.httpserver import Server, ServerClosed, listen
+from genericserver.net.http.server import Server, ServerClosed, listen
 from genericserver.testing.sim import Simulation
 
 WAIT = 10.0

@@ -269,7 +269,7 @@ def test_serve_waits_for_no_goroutine_of_another_server(monkeypatch):
     # the cluster's replicas run servers of their own in the process: their "listener-stopped"
     # goroutines live on after the API server stopped, and serve used to join each for a second
     from genericserver import cmd, signal_handler
-    from genericserver import context as gocontext
+    from genericserver.context import context as gocontext
 
     joined = []
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import pytest
 from werkzeug.test import Client
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.chain import default_build_handler_chain
 from genericserver.config import CompletedConfig, new_config
+from genericserver.context import context as gocontext
 from genericserver.healthz.healthz import named_check
 from genericserver.lifecycle_signals import LifecycleSignals, SignalRecorder
 from genericserver.requestinfo import RequestInfo

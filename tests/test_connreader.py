@@ -1,4 +1,4 @@
-"""Tests of genericserver.connreader: the read limit, and the background read that notices a client
+"""Tests of genericserver.net.http.connreader: the read limit, and the background read that notices a client
 that went away, in process and in ``genericserver serve`` (abandoned watches must not stall SIGTERM)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from genericserver import connreader
 from genericserver import runtime as rt
-from genericserver.connreader import BackgroundReads, ConnReader
+from genericserver.net.http import connreader
+from genericserver.net.http.connreader import BackgroundReads, ConnReader
 
 WAIT = 20.0
 

@@ -1,4 +1,4 @@
-"""Tests of genericserver/context.py, the port of Go's context package.
+"""Tests of genericserver/context/context.py, the port of Go's context package.
 
 Cancellation flows down a tree and never up; ``without_cancel`` cuts it but keeps values;
 ``cause`` reads back why; deadlines are checked on the simulation runtime's virtual clock,
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from genericserver import context
 from genericserver import runtime as rt
-from genericserver.context import CANCELED, DEADLINE_EXCEEDED
+from genericserver.context import context
+from genericserver.context.context import CANCELED, DEADLINE_EXCEEDED
 from genericserver.testing.sim import Simulation
 
 

@@ -7,7 +7,9 @@
 * modules stay small enough to read beside their Go twin;
 * a reader finds each twin in one hop: a module that ports one Go file sits in the folder of
   that Go file's package and is named after the file or its package (the exceptions are listed
-  in ``NAME_EXCEPTIONS`` with their reasons);
+  in ``NAME_EXCEPTIONS`` with their reasons); a port of Go's own library sits at its import
+  path (``net/http/``, ``bufio/``; ``golang.org/x/`` as ``x/``), named after a Go file, its
+  package or the Go type it ports, so ``genericserver/`` itself lists the apiserver's files;
 * no two modules import each other, directly or through others (not even under
   ``TYPE_CHECKING`` or inside a function).
 """
@@ -25,7 +27,7 @@ PACKAGE = ROOT / "genericserver"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 # where real threads and clocks are the point: the seam itself and the test support
-SEAM_EXEMPT = {"runtime.py"}
+SEAM_EXEMPT = {"runtime/__init__.py"}
 SEAM_EXEMPT_DIRS = {"testing", "demo"}
 
 BARE = re.compile(
@@ -52,7 +54,7 @@ def rel(p: pathlib.Path) -> str:
 
 def is_server_code(p: pathlib.Path) -> bool:
     parts = p.relative_to(PACKAGE).parts
-    return p.name not in SEAM_EXEMPT and not (set(parts[:-1]) & SEAM_EXEMPT_DIRS)
+    return "/".join(parts) not in SEAM_EXEMPT and not (set(parts[:-1]) & SEAM_EXEMPT_DIRS)
 
 
 KNOWN = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__") for p in MODULES}
@@ -226,6 +228,43 @@ def sits_in_its_go_folder_under_its_go_name(port: tuple[pathlib.Path, str]) -> N
 
 def test_each_port_sits_in_its_go_folder_under_its_go_name():
     each(PORTS, sits_in_its_go_folder_under_its_go_name)
+
+
+GO_PORT = re.compile(r"^Port of Go's (\S+) package")
+# Go's own packages whose port cannot sit at the import path, and why
+GO_PATH_EXCEPTIONS = {
+    "godur.py": "Go's time package: a genericserver/time/ folder would shadow Python's time module for a file run from genericserver/",
+}
+GO_PORTS = [(p, m.group(1)) for p in MODULES if (m := GO_PORT.match(first_doc_line(p)))]
+
+
+def test_the_go_path_rule_has_modules_to_check():
+    assert len(GO_PORTS) > 10
+
+
+def sits_at_its_go_import_path(port: tuple[pathlib.Path, str]) -> None:
+    path, package = port
+    here = str(path.relative_to(PACKAGE))
+    if here in GO_PATH_EXCEPTIONS:
+        return
+    folder = package.replace("golang.org/x/", "x/")
+    assert str(path.parent.relative_to(PACKAGE)) == folder, f"{here} ports Go's {package}: it belongs in genericserver/{folder}/"
+    first = first_doc_line(path)
+    names = set(re.findall(r"(\w+)\.go\b", first)) | {folder.rpartition("/")[2]}
+    names |= {t.rpartition(".")[2].lower() for t in re.findall(r"``([\w.]+)``", first)}
+    assert path.stem in names, f"{here} ports Go's {package}: name it after a Go file, the package or a type: {sorted(names)}"
+
+
+def test_each_go_library_port_sits_at_its_import_path():
+    each(GO_PORTS, sits_at_its_go_import_path)
+
+
+def test_the_go_path_rule_can_fail():
+    try:
+        sits_at_its_go_import_path((PACKAGE / "httpserver.py", "net/http"))  # where it stood before
+    except (AssertionError, ValueError):
+        return
+    raise AssertionError("a net/http port at the top of genericserver/ passed the import-path rule")
 
 
 def _imports(path: pathlib.Path) -> set[str]:

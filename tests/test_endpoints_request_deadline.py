@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from werkzeug.test import Client, EnvironBuilder
 
-from genericserver import context as gocontext
 from genericserver import request
 from genericserver import runtime as rt
 from genericserver.audit.context import audit_context_from, with_audit_context
 from genericserver.audit.event import Level, Stage
 from genericserver.audit.memory import MemoryBackend
 from genericserver.audit.policy import new_fake_policy_rule_evaluator
+from genericserver.context import context as gocontext
 from genericserver.endpoints.request_deadline import (
     INVALID_TIMEOUT_IN_URL,
     _with_request_deadline,
@@ -21,8 +21,8 @@ from genericserver.endpoints.request_deadline import (
     with_request_deadline,
 )
 from genericserver.endpoints.request_received_time import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
-from genericserver.responsewriters import http_error
 from genericserver.requestinfo import RequestInfo
+from genericserver.responsewriters import http_error
 from genericserver.testing.sim import Simulation
 
 MAXIMUM = 60.0

@@ -16,7 +16,8 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import klog
-from genericserver import context as gocontext, request, runtime as rt, wsgi
+from genericserver import request, runtime as rt, wsgi
+from genericserver.context import context as gocontext
 from genericserver.filters.maxinflight import with_max_in_flight_limit
 from genericserver.filters.timeout import (
     AbortHandler,

@@ -29,12 +29,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from werkzeug.test import Client as WSGIClient
 
-from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import Config, new_config
+from genericserver.context import context as gocontext
 from genericserver.endpoints.requestinfo import with_request_info
 from genericserver.filters.waitgroup import with_wait_group
 from genericserver.genericapiserver import (
@@ -43,13 +43,13 @@ from genericserver.genericapiserver import (
     PreparedGenericAPIServer,
     watch_drain_limiter,
 )
-from genericserver.httpserver import NEW, Server, listen
 from genericserver.lifecycle_signals import SignalRecorder
-from genericserver.ratelimit import Limiter
+from genericserver.net.http.server import NEW, Server, listen
 from genericserver.secure_serving import SecureServingInfo, run_server
 from genericserver.testing.client import Client, Result
 from genericserver.testing.sim import FirstRunnable, SeededRandom, Simulation
 from genericserver.waitgroup import SafeWaitGroup
+from genericserver.x.time.rate.rate import Limiter
 
 WAIT = 30.0  # Go's wait.ForeverTestTimeout
 WATCH_PATH = "/apis/watches.group/v1/namespaces/foo/bar"

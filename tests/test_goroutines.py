@@ -1,5 +1,5 @@
 """A process dies as a Go binary does: of a panic nobody recovered (exit 2 with the goroutine's
-stack) and of SIGQUIT (exit 2 with every goroutine's stack). genericserver.goroutines and
+stack) and of SIGQUIT (exit 2 with every goroutine's stack). genericserver.runtime.goroutines and
 genericserver.utilruntime in process, then ``genericserver serve`` in a subprocess."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import socket
 
 import pytest
 
-from genericserver import goroutines, utilruntime
 from genericserver import runtime as rt
-from genericserver.httpserver import Server, listen
+from genericserver import utilruntime
+from genericserver.net.http.server import Server, listen
+from genericserver.runtime import goroutines
 from genericserver.secure_serving import StoppedListeningUnexpectedly, run_server
 
 from test_cmd import server_process  # noqa: F401  (the fixture)

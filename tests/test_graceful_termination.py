@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import pytest
 
-from genericserver import context as gocontext
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
+from genericserver.context import context as gocontext
 from genericserver.lifecycle_signals import LifecycleSignal, SignalRecorder
+from genericserver.net.http.server import listen
 from genericserver.secure_serving import SecureServingInfo
-from genericserver.httpserver import listen
 from genericserver.testing.client import Client, Result
 from h2client import H2Doer
 

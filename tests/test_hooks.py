@@ -9,9 +9,9 @@ import threading
 import pytest
 from werkzeug.test import Client
 
-from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
 from genericserver.errors import Aggregate
 from genericserver.healthz import HealthCheckRegistryError, HealthChecks
 from genericserver.hooks import HookError, HookRegistry, PostStartHookContext, PreShutdownHookError

@@ -1,4 +1,4 @@
-"""genericserver.http2server against the h2 library's client over TLS: Go's HTTP/2 server
+"""genericserver.net.http.internal.http2.server against the h2 library's client over TLS: Go's HTTP/2 server
 decisions (GOAWAY on Shutdown, in-flight streams finishing, new streams dropped, Connection:
 close, idle timeout, resets, flow control, the response buffer) one by one."""
 
@@ -13,11 +13,11 @@ import h2.events
 import h2.settings
 import pytest
 
-from genericserver import context as gocontext
-from genericserver import http2server
-from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
+from genericserver.net.http import server as hs
+from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client, StreamWasReset
 
 WAIT = 10.0

@@ -1,11 +1,11 @@
-"""Tests of genericserver.httpguts: Go's httplex_test.go (TestIsToken, TestHeaderValuesContainsToken,
+"""Tests of genericserver.x.net.http.httpguts.httplex: Go's httplex_test.go (TestIsToken, TestHeaderValuesContainsToken,
 TestValidHostHeader), and every byte against the RFC 7230 classes."""
 
 from __future__ import annotations
 
 import pytest
 
-from genericserver import httpguts
+from genericserver.x.net.http.httpguts import httplex as httpguts
 
 TCHAR = set("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 

@@ -1,4 +1,4 @@
-"""Tests of genericserver.httpserver and genericserver.http1 (Go's net/http server semantics) on real sockets.
+"""Tests of genericserver.net.http.server and genericserver.net.http.request (Go's net/http server semantics) on real sockets.
 
 Everything runs on 127.0.0.1 port 0 with http.client or raw sockets. Threads are synchronised on
 events and on the server's connection-state hook; the only waits on the clock are the server's
@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from genericserver import context as gocontext
-from genericserver import http1
-from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver import wsgi
+from genericserver.context import context as gocontext
+from genericserver.net.http import request as httprequest
+from genericserver.net.http import server as hs
 
 WAIT = 5.0
 ERR_HEADERS = b"\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
@@ -653,7 +653,7 @@ def test_close_wakes_a_blocked_reader_and_idle_connections(serve):
     h.wait_counts(new=1, active=1)
     h.srv.close()
     assert woke.wait(WAIT)
-    assert isinstance(errors[0], http1.BodyError) and str(errors[0]) == "unexpected EOF"
+    assert isinstance(errors[0], httprequest.BodyError) and str(errors[0]) == "unexpected EOF"
     assert recv_all(reader) == b"" and recv_all(idle) == b""
     h.wait_counts(new=0, active=0, closed=2)
     assert h.logs == []
@@ -968,7 +968,7 @@ def test_a_tls_handshake_trickled_byte_by_byte_still_ends_at_the_deadline(serve,
 
 
 def test_http1_limits_are_gos():
-    assert http1.MAX_POST_HANDLER_READ_BYTES == 256 << 10
+    assert httprequest.MAX_POST_HANDLER_READ_BYTES == 256 << 10
     assert hs.RST_AVOIDANCE_DELAY == 0.5 and hs.NEW_CONN_GRACE == 5.0
 
 
@@ -1066,7 +1066,7 @@ def test_host_and_request_target_are_validated(serve, request_line_and_host, wan
 def read_body(environ, start_response):
     try:
         body = environ["wsgi.input"].read()
-    except http1.BodyError as err:
+    except httprequest.BodyError as err:
         start_response("400 Bad Request", [("Content-Type", "text/plain")])
         return [str(err).encode()]
     start_response("200 OK", [("Content-Type", "text/plain")])
@@ -1187,14 +1187,14 @@ def test_options_star_is_answered_by_the_server_itself(serve):
 
 @pytest.mark.parametrize("status, code", [("200 OK", 200), ("404 Not Found", 404), ("299 Mine", 299), ("200", 200), ("999 X", 999)])
 def test_a_status_line_gives_its_code_every_time(status, code):
-    from genericserver.httpresponse import _status_code
+    from genericserver.net.http.response import _status_code
 
     assert _status_code(status) == code and _status_code(status) == code  # (the second read is cached)
 
 
 @pytest.mark.parametrize("status", ["099 Low", "1000 High", "2x0 Bad", "200OK", "", "OK 200"])
 def test_a_bad_status_line_is_refused_every_time_as_go_panics(status):
-    from genericserver.httpresponse import _STATUS_CODES, _status_code
+    from genericserver.net.http.response import _STATUS_CODES, _status_code
 
     for _ in range(2):
         with pytest.raises(ValueError, match="invalid WriteHeader code"):

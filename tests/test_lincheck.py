@@ -157,7 +157,7 @@ def test_a_failure_prints_columns_writes_a_replay_file_and_the_replay_command_re
 
 
 def test_the_variant_is_switched_out_again():
-    from genericserver import seam
+    from genericserver.runtime import seam
 
     real = seam.Once.do
     with variant("once-runs-twice").switched_in():

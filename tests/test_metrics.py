@@ -14,13 +14,13 @@ import pytest
 from prometheus_client import generate_latest
 from werkzeug.test import Client as WSGIClient
 
-from genericserver import context as gocontext
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.config import new_config
+from genericserver.context import context as gocontext
 from genericserver.filters import maxinflight
 from genericserver.healthz.healthz import install_handler, install_livez_handler, install_readyz_handler
-from genericserver.httpserver import listen
+from genericserver.net.http.server import listen
 from genericserver.metrics import (
     LEGACY,
     Metrics,

@@ -1,4 +1,4 @@
-"""Tests of genericserver.neturl: ParseRequestURI, with cases from Go's url_test.go (parseRequestURLTests)."""
+"""Tests of genericserver.net.url.url: ParseRequestURI, with cases from Go's url_test.go (parseRequestURLTests)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import urllib.parse
 import pytest
 from hypothesis import example, given, strategies as st
 
-from genericserver.neturl import ENCODE_PATH, URLError, escape_path, parse_request_uri, should_escape, unescape
+from genericserver.net.url.url import ENCODE_PATH, URLError, escape_path, parse_request_uri, should_escape, unescape
 
 
 @pytest.mark.parametrize(
@@ -98,14 +98,14 @@ _TARGET_BYTES = ["/", "/", "a", "Z", "0", "-", "_", ".", "~", "$", "&", "+", ","
 def test_a_plain_target_is_parsed_at_once_as_the_whole_parse_would(raw):
     # the shortcut for the usual origin-form target against Go's whole parse: the same URL or
     # the same error, for every target (whether or not the shortcut takes it)
-    from genericserver import neturl
+    from genericserver.net.url import url as neturl
 
     assert _outcome(neturl._parse, raw) == _outcome(neturl._parse_all, raw)
 
 
 @pytest.mark.parametrize("raw", ["/", "/api/v1/pods", "/a?b=c&d", "/a?b#c", "//x/y", "/a+b:c@d;e=f$g,h~i"])
 def test_the_usual_targets_take_the_shortcut(raw, monkeypatch):
-    from genericserver import neturl
+    from genericserver.net.url import url as neturl
 
     want = neturl._parse_all(raw)
     monkeypatch.setattr(neturl, "_parse_all", None)  # (it would fail if called)

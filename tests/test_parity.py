@@ -1,7 +1,7 @@
 """Replay the HTTP/1 parity corpus against genericserver's server and compare with Go's answers (no Go twin).
 
 Go's answers were recorded from a real Go net/http server (tests/parity/README.md; ``make parity``
-re-records them); this file needs no Go. One :class:`genericserver.httpserver.Server`, configured
+re-records them); this file needs no Go. One :class:`genericserver.net.http.server.Server`, configured
 as secure_serving.go configures Go's, serves the reflecting app of :mod:`parity.app`; every case
 goes to it on its own connection, several at once, and each answer is compared with Go's under
 the rules of :mod:`parity.wire`. A difference fails unless the case is in ``KNOWN_DIFFERENCES``.
@@ -18,14 +18,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from genericserver import httpserver as hs
 from genericserver import runtime as rt
+from genericserver.net.http import server as hs
 from parity import app as parity_app
 from parity import wire
 from parity.corpus import CASES, CATEGORIES
 
-from genericserver import http1
-from genericserver.http1 import KNOWN_DIFFERENCES
+from genericserver.net.http import request as httprequest
+from genericserver.net.http.request import KNOWN_DIFFERENCES
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-answers.json").read_text())
 WORKERS = 8  # connections replayed at once: the waits for "nothing more" overlap
@@ -152,7 +152,7 @@ def test_known_differences_name_real_cases_and_say_why():
     ids = {c.id for c in CASES}
     assert set(KNOWN_DIFFERENCES) <= ids, f"unknown ids: {set(KNOWN_DIFFERENCES) - ids}"
     assert all(len(why) > 20 for why in KNOWN_DIFFERENCES.values())
-    assert all(cid in http1.__doc__ for cid in KNOWN_DIFFERENCES), "each one is in http1's table too"
+    assert all(cid in httprequest.__doc__ for cid in KNOWN_DIFFERENCES), "each one is in http1's table too"
 
 
 # -- the comparison rules themselves ----------------------------------------------------------

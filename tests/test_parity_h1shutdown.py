@@ -18,9 +18,9 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.net.http import server as hs
 from parity.h1corpus import SCENARIOS_BY_ID
 from parity.shutdowns import ShutdownCall, judge, off_time
 from rawconn import RawConn

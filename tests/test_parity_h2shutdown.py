@@ -15,10 +15,10 @@ import threading
 import h2.events
 import pytest
 
-from genericserver import http2server
-from genericserver import httpserver as hs
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.net.http import server as hs
+from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client
 from parity.h2corpus import SCENARIOS_BY_ID
 from parity.shutdowns import ShutdownCall, judge, off_time

@@ -1,4 +1,4 @@
-"""Tests of genericserver/ratelimit.py, the token bucket behind RateLimitedSafeWaitGroup.
+"""Tests of genericserver/x/time/rate/rate.py, the token bucket behind RateLimitedSafeWaitGroup.
 
 The arithmetic is checked at explicit times (``reserve_n``/``tokens_at``) and against an
 independent model (GCRA); ``wait`` is checked on the simulation runtime's virtual clock, where
@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from genericserver import context
 from genericserver import runtime as rt
-from genericserver.context import CANCELED, DEADLINE_EXCEEDED
-from genericserver.ratelimit import INF, INF_DURATION, Limiter, RateLimitError
+from genericserver.context import context
+from genericserver.context.context import CANCELED, DEADLINE_EXCEEDED
 from genericserver.testing.sim import Simulation
+from genericserver.x.time.rate.rate import INF, INF_DURATION, Limiter, RateLimitError
 
 EPS = 1e-9
 

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, precondition, rule
 
-from genericserver import context
 from genericserver import runtime as rt
-from genericserver.context import CANCELED, Context
-from genericserver.ratelimit import INF, Limiter
+from genericserver.context import context
+from genericserver.context.context import CANCELED, Context
 from genericserver.testing.choosers import schedules
 from genericserver.testing.sim import Simulation
 from genericserver.testing.sim_machine import SimulatedMachine
+from genericserver.x.time.rate.rate import INF, Limiter
 from genericserver.waitgroup import (
     ADD_AFTER_WAIT,
     NO_FACTORY,

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from genericserver import runtime as rt
-from genericserver import speed_tricks
 from genericserver.runtime import _ThreadPool as ThreadPool
-from genericserver.speed_tricks import SpawnerCPU, detect as cpu_placement
+from genericserver.runtime import speed_tricks
+from genericserver.runtime.speed_tricks import SpawnerCPU, detect as cpu_placement
 
 WAIT = 10.0
 

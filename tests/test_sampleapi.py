@@ -14,15 +14,15 @@ import werkzeug.routing
 from werkzeug.datastructures import MultiDict
 from werkzeug.test import Client, EnvironBuilder
 
-from genericserver import context as gocontext
-from genericserver import http1
 from genericserver import request
 from genericserver import runtime as rt
 from genericserver import sampleapi
-from genericserver.mux import PathRecorderMux
-from genericserver.sampleapi import Store
+from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import watch as watch_handler
 from genericserver.endpoints.handlers.rest import Request as HandlerRequest, RequestScope
+from genericserver.mux import PathRecorderMux
+from genericserver.net.http import request as httprequest
+from genericserver.sampleapi import Store
 from genericserver.testing.sim import Simulation
 
 WAIT = 10.0
@@ -262,7 +262,7 @@ def test_a_chunked_body_over_the_limit_is_refused_though_werkzeug_would_cut_it_s
 def test_a_body_cut_off_is_a_500_status_without_a_reason_as_go_makes_of_it(caplog):
     class CutOff(io.RawIOBase):
         def read(self, n=-1):
-            raise http1.BodyError("unexpected EOF")
+            raise httprequest.BodyError("unexpected EOF")
 
     status, st = post_raw(CutOff(), 10)
     assert status == "500 Internal Server Error"

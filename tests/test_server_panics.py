@@ -11,11 +11,11 @@ from __future__ import annotations
 import http.client
 import logging
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
-from genericserver.httpserver import listen
+from genericserver.context import context as gocontext
+from genericserver.net.http.server import listen
 from genericserver.secure_serving import SecureServingInfo
 from genericserver.testing.client import Client
 

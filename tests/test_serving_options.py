@@ -15,7 +15,7 @@ from genericserver.audit.buffered import BufferedBackend
 from genericserver.audit.log_backend import LogBackend
 from genericserver.authn import ANONYMOUS
 from genericserver.config import new_config
-from genericserver.httpserver import listen
+from genericserver.net.http.server import listen
 from genericserver.serving_options import (
     AuditOptions,
     AuthenticationOptions,

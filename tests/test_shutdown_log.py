@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
-from genericserver.httpserver import listen
+from genericserver.context import context as gocontext
+from genericserver.net.http.server import listen
 from genericserver.secure_serving import SecureServingInfo
 
 WAIT = 30.0

@@ -10,9 +10,9 @@ import textwrap
 
 import pytest
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver import signal_handler
+from genericserver.context import context as gocontext
 
 WAIT = 10.0  # a safety net for waits on events that must come at once
 

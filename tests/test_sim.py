@@ -9,8 +9,8 @@ import time
 import pytest
 from hypothesis import find, given, settings
 
-from genericserver import context
 from genericserver import runtime as rt
+from genericserver.context import context
 from genericserver.testing import sim_threads
 from genericserver.testing.sim import (
     EPOCH,

@@ -1,6 +1,6 @@
 """The lazily formatted registration stack."""
 
-from genericserver.stack import capture
+from genericserver.runtime.stack import capture
 
 
 def register():

@@ -1,12 +1,13 @@
-"""Tests of genericserver.textproto: Go's reader_test.go cases for ReadMIMEHeader, and its limits."""
+"""Tests of genericserver.net.textproto.reader: Go's reader_test.go cases for ReadMIMEHeader, and its limits."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import example, given, strategies as st
 
-from genericserver import bufio, httpguts
-from genericserver.textproto import (
+from genericserver.bufio import bufio
+from genericserver.x.net.http.httpguts import httplex as httpguts
+from genericserver.net.textproto.reader import (
     MessageTooLarge,
     ProtocolError,
     Reader,

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from genericserver import context as gocontext
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
 from genericserver.events import EventStream
-from genericserver.http1 import CONN_ID_KEY
-from genericserver.httpserver import ServerClosed
+from genericserver.net.http.request import CONN_ID_KEY
+from genericserver.net.http.server import ServerClosed
 from genericserver.secure_serving import SecureServingInfo, run_server
 from genericserver.testing.sim import Scripted, SeededRandom, Simulation
 from genericserver.testing.transport import (

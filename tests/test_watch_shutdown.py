@@ -5,11 +5,11 @@ from __future__ import annotations
 import http.client
 import json
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver import sampleapi
 from genericserver.config import new_config
-from genericserver.httpserver import listen
+from genericserver.context import context as gocontext
+from genericserver.net.http.server import listen
 from genericserver.secure_serving import SecureServingInfo
 
 WAIT = 30.0

@@ -1,4 +1,4 @@
-"""Why genericserver.httpserver is a port of Go's net/http and not werkzeug's development server.
+"""Why genericserver.net.http.server is a port of Go's net/http and not werkzeug's development server.
 
 Each test shows one reason on werkzeug's own server (the installed version; if werkzeug changes,
 the test says so) beside what our server does in the same situation. walkthrough.md section 8.3
@@ -17,9 +17,9 @@ import threading
 import pytest
 from werkzeug.serving import make_server
 
-from genericserver import context as gocontext
-from genericserver import httpserver as hs
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
+from genericserver.net.http import server as hs
 
 WAIT = 10.0
 

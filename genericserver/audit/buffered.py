@@ -31,8 +31,8 @@ from typing import Any, Callable, Optional
 from genericserver import runtime as rt
 from genericserver.audit.event import Event
 from genericserver.audit.metrics import handle_plugin_error
-from genericserver.ratelimit import Limiter
 from genericserver.waitgroup import WaitGroup
+from genericserver.x.time.rate.rate import Limiter
 
 log = logging.getLogger("genericserver.audit")
 

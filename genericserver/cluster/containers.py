@@ -26,9 +26,9 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
+from genericserver.context import context as gocontext
 from genericserver.events import EventStream
 
 SIGTERM, SIGKILL = "SIGTERM", "SIGKILL"
@@ -171,7 +171,7 @@ class ServerContainer(Container):
     def start(self) -> None:
         from genericserver import sampleapi
         from genericserver.config import new_config
-        from genericserver.httpserver import listen
+        from genericserver.net.http.server import listen
         from genericserver.secure_serving import SecureServingInfo
 
         config = new_config()
@@ -229,7 +229,7 @@ def _killable_server_class() -> type:
     """
     if _KILLABLE:
         return _KILLABLE[0]
-    from genericserver.httpserver import Server, ServerClosed
+    from genericserver.net.http.server import Server, ServerClosed
 
     class KillableServer(Server):
         def __init__(self, *args: Any, **kwargs: Any):

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Optional
 from genericserver import runtime as rt
 from genericserver.cluster.containers import Container, Sandbox
 from genericserver.events import EventStream
-from genericserver.httpserver import Server, ServerClosed, listen
+from genericserver.net.http.server import Server, ServerClosed, listen
 
 ENVOY_HTTP_LISTENER, ENVOY_HTTPS_LISTENER, ADMIN = "ingress_http", "ingress_https", "admin"
 PROMETHEUS_STAT = "envoy_http_downstream_cx_active"

@@ -20,9 +20,9 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
+from genericserver.context import context as gocontext
 
 
 class HookError(Exception):

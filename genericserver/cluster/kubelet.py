@@ -30,13 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
+from genericserver.apimachinery.api.errors import StatusError
 from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
 from genericserver.cluster.store import DELETED, EVENT, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
-from genericserver.apimachinery.api.errors import StatusError
+from genericserver.context import context as gocontext
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
 HOUSEKEEPING_PERIOD = 2.0

@@ -36,15 +36,15 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
-from genericserver import context as gocontext
+from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.cluster import backoff
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import Container, Sandbox
 from genericserver.cluster.envoy import ENVOY_HTTP_LISTENER, ENVOY_HTTPS_LISTENER, PROMETHEUS_STAT
+from genericserver.context import context as gocontext
 from genericserver.events import EventStream
-from genericserver import request as reqctx
-from genericserver.httpserver import ERR_ABORT_HANDLER, Server, ServerClosed, listen
+from genericserver.net.http.server import ERR_ABORT_HANDLER, Server, ServerClosed, listen
 
 DEFAULT_SERVE_PORT = 8090
 SHUTDOWN_READY_FILE = "ok"

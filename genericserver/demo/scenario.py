@@ -25,13 +25,13 @@ from typing import Callable, Optional
 
 from prometheus_client import generate_latest
 
-from genericserver import context as gocontext
 from genericserver import klog
 from genericserver import runtime as rt
 from genericserver import sampleapi
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
-from genericserver.httpserver import listen
+from genericserver.context import context as gocontext
+from genericserver.net.http.server import listen
 from genericserver.scrape import Samples, parse, scrape
 from genericserver.secure_serving import SecureServingInfo
 from genericserver.testing.client import Client, Result

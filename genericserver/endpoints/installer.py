@@ -27,13 +27,13 @@ from typing import Any, Callable, Iterable, Optional
 from werkzeug.exceptions import MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
 
-from genericserver import http1
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.endpoints.handlers import create, delete, get, patch, response, update
 from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.mux import not_found
+from genericserver.net.http import request as httprequest
 
 # werkzeug compiles each routing rule through Python's ast module, and CPython 3.11 can fail when
 # two threads build ASTs at once ("SystemError: AST constructor recursion depth mismatch",
@@ -127,7 +127,7 @@ class APIGroupVersion:
                 return handler(scope, req, start_response, namespace)
             except errors.StatusError as err:
                 return response.write_error(scope, environ, start_response, err)
-            except http1.BodyError as err:  # the body was cut off or malformed on the wire
+            except httprequest.BodyError as err:  # the body was cut off or malformed on the wire
                 return response.write_error(scope, environ, start_response, err)
 
         if scope.metrics is None:

@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Optional
 
 from genericserver import klog
-from genericserver import context as gocontext
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver import wsgi
 from genericserver.audit.context import get_audit_id_truncated
+from genericserver.context import context as gocontext
 from genericserver.endpoints.audit import with_rejection_audit
 from genericserver.endpoints.authorization import error_negotiated
 from genericserver.endpoints.request_received_time import received_runtime_from

@@ -3,7 +3,7 @@
 A long-lived HTTP/2 client (client-go keeps one connection per apiserver) never reconnects on its
 own, so after a rolling update all clients can sit on the replicas that came up first. With
 ``--goaway-chance`` each HTTP/2 request has that chance of getting ``Connection: close`` on its
-answer, which Go's HTTP/2 server (and :mod:`genericserver.http2server`) turns into a graceful
+answer, which Go's HTTP/2 server (and :mod:`genericserver.net.http.internal.http2.server`) turns into a graceful
 GOAWAY: the requests in flight on the connection, watches included, run on; the client's next
 ones open a new connection, which the load balancer may give to another replica.
 

@@ -44,9 +44,9 @@ from typing import Any, Callable, Iterable, Optional
 from genericserver import klog, request, runtime as rt
 from genericserver import metrics as epmetrics
 from genericserver.godur import format_go_duration
-from genericserver.goroutines import stack_of_panic
 from genericserver.requestinfo import LongRunningRequestCheck, url_path
 from genericserver.responsewriters import encode_status, status as status_dict
+from genericserver.runtime.goroutines import stack_of_panic
 from genericserver.wsgi import close_iterable, known_chunks, on_close
 
 

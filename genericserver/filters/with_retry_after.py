@@ -11,7 +11,7 @@ one the wait group tracks could keep the drain waiting forever.
 
 The 429 carries ``Connection: close``: on HTTP/1.1 the server closes the connection after the
 response; on HTTP/2 the header is not sent but starts a graceful GOAWAY
-(:mod:`genericserver.http2server`), so the client's next request opens a new connection.
+(:mod:`genericserver.net.http.internal.http2.server`), so the client's next request opens a new connection.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """HTTP/2 in the in-memory transport: Go's http2 server decisions for the simulation (no Go twin).
 
-:mod:`genericserver.http2server` ports Go's HTTP/2 server over real sockets; this module models
+:mod:`genericserver.net.http.internal.http2.server` ports Go's HTTP/2 server over real sockets; this module models
 the same decisions as whole messages between runtime primitives, so the fuzzing driver can draw
 shutdown interleavings with multiplexed streams on virtual time (``Scenario.http2``):
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from genericserver import runtime as rt
-from genericserver.http2server import GO_AWAY_TIMEOUT
+from genericserver.net.http.internal.http2.server import GO_AWAY_TIMEOUT
 
 ACTIVE, CLOSED = "active", "closed"
 

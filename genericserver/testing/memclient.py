@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
-from genericserver.httpserver import ServerClosed
+from genericserver.net.http.server import ServerClosed
 from genericserver.testing.client import Result
 from genericserver.testing.transport import (
     _REPLAYABLE, _TIMEOUT, ClientConn, ConnectionDropped, ConnectionRefused, MemoryListener, MemoryServer, Request, new_lock,

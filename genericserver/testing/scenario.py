@@ -40,17 +40,18 @@ from typing import Any, Callable, Optional, Sequence
 from urllib.parse import parse_qs
 
 import genericserver.config  # noqa: F401  (imports every module with a module-level lock under the threads runtime)
-from genericserver import context as gocontext, request as reqctx, runtime as rt
+from genericserver import request as reqctx, runtime as rt
 from genericserver.audit.context import audit_id_from
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
+from genericserver.context import context as gocontext
 from genericserver.events import Event, EventStream
 from genericserver.filters.with_retry_after import KUBE_APISERVER_USER_AGENT_PREFIX
 from genericserver.secure_serving import SecureServingInfo
-from genericserver.testing.quiet import without_disabled_auth_warnings
-from genericserver.testing.sim import Simulation, SimulationError
 from genericserver.testing.choosers import Chooser, Scripted, deep_schedules, spell_out  # noqa: F401 - the last two re-exported
 from genericserver.testing.memclient import MemoryClient
+from genericserver.testing.quiet import without_disabled_auth_warnings
+from genericserver.testing.sim import Simulation, SimulationError
 from genericserver.testing.transport import REQUEST_ID_HEADER, MemoryListener, NoLock, memory_server_factory
 from genericserver.testing.variants import Variant
 from genericserver.waitgroup import AddAfterWaitError, RateLimitedSafeWaitGroup, SafeWaitGroup

@@ -89,7 +89,7 @@ def _pick_cpu() -> Optional[int]:
 
 # frames that are the machinery, not the goroutine's own code: the runtime, the simulation, the
 # debugger and the thread that carries the goroutine
-_MACHINERY = ("genericserver/runtime.py", "genericserver/testing/sim", "genericserver/testing/replay.py",
+_MACHINERY = ("genericserver/runtime/", "genericserver/testing/sim", "genericserver/testing/replay.py",
               "genericserver/testing/debugger.py", "/threading.py", "/bdb.py", "/pdb.py", "/cmd.py", "/contextlib.py")
 
 

@@ -9,7 +9,7 @@ Nothing a goroutine can observe changes: each task runs on a thread named ``sim:
 with the tracer and profiler the ``threading`` module would give a new thread (so a
 breakpoint set by ``replay --break`` or coverage still reaches it), on the CPU set the
 simulation asks for. The threads run SCHED_BATCH where Linux has it
-(:func:`genericserver.speed_tricks.no_wakeup_preemption`): a goroutine handed the baton
+(:func:`genericserver.runtime.speed_tricks.no_wakeup_preemption`): a goroutine handed the baton
 does not preempt the one handing it over only to find the GIL still taken (about a third
 fewer context switches a run). :func:`release_idle` ends the idle threads at once, for leak
 checks.
@@ -23,7 +23,7 @@ import threading
 from _thread import allocate_lock
 from typing import Any, Callable, Optional
 
-from genericserver import speed_tricks
+from genericserver.runtime import speed_tricks
 
 __all__ = ["IDLE_LINGER", "Task", "start", "release_idle", "idle_count"]
 

@@ -9,7 +9,7 @@ server the same shapes made of runtime primitives only (``rt.lock``, ``rt.event`
   :class:`ConnectionRefused` (a ``ConnectionRefusedError``) and connections still waiting in the
   accept backlog are reset.
 * :class:`MemoryServer` is what ``SecureServingInfo(server_factory=MemoryServer)`` builds: the
-  interface of :class:`genericserver.httpserver.Server` that ``run_server`` drives. ``serve``
+  interface of :class:`genericserver.net.http.server.Server` that ``run_server`` drives. ``serve``
   blocks until the listener closes and raises ``ServerClosed``; ``shutdown(ctx)`` closes the
   listener at once, closes idle connections (and new ones silent for over 5 s), waits for active
   ones and raises ``ctx.err()`` when the context ends first. One goroutine per connection reads
@@ -48,12 +48,12 @@ from collections import deque
 from typing import Any, Callable, Optional, Sequence
 from urllib.parse import unquote_to_bytes
 
-from genericserver import context as gocontext
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
 from genericserver.filters.timeout import AbortHandler
-from genericserver.http1 import CONN_ID_KEY
-from genericserver.httpserver import ERR_ABORT_HANDLER, ServerClosed, idle_for_shutdown
+from genericserver.net.http.request import CONN_ID_KEY
+from genericserver.net.http.server import ERR_ABORT_HANDLER, ServerClosed, idle_for_shutdown
 from genericserver.testing import h2transport
 from genericserver.testing.h2transport import H2State
 
@@ -511,7 +511,7 @@ class MemoryServer:
 
     @staticmethod
     def environ(c: _Conn, req: Request, protocol: str = "HTTP/1.1") -> dict:
-        """The WSGI environ of ``req`` (the keys :func:`genericserver.http1.environ` sets)."""
+        """The WSGI environ of ``req`` (the keys :func:`genericserver.net.http.request.environ` sets)."""
         path, _, query = req.target.partition("?")
         env = {
             "REQUEST_METHOD": req.method, "SCRIPT_NAME": "", "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),

@@ -87,7 +87,7 @@ def reflect(environ: dict, start_response: Callable) -> Iterable[bytes]:
 
 
 def reflection(environ: dict, body: bytes, body_error: Any) -> dict:
-    # Go ignores Transfer-Encoding on HTTP/1.0 (issue 12785), and so does genericserver.http1
+    # Go ignores Transfer-Encoding on HTTP/1.0 (issue 12785), and so does genericserver.net.http.request
     chunked = "HTTP_TRANSFER_ENCODING" in environ and environ.get("SERVER_PROTOCOL") != "HTTP/1.0"
     headers = {}
     for key, value in environ.items():
@@ -143,5 +143,5 @@ def shaped(query: dict, start_response: Callable) -> Iterable[bytes]:
 
 
 def _flushed(body: bytes) -> Iterator[bytes]:
-    yield b""  # genericserver.http1 sends the header at an empty chunk, as Go's Flush does
+    yield b""  # genericserver.net.http.request sends the header at an empty chunk, as Go's Flush does
     yield body

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
+from genericserver.context import context as gocontext
 
 
 def started(tag: str) -> dict:

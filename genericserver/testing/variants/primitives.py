@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from genericserver import context as gocontext
 from genericserver import runtime as rt
-from genericserver import seam
 from genericserver.audit.buffered import BufferedBackend, _handle_crash
-from genericserver.context import ContextError
+from genericserver.context import context as gocontext
+from genericserver.context.context import ContextError
 from genericserver.filters.timeout import _Handoff
 from genericserver.lifecycle_signals import LifecycleSignal
-from genericserver.ratelimit import Limiter
+from genericserver.runtime import seam
 from genericserver.testing.variants import Variant
 from genericserver.waitgroup import NO_FACTORY, AddAfterWaitError, NegativeCounterError, RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
+from genericserver.x.time.rate.rate import Limiter
 
 
 class _Primitive(Variant):

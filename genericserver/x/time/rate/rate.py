@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from genericserver import runtime as rt
-from genericserver.context import Context
+from genericserver.context.context import Context
 
 INF = math.inf
 """The infinite rate: every event is allowed at once, whatever the burst."""

@@ -51,14 +51,16 @@ import h2.settings
 from h2.connection import _decode_headers
 from hyperframe.frame import GoAwayFrame, RstStreamFrame
 
-from genericserver import context as gocontext
-from genericserver import http1, httpresponse, textproto
 from genericserver import request as reqctx
 from genericserver import runtime as rt
-from genericserver.httpserver import ERR_ABORT_HANDLER
+from genericserver.context import context as gocontext
+from genericserver.net.http import request as httprequest
+from genericserver.net.http import response as httpresponse
+from genericserver.net.http.server import ERR_ABORT_HANDLER
+from genericserver.net.textproto import reader as textproto
 from genericserver.wsgi import close_iterable, known_chunks
 
-log = logging.getLogger("genericserver.http2server")
+log = logging.getLogger("genericserver.net.http.internal.http2.server")
 
 GO_AWAY_TIMEOUT = 1.0  # how long a connection lingers after its GOAWAY (Go issue 18701)
 HANDLER_CHUNK_WRITE_SIZE = 4 << 10  # the response writer's buffer: what fits gets a content-length
@@ -129,7 +131,7 @@ class Server:
             sc.start_graceful_shutdown()
 
     def serve_conn(self, hs: Any, c: Any) -> None:
-        """Serve HTTP/2 on ``c`` (an accepted :class:`genericserver.httpserver.Conn` whose TLS
+        """Serve HTTP/2 on ``c`` (an accepted :class:`genericserver.net.http.server.Conn` whose TLS
         handshake chose ``h2``) for the HTTP/1 server ``hs`` until the connection ends."""
         sc = ServerConn(self, hs, c)
         with self._mu:
@@ -165,7 +167,7 @@ class Body:
     def read(self, size: int = -1) -> bytes:
         """Up to ``size`` bytes (all, for -1); fewer only at the end of the body, as a WSGI
         caller takes a short read for the end. A reset or a dropped connection with nothing
-        read is :class:`genericserver.http1.BodyError`."""
+        read is :class:`genericserver.net.http.request.BodyError`."""
         return self._take(size, line=False)
 
     def readline(self, size: int = -1) -> bytes:
@@ -180,7 +182,7 @@ class Body:
                     self._cond.wait()
                 if not self._chunks:  # the end: clean, or with the error that ended it
                     if self._err is not None and not out:
-                        raise http1.BodyError(str(self._err))
+                        raise httprequest.BodyError(str(self._err))
                     break
                 chunk = self._chunks.pop(0)
                 want = len(chunk) if size < 0 else min(len(chunk), size - len(out))
@@ -349,14 +351,14 @@ class ServerConn:
                 pseudo[n] = v
             else:
                 header.setdefault(textproto.canonical_mime_header_key(n), []).append(v)
-        env = dict(http1._connection_environ(self.c))
+        env = dict(httprequest._connection_environ(self.c))
         path, _, query = pseudo.get(":path", "").partition("?")
         env.update(REQUEST_METHOD=pseudo.get(":method", ""), PATH_INFO=path, QUERY_STRING=query,
                    REQUEST_URI=pseudo.get(":path", ""), RAW_URI=pseudo.get(":path", ""), SERVER_PROTOCOL="HTTP/2.0")
         if pseudo.get(":authority"):
             env["HTTP_HOST"] = pseudo[":authority"]
         for name, values in header.items():
-            key = http1.wsgi_key(name)
+            key = httprequest.wsgi_key(name)
             if key:
                 env[key] = ",".join(values)
         st = Stream(self, ev.stream_id, env)
@@ -400,7 +402,7 @@ class ServerConn:
             self._reset_if_body_unread(st)
         except Exception as err:
             # a reset stream's failed write is no panic, and ErrAbortHandler is a silent one
-            if (not isinstance(err, http1.BodyError) or not st.reset) and err is not ERR_ABORT_HANDLER:
+            if (not isinstance(err, httprequest.BodyError) or not st.reset) and err is not ERR_ABORT_HANDLER:
                 self.hs.logf("http2: panic serving %s: %s\n%s", self.c.remote_addr, str(err) or repr(err), traceback.format_exc())
             self._reset(st, h2.errors.ErrorCodes.INTERNAL_ERROR)
         finally:
@@ -436,20 +438,20 @@ class ServerConn:
     def _send(self, st: Stream, data: bytes, *, end: bool) -> None:
         with self.mu:
             if self.done or st.reset:
-                raise http1.BodyError("http2: stream closed")
+                raise httprequest.BodyError("http2: stream closed")
             if not st.sent_headers:
                 self._send_headers_locked(st, data, end)
             view = memoryview(data)
             while True:
                 if self.done or st.reset:
-                    raise http1.BodyError("http2: stream closed")
+                    raise httprequest.BodyError("http2: stream closed")
                 if not view and not end:
                     self._flush()  # a header alone (a watch with nothing yet) goes out now too
                     return
                 try:
                     window = min(self.h2.local_flow_control_window(st.id), self.h2.max_outbound_frame_size)
                 except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
-                    raise http1.BodyError("http2: stream closed") from None
+                    raise httprequest.BodyError("http2: stream closed") from None
                 if window <= 0 and view:
                     self.sendable.wait()
                     continue

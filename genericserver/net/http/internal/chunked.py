@@ -14,12 +14,12 @@ The framing rules that keep a request from being smuggled past a proxy that read
 
 Errors carry Go's texts (:class:`ChunkedError`); the end of the stream mid-body is
 :class:`UnexpectedEOF`. The zero-size chunk ends the data; the trailer after it is
-``transfer.go``'s business (:mod:`genericserver.http1`).
+``transfer.go``'s business (:mod:`genericserver.net.http.request`).
 """
 
 from __future__ import annotations
 
-from genericserver import bufio
+from genericserver.bufio import bufio
 
 MAX_LINE_LENGTH = 4096  # assumed <= bufio's default buffer size
 _HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}

@@ -1,26 +1,26 @@
 """Port of Go's net/http package: reading one HTTP/1.x request (request.go ``readRequest``, transfer.go).
 
-:mod:`genericserver.httpserver` (server.go) reads each request with :func:`read_request`, checks
+:mod:`genericserver.net.http.server` (server.go) reads each request with :func:`read_request`, checks
 it as Go's ``conn.readRequest`` does, and hands the app :func:`environ` with the request body as
-``wsgi.input`` (:class:`Body`); :mod:`genericserver.httpresponse` writes the answer. Go's rules,
+``wsgi.input`` (:class:`Body`); :mod:`genericserver.net.http.response` writes the answer. Go's rules,
 function by function:
 
 * ``readRequest``: the request line is ``METHOD SP TARGET SP VERSION`` (:func:`parse_request_line`;
   an HTTP/0.9 ``GET /`` has no version and is refused at once); the method is a token; the version
   is ``HTTP/d.d`` (:func:`parse_http_version`); the target passes ``url.ParseRequestURI``
-  (:mod:`genericserver.neturl`); the header is read line by line by :mod:`genericserver.textproto`
+  (:mod:`genericserver.net.url.url`); the header is read line by line by :mod:`genericserver.net.textproto.reader`
   (obsolete folding joined, control bytes in values refused, at most ``max_headers`` lines);
   a second ``Host`` is refused; ``Pragma: no-cache`` adds ``Cache-Control: no-cache``.
 * ``readTransfer``: ``Transfer-Encoding`` is honoured on HTTP/1.1 only, once, and only as
   ``chunked`` (else 501); ``Content-Length`` must be plain digits, repeated only with the same
   value, and is dropped when the body is chunked (``fixLength``); a request with neither has no
   body; ``Trailer`` names are checked (``fixTrailer``).
-* the body (:class:`Body`, Go's ``body``): read by length or by :mod:`genericserver.chunked`; the
+* the body (:class:`Body`, Go's ``body``): read by length or by :mod:`genericserver.net.http.internal.chunked`; the
   trailer after the last chunk must end within bufio's buffer and is read with the header's
   rules (``readTrailer``); after the handler, up to 256 KiB of unread body is dropped so the
   connection can be reused (``Close`` with ``doEarlyClose``).
 
-Errors carry Go's texts; :mod:`genericserver.httpserver` turns them into Go's canned answers
+Errors carry Go's texts; :mod:`genericserver.net.http.server` turns them into Go's canned answers
 (``400 Bad Request``, ``431``, ``501``, ``505``).
 
 Deliberate differences from Go 1.27. The parity corpus (tests/parity/, recorded from a real Go
@@ -68,9 +68,13 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Optional
 
-from genericserver import bufio, chunked, httpguts, neturl, textproto
+from genericserver.bufio import bufio
+from genericserver.net.http.internal import chunked
+from genericserver.net.textproto import reader as textproto
+from genericserver.net.url import url as neturl
+from genericserver.x.net.http.httpguts import httplex as httpguts
 
-CONN_ID_KEY = "genericserver.httpserver.conn_id"  # environ: the server-side connection id
+CONN_ID_KEY = "genericserver.net.http.server.conn_id"  # environ: the server-side connection id
 MAX_POST_HANDLER_READ_BYTES = 256 << 10  # unread body Go still drops to keep a connection
 DEFAULT_MAX_HEADER_VALUE_COUNT = 500  # Go 1.27's DefaultMaxHeaderValueCount
 READ_SIZE = 64 << 10

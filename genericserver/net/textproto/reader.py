@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from genericserver import bufio
+from genericserver.bufio import bufio
 
 # RFC 7230 tchar as bytes, and a value's allowed bytes (VCHAR, SP, HTAB, obs-text)
 _FIELD_NAME = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -91,7 +91,7 @@ def _canonical_key(a: bytes) -> tuple[str, bool]:
 
 
 class Reader:
-    """``textproto.Reader`` over a :class:`genericserver.bufio.Reader`.
+    """``textproto.Reader`` over a :class:`genericserver.bufio.bufio.Reader`.
 
     ``checked`` says whether the last header was read at one go (``_read_buffered_header``),
     whose pattern is also net/http's later test of every name and value (``ValidHeaderFieldName``,

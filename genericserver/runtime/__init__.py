@@ -30,9 +30,9 @@ semaphore **is** a ``threading.BoundedSemaphore``: stepping into ``ev.wait()`` l
 standard library.
 
 Two runtimes implement :class:`Runtime` (its interface and the primitives built on it, such as
-``RWLock`` and ``Once``, are in :mod:`genericserver.seam`): :class:`ThreadsRuntime` here (the
+``RWLock`` and ``Once``, are in :mod:`genericserver.runtime.seam`): :class:`ThreadsRuntime` here (the
 default, for production and real sockets; this module is the only one that touches
-``threading`` and ``time``, and :mod:`genericserver.speed_tricks` holds its speed tricks) and
+``threading`` and ``time``, and :mod:`genericserver.runtime.speed_tricks` holds its speed tricks) and
 the simulation runtime in :mod:`genericserver.testing.sim`,
 which runs one thread at a time on a virtual clock so that shutdown interleavings can be
 chosen, replayed and stepped through in a debugger. ``use(rt)`` installs a runtime for a block
@@ -49,8 +49,8 @@ import time
 import traceback
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from genericserver import speed_tricks
-from genericserver.seam import BoundedSemaphore, Event, Goroutine, Once, Runtime, RWLock, Timer
+from genericserver.runtime import speed_tricks
+from genericserver.runtime.seam import BoundedSemaphore, Event, Goroutine, Once, Runtime, RWLock, Timer
 
 log = logging.getLogger("genericserver.runtime")
 
@@ -65,7 +65,7 @@ class _ThreadEvent(threading.Event, Event):
 
     ``set``, ``is_set`` and ``wait`` are the standard ones. A ``select`` over several events
     parks on a parker of its own thread (a ``threading.Event``, or the lighter one of
-    :mod:`genericserver.speed_tricks`) and registers it with each event it watches; ``set`` sets
+    :mod:`genericserver.runtime.speed_tricks`) and registers it with each event it watches; ``set`` sets
     those too, after its own flag, so a selector never misses the event that fired.
     """
 
@@ -176,7 +176,7 @@ _selector = threading.local()
 def _selector_parker(new_parker: Callable[[], Any]) -> Any:
     """What this thread parks on in ``select``, cleared: one per thread, not one per select (a
     request's timeout filter selects once). It has ``threading.Event``'s ``set``, ``wait`` and
-    ``clear``: a ``threading.Event``, or a lighter one from :mod:`genericserver.speed_tricks`."""
+    ``clear``: a ``threading.Event``, or a lighter one from :mod:`genericserver.runtime.speed_tricks`."""
     woken = getattr(_selector, "woken", None)
     if woken is None or _selector.made_by is not new_parker:
         woken = _selector.woken = new_parker()
@@ -187,7 +187,7 @@ def _selector_parker(new_parker: Callable[[], Any]) -> Any:
 
 def _parked_lock() -> Any:
     """A select's parker with the speed trick: a lock of ours, parked on as
-    :class:`genericserver.speed_tricks.ParkedLock` says."""
+    :class:`genericserver.runtime.speed_tricks.ParkedLock` says."""
     return speed_tricks.ParkedLock(threading.Lock())
 
 
@@ -213,7 +213,7 @@ class _ThreadPool:
     """Reuses goroutine threads: starting a thread costs far more than handing one a task.
 
     An idle thread waits on its slot's lock for the next goroutine, ``IDLE_LINGER`` at most.
-    ``placer`` (see :mod:`genericserver.speed_tricks`) may pin a thread to its spawner's CPU
+    ``placer`` (see :mod:`genericserver.runtime.speed_tricks`) may pin a thread to its spawner's CPU
     and change its scheduling policy; that changes speed only, never behaviour.
     """
 
@@ -375,7 +375,7 @@ class ThreadsRuntime(Runtime):
     ``go:<goroutine name>`` while it runs one, ``go:idle`` between). All timers share one thread.
     Events are ``threading.Event`` objects, semaphores ``threading.BoundedSemaphore`` ones, locks and
     conditions the ``threading`` ones. With ``tricks`` (the default) goroutine threads are
-    placed, and a ``select`` parks, as :mod:`genericserver.speed_tricks` says: speed only, no
+    placed, and a ``select`` parks, as :mod:`genericserver.runtime.speed_tricks` says: speed only, no
     change in behaviour.
     ``live()`` lists the goroutines still running, so tests can
     prove none leaked, and ``panics`` keeps every exception a goroutine died of (Go would crash

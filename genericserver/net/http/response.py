@@ -34,11 +34,11 @@ from __future__ import annotations
 from email.utils import formatdate
 from typing import Any, Callable, Optional
 
-from genericserver import httpguts
 from genericserver import runtime as rt
-from genericserver.http1 import MAX_POST_HANDLER_READ_BYTES, Request, has_token
-from genericserver.textproto import canonical_mime_header_key, go_quote
+from genericserver.net.http.request import MAX_POST_HANDLER_READ_BYTES, Request, has_token
+from genericserver.net.textproto.reader import canonical_mime_header_key, go_quote
 from genericserver.wsgi import known_chunks
+from genericserver.x.net.http.httpguts import httplex as httpguts
 
 STATUS_TEXT = {
     100: "Continue", 101: "Switching Protocols", 102: "Processing", 103: "Early Hints",

@@ -2,7 +2,7 @@
 
 :class:`Server` serves a WSGI app the way Go's server serves a handler (werkzeug's own server
 has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.1 keep-alive
-(the rules are in :mod:`genericserver.http1`), and Go's life cycle:
+(the rules are in :mod:`.request`), and Go's life cycle:
 
 * connection states ``new`` -> ``active`` (a request's header is in) -> ``idle`` -> ``closed``,
   counted by :meth:`Server.conn_states` and reported to ``conn_state_hook(conn, state)``.
@@ -32,10 +32,10 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   :mod:`genericserver.request`) is cancelled once the response is done or the connection ends.
 
 A client that goes away while its handler runs cancels the request's context, as Go's background
-read does (:mod:`genericserver.connreader`); tests/parity's HTTP/1 shutdown corpus checks it all.
-``close()``, unlike ``shutdown()``, does not run the ``register_on_shutdown`` hooks, as in Go.
+read does (:mod:`.connreader`); tests/parity's HTTP/1 shutdown corpus checks it all. ``close()``,
+unlike ``shutdown()``, does not run the ``register_on_shutdown`` hooks, as in Go.
 
-HTTP/2 (``http2=`` an :class:`genericserver.http2server.Server`): a TLS connection that chose ``h2``
+HTTP/2 (``http2=`` an :class:`.internal.http2.server.Server`): a TLS connection that chose ``h2``
 is served by it (Go's ``TLSNextProto``), *active* here until it ends; its GOAWAY is a shutdown hook.
 
 Differences from Go: no hijacking; after a 431, or an unread body too big to drop, the
@@ -54,19 +54,22 @@ import ssl
 import traceback
 from typing import Any, Callable, Optional
 
-from genericserver import bufio, httpguts, http1, httpresponse, textproto
-from genericserver import context as gocontext
 from genericserver import request as reqctx
 from genericserver import runtime as rt
-from genericserver.connreader import BackgroundReads, ConnReader
-from genericserver.http1 import CONN_ID_KEY
-from genericserver.httpresponse import STATUS_TEXT
+from genericserver.bufio import bufio
+from genericserver.context import context as gocontext
+from genericserver.net.dial import BindError, join_host_port, listen, max_listener_backlog
+from genericserver.net.http import request as httprequest, response as httpresponse
+from genericserver.net.http.connreader import BackgroundReads, ConnReader
+from genericserver.net.http.request import CONN_ID_KEY
+from genericserver.net.textproto import reader as textproto
 from genericserver.wsgi import close_iterable
+from genericserver.x.net.http.httpguts import httplex as httpguts
 
 __all__ = ["ACTIVE", "CLOSED", "CONN_ID_KEY", "ERR_ABORT_HANDLER", "IDLE", "NEW", "ON_PANIC_500", "ON_PANIC_ABORT",
            "AbortHandler", "BindError", "Conn", "Server", "ServerClosed", "listen", "ssl_context_from_files"]
 
-log = logging.getLogger("genericserver.httpserver")
+log = logging.getLogger("genericserver.net.http.server")
 
 NEW, ACTIVE, IDLE, CLOSED = "new", "active", "idle", "closed"  # Go's ConnState names
 ON_PANIC_ABORT, ON_PANIC_500 = "abort", "500"
@@ -101,51 +104,6 @@ class AbortHandler(Exception):
 ERR_ABORT_HANDLER = AbortHandler("net/http: abort Handler")
 
 
-class BindError(OSError):
-    """Listening failed; the message is Go's ``listen tcp <addr>: bind: <reason>``."""
-
-    def __init__(self, err: OSError, address: str):
-        reason = err.strerror or str(err)
-        super().__init__(err.errno, f"listen tcp {address}: bind: {reason[:1].lower()}{reason[1:]}")
-        self.address = address
-
-    def __str__(self) -> str:
-        return str(self.strerror)
-
-
-def _hostport(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def max_listener_backlog() -> int:
-    """Go's ``maxListenerBacklog`` (net/sock_linux.go): the kernel's ``somaxconn``, not 128.
-
-    With Python's default of 128, a burst of connects overflows the accept queue and the client
-    waits out SYN retransmits (about a second each); Go asks for what the kernel allows.
-    """
-    try:
-        with open("/proc/sys/net/core/somaxconn") as f:
-            n = int(f.readline().split()[0])
-    except (OSError, ValueError, IndexError):
-        return socket.SOMAXCONN
-    if n <= 0:
-        return socket.SOMAXCONN
-    return min(n, (1 << 32) - 1) if n > (1 << 16) - 1 else n
-
-
-def listen(host: str = "127.0.0.1", port: int = 0, *, backlog: Optional[int] = None) -> socket.socket:
-    """``net.Listen("tcp", host:port)``; port 0 picks a free port. Raises :class:`BindError`."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Go does on Unix
-        sock.bind((host, port))
-        sock.listen(max_listener_backlog() if backlog is None else backlog)
-    except OSError as err:
-        sock.close()
-        raise BindError(err, _hostport(host, port)) from err
-    return sock
-
-
 def ssl_context_from_files(cert_file: str, key_file: str, alpn: tuple[str, ...] = ("http/1.1",)) -> ssl.SSLContext:
     """A server TLS context from PEM files (TLS >= 1.2), offering the protocols ``alpn``."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -163,7 +121,7 @@ class Conn:
         self.r = ConnReader(sock)  # Go's c.r, under the buffered reader Go's c.bufr
         self.bufr = bufio.Reader(self.r.read)
         self.remote = (addr[0], addr[1]) if isinstance(addr, tuple) else (str(addr), 0)
-        self.remote_addr = _hostport(*self.remote)
+        self.remote_addr = join_host_port(*self.remote)
         try:
             self.local = sock.getsockname()[:2]
         except OSError:
@@ -175,7 +133,7 @@ class Conn:
         self.last_method = ""
         self.ctx, self.cancel = gocontext.with_cancel(gocontext.background())
         self.r.on_error = self.cancel  # a failed read cancels the connection's context (Go's handleReadError)
-        self.environ_base: Optional[dict] = None  # what every request's environ starts from (http1.environ)
+        self.environ_base: Optional[dict] = None  # what every request's environ starts from (httprequest.environ)
 
     def send(self, data: bytes) -> None:
         try:
@@ -196,7 +154,7 @@ class Server:
                  idle_timeout: Optional[float] = 90.0, max_header_bytes: int = 1 << 20,
                  ssl_context: Optional[ssl.SSLContext] = None, error_log: Any = None,
                  conn_state_hook: Optional[Callable[[Conn, str], Any]] = None,
-                 on_panic: str = ON_PANIC_ABORT, max_header_value_count: int = http1.DEFAULT_MAX_HEADER_VALUE_COUNT,
+                 on_panic: str = ON_PANIC_ABORT, max_header_value_count: int = httprequest.DEFAULT_MAX_HEADER_VALUE_COUNT,
                  http2: Any = None):
         if on_panic not in (ON_PANIC_ABORT, ON_PANIC_500):
             raise ValueError(f"on_panic must be {ON_PANIC_ABORT!r} or {ON_PANIC_500!r}")
@@ -204,7 +162,8 @@ class Server:
         self.read_header_timeout = read_header_timeout or None  # 0 or None: no timeout
         self.idle_timeout = idle_timeout or None
         self.max_header_bytes = max_header_bytes if max_header_bytes > 0 else 1 << 20
-        self.max_header_value_count = max_header_value_count if max_header_value_count > 0 else http1.DEFAULT_MAX_HEADER_VALUE_COUNT
+        self.max_header_value_count = max_header_value_count if max_header_value_count > 0 \
+            else httprequest.DEFAULT_MAX_HEADER_VALUE_COUNT
         self.error_log, self.conn_state_hook = error_log, conn_state_hook
         self._mu = rt.lock()
         self._shutting_down = rt.event("http-server-shutting-down")
@@ -424,35 +383,35 @@ class Server:
         c.r.deadline = rt.now() + self.read_header_timeout if self.read_header_timeout else None
         return True
 
-    def _read_request(self, c: Conn) -> tuple[Optional[http1.Request], Optional[BaseException]]:
+    def _read_request(self, c: Conn) -> tuple[Optional[httprequest.Request], Optional[BaseException]]:
         """Go's ``conn.readRequest``: the request, or the error it failed with."""
         c.r.set_read_limit(self._initial_read_limit_size())
         if c.last_method == "POST":  # old clients send a CRLF after a POST body
             peek, _ = c.bufr.peek(4)
             c.bufr.discard(len(peek) - len(peek.lstrip(b"\r\n")))
         try:
-            req = http1.read_request(c.bufr, self.max_header_value_count)
+            req = httprequest.read_request(c.bufr, self.max_header_value_count)
         except BaseException as err:
             if c.r.hit_read_limit():
-                err = http1.TooLarge()
+                err = httprequest.TooLarge()
             return None, err
         if req.proto_major != 1 and not (req.proto == "HTTP/2.0" and req.method == "PRI" and req.request_uri == "*"):
-            return None, http1.StatusError(505, "unsupported protocol version")
+            return None, httprequest.StatusError(505, "unsupported protocol version")
         c.last_method = req.method
         c.r.set_infinite_read_limit()
         hosts = req.header.get("Host")
         h2_upgrade = req.method == "PRI" and req.proto == "HTTP/2.0"
         if req.proto_at_least(1, 1) and not hosts and not h2_upgrade and req.method != "CONNECT":
-            return None, http1.StatusError(400, "missing required Host header")
+            return None, httprequest.StatusError(400, "missing required Host header")
         if hosts is not None and len(hosts) == 1 and not httpguts.valid_host_header(hosts[0]):
-            return None, http1.StatusError(400, "malformed Host header")
+            return None, httprequest.StatusError(400, "malformed Host header")
         if not req.header_checked:  # (a header read at one go passed this very test on its way in)
             for name, values in req.header.items():
                 if not httpguts.valid_header_field_name(name):
-                    return None, http1.StatusError(400, "invalid header name")
+                    return None, httprequest.StatusError(400, "invalid header name")
                 for v in values:
                     if not httpguts.valid_header_field_value(v):
-                        return None, http1.StatusError(400, "invalid header value")
+                        return None, httprequest.StatusError(400, "invalid header value")
         c.r.deadline = None  # no deadline while the app runs and writes (Go's ReadTimeout is 0)
         c.r.set_timeout(None)
         return req, None
@@ -468,13 +427,13 @@ class Server:
 
     def _refuse(self, c: Conn, err: BaseException) -> None:
         """Go's answers to a request it could not read, each followed by closing the connection."""
-        if isinstance(err, http1.TooLarge):
+        if isinstance(err, httprequest.TooLarge):
             c.send(_canned("431 Request Header Fields Too Large"))
             self._close_write_and_wait(c)
-        elif isinstance(err, http1.UnsupportedTE):
+        elif isinstance(err, httprequest.UnsupportedTE):
             c.send(_canned("501 Not Implemented", "Unsupported transfer encoding"))
-        elif isinstance(err, http1.StatusError):
-            text = f"{err.code} {STATUS_TEXT[err.code]}: {err.text}"
+        elif isinstance(err, httprequest.StatusError):
+            text = f"{err.code} {httpresponse.STATUS_TEXT[err.code]}: {err.text}"
             c.send(_canned(text))
         elif isinstance(err, textproto.UnexpectedEOF) or not isinstance(err, (EOFError, OSError)):
             c.send(_canned("400 Bad Request"))  # (a clean end, a timeout or a reset gets no answer)
@@ -519,8 +478,8 @@ class Server:
             return False
         return True
 
-    def _run_app(self, c: Conn, req: http1.Request, resp: httpresponse.Response) -> None:
-        env = http1.environ(c, req)
+    def _run_app(self, c: Conn, req: httprequest.Request, resp: httpresponse.Response) -> None:
+        env = httprequest.environ(c, req)
         ctx, cancel = gocontext.with_cancel(c.ctx)
         reqctx.with_context(env, ctx)
         app = _global_options if req.request_uri == "*" and req.method == "OPTIONS" else self.app
@@ -547,9 +506,9 @@ class Server:
         resp.close_after_reply = True
         if c.broken:
             return  # the connection failed under the app: nothing to report
-        if isinstance(err, http1.BodyError):
+        if isinstance(err, httprequest.BodyError):
             # the client sent a broken or cut-off body, and the app let the read error through:
-            # the client's fault, not a panic (see http1's table of differences)
+            # the client's fault, not a panic (see request.py's table of differences)
             self.logf("http: request body from %s: %s", c.remote_addr, err)
             if not resp.wrote_header:
                 try:

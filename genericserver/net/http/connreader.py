@@ -1,6 +1,6 @@
 """Port of Go's net/http package: ``connReader`` (server.go), a connection's reads and its background read.
 
-:class:`ConnReader` is what a connection's :class:`genericserver.bufio.Reader` reads from: the
+:class:`ConnReader` is what a connection's :class:`genericserver.bufio.bufio.Reader` reads from: the
 socket, bounded by a read limit while a request's header is read (Go's ``setReadLimit``: the
 header may take ``MaxHeaderBytes`` + 4096 bytes; past that every read is an end of stream and
 the request gets 431) and by a deadline (read-header and idle timeouts).

@@ -1,0 +1,1 @@
+"""Go's bufio package: bufio.go (package)."""

@@ -1,0 +1,1 @@
+"""Go's context package: context.go (package)."""

@@ -1,0 +1,1 @@
+"""Go's net packages at their import paths: net/http, net/textproto, net/url (package)."""

@@ -1,0 +1,1 @@
+"""Go's net/textproto package: reader.go (package)."""

@@ -1,0 +1,1 @@
+"""Go's net/url package: url.go (package)."""

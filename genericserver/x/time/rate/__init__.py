@@ -1,0 +1,1 @@
+"""golang.org/x/time/rate (v0.14.0): rate.go (package)."""
