@@ -27,7 +27,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Sequence
 
-from genericserver import errors
+from genericserver.apimachinery import errors
 from genericserver.request import UserInfo
 
 log = logging.getLogger("genericserver.authn")

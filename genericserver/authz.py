@@ -14,7 +14,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol
 
-from genericserver import errors
+from genericserver.apimachinery import errors
 from genericserver.request import UserInfo
 
 

@@ -11,7 +11,7 @@ access line per request) and ``--logging-format`` is ``text`` (klog's lines) or 
 :mod:`genericserver.klog`. ``--version`` prints the version and exits.
 
 The process dies as a Go binary does: a goroutine's panic that nobody recovers (serving that
-stops unexpectedly, a post-start hook's panic: see :mod:`genericserver.utilruntime`) prints
+stops unexpectedly, a post-start hook's panic: see :mod:`genericserver.apimachinery.utilruntime`) prints
 ``panic: ...`` and that goroutine's stack and exits with status 2, and SIGQUIT prints every
 goroutine's stack and exits with status 2 (:mod:`genericserver.runtime.goroutines`).
 
@@ -31,8 +31,9 @@ import argparse
 import sys
 from typing import Any, Callable, Optional, Sequence
 
-from genericserver import klog, sampleapi, signal_handler, version
+from genericserver import klog, sampleapi, signal_handler
 from genericserver import runtime as rt
+from genericserver.apimachinery import version
 from genericserver.config import new_config
 from genericserver.options import LogsOptions, new_server_run_options
 from genericserver.runtime import goroutines

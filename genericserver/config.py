@@ -22,7 +22,9 @@ from typing import Any, Callable
 from prometheus_client import CollectorRegistry, ProcessCollector
 
 from genericserver import request as reqctx
-from genericserver import routes, version
+from genericserver import routes
+from genericserver.apimachinery import version
+from genericserver.apimachinery.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 from genericserver.audit.metrics import AuditMetrics
 from genericserver.chain import default_build_handler_chain, new_request_info_resolver
 from genericserver.events import EventStream
@@ -30,14 +32,13 @@ from genericserver.filters.longrunning import basic_long_running_request_check
 from genericserver.filters.maxinflight import RequestWatermark, start_max_in_flight_watermark_maintenance
 from genericserver.genericapiserver import GenericAPIServer, new_empty_delegate
 from genericserver.handler import APIServerHandler
-from genericserver.healthz.healthz import LogHealthz, PingHealthz
 from genericserver.healthz import HealthChecks
+from genericserver.healthz.healthz import LogHealthz, PingHealthz
 from genericserver.hooks import HookRegistry
 from genericserver.lifecycle_signals import LifecycleSignals, new_lifecycle_signals
 from genericserver.metrics import EXECUTING_PHASE, Metrics
 from genericserver.notfoundhandler import not_found_handler
 from genericserver.slis import SLIMetrics
-from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 
 DEFAULT_LEGACY_API_PREFIX = "/api"
 

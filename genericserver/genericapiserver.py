@@ -36,11 +36,11 @@ from typing import Any, Callable, Optional
 
 from genericserver import klog
 from genericserver import runtime as rt
+from genericserver.apimachinery.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 from genericserver.context import context as gocontext
 from genericserver.events import EventStream
 from genericserver.godur import format_go_duration
 from genericserver.lifecycle_signals import LifecycleSignal, LifecycleSignals
-from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 from genericserver.x.time.rate.rate import Limiter
 
 # In retry-after mode the HTTP server is only shut down after the drain; Go leaves net/http a

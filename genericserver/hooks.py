@@ -3,7 +3,7 @@
 Post-start hooks run once the server serves, each in its own goroutine, and each has a health
 check ``poststarthook/<name>`` (on healthz, livez with the livez grace period, and readyz) that
 says ``not finished`` until the hook returns. Pre-shutdown hooks run one after the other when
-shutdown begins; their errors come back as one :class:`genericserver.errors.Aggregate`.
+shutdown begins; their errors come back as one :class:`genericserver.apimachinery.errors.Aggregate`.
 
 In Go the hooks are fields and methods of ``GenericAPIServer``; here a :class:`HookRegistry`
 holds them, and the server keeps one (``server.hooks``) and delegates to it. The registry adds
@@ -13,7 +13,7 @@ each post-start hook's check through the server's :class:`genericserver.healthz.
 Hooks follow the project's error convention: a hook *raises* an ``Exception`` to fail (Go's
 returned error) and returns ``None`` on success. Go also distinguishes a panic; Python has no
 such thing, so a raised ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``,
-:class:`genericserver.utilruntime.Panic`...) stands for it: each hook runs inside
+:class:`genericserver.apimachinery.utilruntime.Panic`...) stands for it: each hook runs inside
 ``utilruntime.handle_crash()``, as in Go, so a panic is logged as ``Observed a panic`` and raised
 again (``ReallyCrash``); in a process started by ``genericserver serve`` that ends the process
 with exit status 2, as Go's runtime does. A failing post-start hook is fatal, as in Go
@@ -30,9 +30,9 @@ from typing import Any, Callable, Iterable, NoReturn, Optional, Protocol
 
 from genericserver import klog
 from genericserver import runtime as rt
-from genericserver import utilruntime
+from genericserver.apimachinery import utilruntime
+from genericserver.apimachinery.errors import Aggregate, new_aggregate
 from genericserver.context import context as gocontext
-from genericserver.errors import Aggregate, new_aggregate
 from genericserver.responsewriters import go_quote
 from genericserver.runtime.stack import Stack, capture
 

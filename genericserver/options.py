@@ -36,7 +36,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from genericserver import errors, klog
+from genericserver import klog
+from genericserver.apimachinery import errors
 from genericserver.godur import format_go_duration, parse_go_duration
 
 MIB = 1024 * 1024

@@ -11,7 +11,7 @@ collector; here the registry has prometheus_client's ``process_*`` collector ins
 reads the same ``/proc`` figures Go's process collector does.
 
 ``install_version`` is ``Version{}.Install``: ``GET /version`` answers the version information
-(:mod:`genericserver.version`) as indented JSON, ``WriteRawJSON``'s way. Go installs it on the
+(:mod:`genericserver.apimachinery.version`) as indented JSON, ``WriteRawJSON``'s way. Go installs it on the
 go-restful container, which answers other methods with 405; there is no such container here,
 so it sits on the non-go-restful mux and answers 405 itself.
 """
@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterable
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from genericserver.apimachinery.version import Info
 from genericserver.responsewriters import status_line
-from genericserver.version import Info
 
 StartResponse = Callable[..., Any]
 

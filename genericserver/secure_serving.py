@@ -12,7 +12,7 @@ goroutines behind,
   error: ...``) under ``HandleCrash``, which logs ``Observed a panic`` and panics again, and the
   process dies with exit status 2. Here the goroutine raises :class:`StoppedListeningUnexpectedly`
   inside ``utilruntime.handle_crash()``: the same line, then the same death in a process started
-  by ``genericserver serve`` (see :mod:`genericserver.utilruntime`); in tests the threads runtime
+  by ``genericserver serve`` (see :mod:`genericserver.apimachinery.utilruntime`); in tests the threads runtime
   records the panic instead.
 
 With a certificate, HTTP/2 is offered first in ALPN (``h2``, then ``http/1.1``) and served by
@@ -34,7 +34,7 @@ from typing import Any, Callable, Optional
 
 from genericserver import klog
 from genericserver import runtime as rt
-from genericserver import utilruntime
+from genericserver.apimachinery import utilruntime
 from genericserver.context import context as gocontext
 from genericserver.net.http.internal.http2 import server as http2server
 from genericserver.net.http.server import Server, ssl_context_from_files

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from genericserver import runtime as rt
+from genericserver.apimachinery.errors import Aggregate
 from genericserver.audit.event import Event
 from genericserver.audit.union import union
-from genericserver.errors import Aggregate
 
 
 class FakeBackend:

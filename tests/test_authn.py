@@ -22,7 +22,7 @@ from genericserver.authn import (
     union_fail_on_error,
     with_audiences,
 )
-from genericserver.errors import Aggregate
+from genericserver.apimachinery.errors import Aggregate
 from genericserver.request import UserInfo
 
 

@@ -13,7 +13,7 @@ from genericserver.authz import (
     new_privileged_groups,
     union,
 )
-from genericserver.errors import Aggregate
+from genericserver.apimachinery.errors import Aggregate
 from genericserver.request import UserInfo
 
 

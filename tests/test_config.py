@@ -17,6 +17,7 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import runtime as rt
+from genericserver.apimachinery.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 from genericserver.chain import default_build_handler_chain
 from genericserver.config import CompletedConfig, new_config
 from genericserver.context import context as gocontext
@@ -24,7 +25,6 @@ from genericserver.healthz.healthz import named_check
 from genericserver.lifecycle_signals import LifecycleSignals, SignalRecorder
 from genericserver.requestinfo import RequestInfo
 from genericserver.testing.sim import Simulation
-from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup
 
 WAIT = 30.0  # Go's wait.ForeverTestTimeout
 

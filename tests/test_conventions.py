@@ -150,6 +150,10 @@ FOLDERS = [
     ("api:discovery/v1/", "api/discovery/v1"),
     ("api:autoscaling/v1/", "api/autoscaling/v1"),
     ("apimachinery:pkg/util/intstr/", "apimachinery"),
+    ("apimachinery:pkg/util/waitgroup/", "apimachinery"),
+    ("apimachinery:pkg/util/errors/", "apimachinery"),
+    ("apimachinery:pkg/util/runtime/", "apimachinery"),
+    ("apimachinery:pkg/version/", "apimachinery"),
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
@@ -182,7 +186,7 @@ NAME_EXCEPTIONS = {
     "healthz/__init__.py": "pkg/server/healthz.go: Python cannot hold healthz.py beside the healthz/ folder",
     "audit/event.py": "pkg/apis/audit/v1/types.go: audit/types.py is pkg/audit/types.go already",
     "cluster/store.py": "the cluster world's object store; delete.go's graceful deletion is the part ported",
-    "utilruntime.py": "apimachinery's util/runtime/runtime.go, imported as utilruntime in Go too: runtime.py is the seam",
+    "apimachinery/utilruntime.py": "apimachinery's util/runtime/runtime.go, imported as utilruntime in Go too: apimachinery/runtime/ is pkg/runtime",
 }
 SINGLE_PORT = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes|kube-openapi)/(\S+?)(\{[^}]*\})?\.go\b")
 

@@ -1,4 +1,4 @@
-"""Tests of genericserver.errors: the cases of apimachinery's pkg/util/errors/errors_test.go."""
+"""Tests of genericserver.apimachinery.errors: the cases of apimachinery's pkg/util/errors/errors_test.go."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from genericserver.errors import (
+from genericserver.apimachinery.errors import (
     Aggregate,
     aggregate_goroutines,
     create_aggregate_from_message_count_map,

@@ -22,11 +22,11 @@ from genericserver.filters.maxinflight import (
     start_max_in_flight_watermark_maintenance,
     with_max_in_flight_limit,
 )
+from genericserver.apimachinery.waitgroup import WaitGroup
 from genericserver.metrics import Metrics
 from genericserver.request import UserInfo
 from genericserver.requestinfo import RequestInfo, RequestInfoFactory
 from genericserver.testing.sim import Scripted, Simulation, schedules
-from genericserver.waitgroup import WaitGroup
 
 TOO_MANY = b"Too many requests, please try again later.\n"
 

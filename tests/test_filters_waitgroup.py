@@ -8,9 +8,9 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import request
+from genericserver.apimachinery.waitgroup import AddAfterWaitError, SafeWaitGroup
 from genericserver.filters.waitgroup import with_wait_group
 from genericserver.requestinfo import RequestInfo
-from genericserver.waitgroup import AddAfterWaitError, SafeWaitGroup
 
 NEVER_LONG_RUNNING = lambda environ, info: False  # noqa: E731
 WATCH_IS_LONG_RUNNING = lambda environ, info: info.verb == "watch"  # noqa: E731

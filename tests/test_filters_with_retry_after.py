@@ -6,10 +6,10 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import request, runtime as rt
+from genericserver.apimachinery.waitgroup import SafeWaitGroup
 from genericserver.filters.waitgroup import with_wait_group
 from genericserver.filters.with_retry_after import is_request_exempt_from_retry_after, with_retry_after
 from genericserver.requestinfo import RequestInfo
-from genericserver.waitgroup import SafeWaitGroup
 
 
 def channel(closed: bool) -> rt.Event:

@@ -43,12 +43,12 @@ from genericserver.genericapiserver import (
     PreparedGenericAPIServer,
     watch_drain_limiter,
 )
+from genericserver.apimachinery.waitgroup import SafeWaitGroup
 from genericserver.lifecycle_signals import SignalRecorder
 from genericserver.net.http.server import NEW, Server, listen
 from genericserver.secure_serving import SecureServingInfo, run_server
 from genericserver.testing.client import Client, Result
 from genericserver.testing.sim import FirstRunnable, SeededRandom, Simulation
-from genericserver.waitgroup import SafeWaitGroup
 from genericserver.x.time.rate.rate import Limiter
 
 WAIT = 30.0  # Go's wait.ForeverTestTimeout

@@ -1,6 +1,6 @@
 """A process dies as a Go binary does: of a panic nobody recovered (exit 2 with the goroutine's
 stack) and of SIGQUIT (exit 2 with every goroutine's stack). genericserver.runtime.goroutines and
-genericserver.utilruntime in process, then ``genericserver serve`` in a subprocess."""
+genericserver.apimachinery.utilruntime in process, then ``genericserver serve`` in a subprocess."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import socket
 import pytest
 
 from genericserver import runtime as rt
-from genericserver import utilruntime
+from genericserver.apimachinery import utilruntime
 from genericserver.net.http.server import Server, listen
 from genericserver.runtime import goroutines
 from genericserver.secure_serving import StoppedListeningUnexpectedly, run_server

@@ -11,8 +11,8 @@ from werkzeug.test import Client
 
 from genericserver import klog
 from genericserver import runtime as rt
+from genericserver.apimachinery.errors import Aggregate
 from genericserver.context import context as gocontext
-from genericserver.errors import Aggregate
 from genericserver.healthz import HealthCheckRegistryError, HealthChecks
 from genericserver.hooks import HookError, HookRegistry, PostStartHookContext, PreShutdownHookError
 from genericserver.mux import PathRecorderMux

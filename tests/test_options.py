@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from genericserver import errors
+from genericserver.apimachinery import errors
 from genericserver.config import new_config
 from genericserver.godur import format_go_duration_ns
 from genericserver.options import (

@@ -1,4 +1,4 @@
-"""Tests of genericserver/waitgroup.py: RateLimitedSafeWaitGroup.
+"""Tests of genericserver/apimachinery/waitgroup.py: RateLimitedSafeWaitGroup.
 
 Ports of k8s.io/apimachinery/pkg/util/waitgroup/ratelimited_waitgroup_test.go (v1.36.0), the
 burst-of-one case on the simulation runtime's virtual clock, and a Hypothesis state machine
@@ -21,7 +21,7 @@ from genericserver.testing.choosers import schedules
 from genericserver.testing.sim import Simulation
 from genericserver.testing.sim_machine import SimulatedMachine
 from genericserver.x.time.rate.rate import INF, Limiter
-from genericserver.waitgroup import (
+from genericserver.apimachinery.waitgroup import (
     ADD_AFTER_WAIT,
     NO_FACTORY,
     AddAfterWaitError,

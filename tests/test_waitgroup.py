@@ -1,4 +1,4 @@
-"""Tests of genericserver/waitgroup.py: SafeWaitGroup and the WaitGroup under it.
+"""Tests of genericserver/apimachinery/waitgroup.py: SafeWaitGroup and the WaitGroup under it.
 
 Ports of k8s.io/apimachinery/pkg/util/waitgroup/waitgroup_test.go (v1.36.0) plus a
 Hypothesis state machine against a plain counter model, run on the simulation runtime.
@@ -19,7 +19,7 @@ from genericserver.testing.choosers import schedules
 from genericserver.testing.sim import Deadlock
 from genericserver.testing.sim_machine import SimulatedMachine
 from genericserver.testing.variants import variant
-from genericserver.waitgroup import (
+from genericserver.apimachinery.waitgroup import (
     ADD_AFTER_WAIT,
     AddAfterWaitError,
     NegativeCounterError,

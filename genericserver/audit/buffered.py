@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
+from genericserver.apimachinery.waitgroup import WaitGroup
 from genericserver.audit.event import Event
 from genericserver.audit.metrics import handle_plugin_error
-from genericserver.waitgroup import WaitGroup
 from genericserver.x.time.rate.rate import Limiter
 
 log = logging.getLogger("genericserver.audit")

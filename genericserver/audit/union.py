@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from genericserver import errors
 from genericserver import runtime as rt
+from genericserver.apimachinery import errors
 from genericserver.audit.event import Event
 
 

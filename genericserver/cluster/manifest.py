@@ -37,7 +37,7 @@ from typing import Any, Optional, Union
 
 import yaml
 
-from genericserver import version
+from genericserver.apimachinery import version
 from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, validate_strategy
 from genericserver.options import LogsOptions, new_server_run_options
 from genericserver.serving_options import AuditOptions, AuthenticationOptions, AuthorizationOptions, SecureServingOptions

@@ -348,7 +348,7 @@ LABS: tuple[Lab, ...] = (
         go_file="apimachinery/pkg/util/waitgroup/waitgroup.go",
         go_function="SafeWaitGroup.Add and SafeWaitGroup.Wait",
         go_url=V136 + "staging/src/k8s.io/apimachinery/pkg/util/waitgroup/waitgroup.go#L36-L57",
-        python=Place("genericserver.waitgroup", "SafeWaitGroup.add"),
+        python=Place("genericserver.apimachinery.waitgroup", "SafeWaitGroup.add"),
         tools=(
             "fuzz: genericserver fuzz - lincheck's SafeWaitGroup hunt",
             "replay: genericserver replay FILE --trace - the history, one column each",
@@ -359,7 +359,7 @@ LABS: tuple[Lab, ...] = (
         hint="lincheck.run_history(TARGETS['SafeWaitGroup'], scenario, schedule) and lincheck.verdict; "
              "two preemptions suffice: expand({2: 1, 3: 1}).",
         answer="safe-wait-group-check-outside-lock.json",
-        breakpoint=Place("genericserver.waitgroup", "SafeWaitGroup.wait"),
+        breakpoint=Place("genericserver.apimachinery.waitgroup", "SafeWaitGroup.wait"),
     ),
     Lab(
         name="audit-finished-before-flush",

@@ -17,13 +17,13 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
+from genericserver.apimachinery.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
 from genericserver.audit.buffered import BatchConfig, BufferedBackend
 from genericserver.audit.event import Event as AuditEvent
 from genericserver.context import context
 from genericserver.filters.timeout import _Handoff
 from genericserver.lifecycle_signals import LifecycleSignal
 from genericserver.testing.lincheck import BLOCKED, FINISHED, Model, Op, Target
-from genericserver.waitgroup import RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
 from genericserver.x.time.rate.rate import Limiter
 
 NEGATIVE = "NegativeCounterError"

@@ -41,6 +41,7 @@ from urllib.parse import parse_qs
 
 import genericserver.config  # noqa: F401  (imports every module with a module-level lock under the threads runtime)
 from genericserver import request as reqctx, runtime as rt
+from genericserver.apimachinery.waitgroup import AddAfterWaitError, RateLimitedSafeWaitGroup, SafeWaitGroup
 from genericserver.audit.context import audit_id_from
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import new_config
@@ -54,7 +55,6 @@ from genericserver.testing.quiet import without_disabled_auth_warnings
 from genericserver.testing.sim import Simulation, SimulationError
 from genericserver.testing.transport import REQUEST_ID_HEADER, MemoryListener, NoLock, memory_server_factory
 from genericserver.testing.variants import Variant
-from genericserver.waitgroup import AddAfterWaitError, RateLimitedSafeWaitGroup, SafeWaitGroup
 
 KINDS = ("ordinary", "mutating", "watch", "long-running", "exempt", "loopback", "readyz")
 EXEMPT_KINDS = frozenset({"exempt", "loopback", "readyz"})

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from genericserver.apimachinery.errors import new_aggregate
 from genericserver.apimachinery.field import errors as field
-from genericserver.errors import new_aggregate
 
 BINARY_OPERATORS = ["in", "notin", "=", "==", "!=", "gt", "lt"]
 _TOKENS = {")": "CLOSED_PAR", ",": "COMMA", "!": "DOES_NOT_EXIST", "==": "DOUBLE_EQUALS", "=": "EQUALS", ">": "GREATER_THAN",

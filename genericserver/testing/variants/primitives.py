@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
+from genericserver.apimachinery.waitgroup import NO_FACTORY, AddAfterWaitError, NegativeCounterError, RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
 from genericserver.audit.buffered import BufferedBackend, _handle_crash
 from genericserver.context import context as gocontext
 from genericserver.context.context import ContextError
@@ -21,7 +22,6 @@ from genericserver.filters.timeout import _Handoff
 from genericserver.lifecycle_signals import LifecycleSignal
 from genericserver.runtime import seam
 from genericserver.testing.variants import Variant
-from genericserver.waitgroup import NO_FACTORY, AddAfterWaitError, NegativeCounterError, RateLimitedSafeWaitGroup, SafeWaitGroup, WaitGroup
 from genericserver.x.time.rate.rate import Limiter
 
 
