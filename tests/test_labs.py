@@ -361,9 +361,11 @@ def test_new_test_writes_the_active_labs_starter_and_refuses_what_it_cannot(tmp_
     assert "replay file" in capsys.readouterr().err
 
 
-def test_an_answer_that_looks_for_the_switch_instead_of_the_behaviour_is_not_caught(tmp_path):
+def test_an_answer_that_looks_for_the_switch_instead_of_the_behaviour_is_not_caught(tmp_path, monkeypatch):
     # it would "catch" any bug by reading which lab the check switched in; the check runs it where
-    # neither the variable nor the state file can be seen, so both runs pass alike
+    # neither the variable nor the state file can be seen, so both runs pass alike (its two pytest
+    # runs need none of pytest's auto-loaded plugins, as in test_lab_check_runs_a_pytest_file_twice...)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     answer = tmp_path / "test_sly.py"
     answer.write_text(
         "import os, pathlib\n\n\n"
