@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 
 import pytest
 
 from genericserver import runtime as rt
 from genericserver.runtime import _ThreadPool as ThreadPool
-from genericserver.runtime import speed_tricks
+from genericserver.runtime import goroutines, speed_tricks
 from genericserver.runtime.speed_tricks import SpawnerCPU, detect as cpu_placement
 
 WAIT = 10.0
@@ -237,6 +238,34 @@ def test_release_idle_ends_idle_threads_at_once_instead_of_after_the_linger(monk
         t.join(WAIT)
         assert not t.is_alive(), t.name
     assert pool._idle == []
+
+
+def test_a_goroutine_handed_to_an_idle_thread_is_in_a_dump_before_that_thread_runs(monkeypatch):
+    # a SIGQUIT on a loaded CI came while the pooled thread handed go:drain-watches had not woken
+    # yet: the dump showed a "go:idle" thread and no drain-watches. Go lists it as runnable.
+    monkeypatch.setattr(rt, "IDLE_LINGER", 60.0)
+    pool = ThreadPool()
+    run_and_wait(pool)
+    wait_idle(pool)
+    release, done = threading.Event(), threading.Event()
+
+    def body():
+        release.wait(WAIT)
+        done.set()
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)  # this thread keeps the GIL until it blocks: the worker cannot wake yet
+    try:
+        pool.run(body, "go:drain-watches")
+        dump = goroutines.format_all_goroutines()
+    finally:
+        sys.setswitchinterval(switch)
+    assert '"go:drain-watches" [runnable]:' in dump, dump
+    assert '"go:idle"' not in dump, dump
+    release.set()
+    assert done.wait(WAIT)
+    wait_idle(pool)
+    pool.release_idle()
 
 
 def test_without_tricks_the_runtime_leaves_threads_where_the_os_puts_them_and_selects_park_on_events():

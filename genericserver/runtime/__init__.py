@@ -199,12 +199,13 @@ IDLE_LINGER = 0.05
 class _Slot:
     """One pooled thread's mailbox: ``ready`` is released when ``task`` was set."""
 
-    __slots__ = ("ready", "task", "tid", "cpu")
+    __slots__ = ("ready", "task", "thread", "tid", "cpu")
 
     def __init__(self) -> None:
         self.ready = threading.Lock()
         self.ready.acquire()
         self.task: Optional[tuple[Callable[[], None], str]] = None
+        self.thread = threading.current_thread()
         self.tid = threading.get_native_id()
         self.cpu = -1  # the CPU the placer pinned this thread to, -1 for none
 
@@ -228,6 +229,9 @@ class _ThreadPool:
         if slot is not None:
             self._placer.move_to_spawner(slot)
             slot.task = (body, name)
+            # named now, not when it wakes: a goroutine dump taken before the thread runs lists
+            # the goroutine (Go's "runnable"), where it would otherwise show an idle thread
+            slot.thread.name = name
             slot.ready.release()
             return
         cpu = self._placer.spawner_cpu()
@@ -246,7 +250,7 @@ class _ThreadPool:
         slot = _Slot()
         self._placer.start_worker(slot, cpu)
         while True:
-            body, me.name = task
+            body = task[0]  # the spawner named this thread after the goroutine (run)
             body()
             me.name = "go:idle"
             with self._lock:
@@ -372,7 +376,7 @@ class ThreadsRuntime(Runtime):
     Goroutines run on daemon threads because Go does not wait for goroutines when ``main``
     returns. The threads come from a pool (:class:`_ThreadPool`): a thread
     whose goroutine returned waits ``IDLE_LINGER`` for the next one before it ends (it is named
-    ``go:<goroutine name>`` while it runs one, ``go:idle`` between). All timers share one thread.
+    ``go:<goroutine name>`` from the moment it is handed one, ``go:idle`` between). All timers share one thread.
     Events are ``threading.Event`` objects, semaphores ``threading.BoundedSemaphore`` ones, locks and
     conditions the ``threading`` ones. With ``tricks`` (the default) goroutine threads are
     placed, and a ``select`` parks, as :mod:`genericserver.runtime.speed_tricks` says: speed only, no

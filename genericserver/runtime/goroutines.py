@@ -79,10 +79,13 @@ def traceback_frames(tb: Optional[TracebackType]) -> list[tuple[FrameType, int]]
     return frames
 
 
-def _state(frames: list[tuple[FrameType, int]], current: bool) -> str:
+def _state(frames: list[tuple[FrameType, int]], current: bool, name: str = "") -> str:
     if current or not frames:
         return "running"
-    return _STATES.get(frames[0][0].f_code.co_name, "running")
+    state = _STATES.get(frames[0][0].f_code.co_name, "running")
+    if state == "idle" and name != "go:idle":
+        return "runnable"  # handed a goroutine (and named after it) but not yet running it
+    return state
 
 
 def goroutine_header(thread: threading.Thread, state: str) -> str:
@@ -102,7 +105,7 @@ def format_all_goroutines() -> str:
         stack = stack_of(frame)
         if thread is me:
             stack = stack[1:]  # leave out this function itself
-        lines = [goroutine_header(thread, _state(stack, thread is me))] + frame_lines(stack)
+        lines = [goroutine_header(thread, _state(stack, thread is me, thread.name))] + frame_lines(stack)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
