@@ -4,15 +4,17 @@ In ``--shutdown-send-retry-after`` mode a request that arrives after NotAcceptin
 while requests in flight drain, gets 429 with ``Retry-After: 5`` and ``Connection: close``
 (with_retry_after.go). client-go retries a 429 that carries Retry-After, after that many
 seconds, up to ten times (rest/with_retry.go), logging ``"Got a Retry-After response"
-delay="5s" attempt=1`` at ``-v=4``; by then, or by its next retry if the first came early in
-the window, this server has drained and exited, so kubectl's retry is refused. The Python
-client does the same through urllib3, whose default ``Retry`` honours ``Retry-After`` on a
-429: it sleeps 5 s, retries, and ends refused too.
+delay="5s" attempt=1`` at ``-v=4``; by then this server has drained and exited (the test ends
+the drain once the 429 is served: see ``draining_server``), so kubectl's retry is refused. The
+Python client does the same through urllib3, whose default ``Retry`` honours ``Retry-After`` on
+a 429: it sleeps 5 s, retries, and ends refused too.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import socket
 import threading
 import time
 
@@ -34,21 +36,32 @@ def k8s():
 
 @pytest.fixture
 def draining_server():
-    # the delay makes sure /slow is admitted before the server stops accepting (as test_cmd's
-    # retry-after test; on two cores running two suites it once took over a second to arrive);
-    # /slow then holds the drain, and with it the 429 window, for about 7 s more: the client's
-    # first request must land inside it (its retry may then meet a second 429 before the end)
-    sp = ServerProcess("--v=1", "--shutdown-send-retry-after", "--shutdown-delay-duration", "3s")
-    slow_result = {}
-    slow = threading.Thread(target=lambda: slow_result.setdefault("r", sp.client().get("/slow?seconds=10", timeout=WAIT)),
-                            name="slow-client")
-    slow.start()
+    """A server in its 429 window, and the window closed by the test once the client got its 429.
+
+    A ``/slow`` request sent before the shutdown holds the drain, and with it the window, open
+    (the 3 s delay lets it be admitted first, however busy the machine). When the server logs
+    the 429 it gave the client's list (its access line, at ``--v=3``), the ``/slow`` client
+    hangs up: the server cancels that request (the background read), the drain ends, the
+    listener closes, and the client's retry five seconds later is refused. A window of fixed
+    length failed under two suites at once: the client's first request came after it."""
+    sp = ServerProcess("--v=3", "--shutdown-send-retry-after", "--shutdown-delay-duration", "3s")
+    slow = socket.create_connection(("127.0.0.1", sp.port), timeout=WAIT)
+    slow.sendall(b"GET /slow?seconds=60 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     sp.signal()
     sp.expect(r'name="NotAcceptingNewRequest"')
+
+    def close_the_window():
+        sp.expect(r'"HTTP" verb="LIST" URI="/api/v1/namespaces/default/configmaps.*resp=429')
+        slow.close()
+
+    closer = threading.Thread(target=close_the_window, name="window-closer")
+    closer.start()
     yield sp
-    slow.join(WAIT)
-    assert slow_result["r"].status == 200  # what was in flight finished
+    closer.join(WAIT)
     assert sp.wait() == 0
+    # /slow was in flight until its client left: the drain waited for it, then ended. Its context
+    # ended, and the handler (503, "gave up waiting") races the timeout filter (504), as in Go
+    assert any(re.search(r'"HTTP" verb="GET" URI="/slow\?seconds=60".*resp=50[34]', line) for line in sp.seen), "\n".join(sp.seen)
     sp.kill()
 
 
