@@ -197,7 +197,7 @@ def test_hint_and_solution_print_the_labs_own(here, capsys):
     assert lab_cmd("stop") == 0
 
 
-def test_lab_check_runs_a_pytest_file_twice_in_pytest_with_the_plugin(here, capsys, monkeypatch):
+def test_lab_check_runs_a_pytest_file_in_pytest_with_the_plugin_once_per_bug(here, capsys, monkeypatch):
     # the learner's route: start, write a test file, check it. pytest's auto-loaded plugins
     # (Hypothesis's costs half a second to import) are not needed by this file.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
@@ -211,6 +211,7 @@ def test_lab_check_runs_a_pytest_file_twice_in_pytest_with_the_plugin(here, caps
         r"lab readyz-red-too-late: checking test_readyz.py"
         r" with the bug: 1 failed in [\d.]+s: test_readyz.py:\d+: AssertionError: ok \(assert 200 == 500\)"
         r" without the bug: 1 passed in [\d.]+s"
+        r" other bugs: passes with each of the 11 that change something else"
         r" caught: fails with the bug, passes without it", text), text
     assert_shows(expected("workshop-lab-check"), out)  # what docs/workshop.md shows a room
     assert lab_cmd("stop") == 0
@@ -364,7 +365,7 @@ def test_new_test_writes_the_active_labs_starter_and_refuses_what_it_cannot(tmp_
 def test_an_answer_that_looks_for_the_switch_instead_of_the_behaviour_is_not_caught(tmp_path, monkeypatch):
     # it would "catch" any bug by reading which lab the check switched in; the check runs it where
     # neither the variable nor the state file can be seen, so both runs pass alike (its two pytest
-    # runs need none of pytest's auto-loaded plugins, as in test_lab_check_runs_a_pytest_file_twice...)
+    # runs need none of pytest's auto-loaded plugins, as in test_lab_check_runs_a_pytest_file_in_pytest...)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     answer = tmp_path / "test_sly.py"
     answer.write_text(
@@ -375,3 +376,43 @@ def test_an_answer_that_looks_for_the_switch_instead_of_the_behaviour_is_not_cau
     (tmp_path / ".genericserver-lab").write_text("readyz-red-too-late\n")  # as 'lab start' leaves it
     verdict = check(lab("readyz-red-too-late"), answer)
     assert not verdict.caught and verdict.with_bug.passed and verdict.without_bug.passed, verdict.message
+
+
+# answers that judge the switch, or nothing, instead of the behaviour: refused by every bug hunt
+SWITCH_BY_SOURCE = '''import inspect
+import sys
+
+
+def test_no_function_of_the_project_comes_from_a_variant():
+    # a bug is switched in by replacing functions with ones written in testing/variants/
+    for name, module in list(sys.modules.items()):
+        if name.startswith("genericserver.") and ".testing" not in name and ".labs" not in name:
+            for value in list(vars(module).values()):
+                for fn in list(vars(value).values()) if inspect.isclass(value) else [value]:
+                    code = getattr(fn, "__code__", None)
+                    assert code is None or "variants" not in code.co_filename, fn
+'''
+SWITCH_BY_ENVIRONMENT = '''import os
+
+
+def test_the_switch_is_off():
+    assert not os.environ.get("GENERICSERVER_LAB")
+'''
+NO_ASSERTION = '''from genericserver.testing.scenario import Scenario, run_scenario
+
+
+def test_a_shutdown_runs():
+    run_scenario(Scenario())
+'''
+
+
+@pytest.mark.parametrize("name", [the_lab.name for the_lab in LABS if the_lab.variant])
+def test_answers_that_judge_the_switch_or_nothing_are_refused(name, here):
+    for answer, refused in ((SWITCH_BY_SOURCE, "not caught: it fails with another lab's bug too ("),
+                            (SWITCH_BY_ENVIRONMENT, "not caught: it passes with the bug too"),
+                            (NO_ASSERTION, "not caught: it passes with the bug too")):
+        (here / "test_answer.py").write_text(answer)
+        verdict = check(lab(name), here / "test_answer.py", isolate=False)
+        if answer is SWITCH_BY_SOURCE and verdict.with_bug.passed:
+            refused = "not caught: it passes with the bug too"  # this bug replaces no function
+        assert not verdict.caught and verdict.message.startswith(refused), (answer, verdict.lines())

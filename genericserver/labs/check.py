@@ -1,15 +1,19 @@
 """``genericserver lab check FILE``: does the learner's file catch the lab's bug? (no Go twin)
 
-For a bug hunt the file is run twice, once with the lab's bug switched in and once on the server
-as it is, and it is right when it **fails with the bug and passes without it**. Any other pair of
-results gets one line saying what to change. Three kinds of file:
+For a bug hunt the file is run with the lab's bug switched in and on the server as it is, and it
+is right when it **fails with the bug and passes without it**, and then also **passes with every
+other lab's bug that changes something else**: a test that fails whatever changed is looking at
+the switch (where a function's source lives, what is in the environment), not at the behaviour.
+Which bugs change the same behaviour is the lab's own answer's to say: those it fails with are
+left out. Any other result gets one line saying what to change. Three kinds of file:
 
 * a pytest test file (``*.py``): run by pytest in a subprocess, with the plugin
   :mod:`genericserver.labs.pytest_plugin` and :data:`~genericserver.labs.state.LAB_ENV` saying
   which bug to switch in (the learner's code runs in a process of its own, with real pytest:
-  fixtures, ``pytest.raises``, conftest files). It runs from a copy in a fresh directory, and
-  the plugin removes the variable before the tests load, so a test that looks for the switch
-  (the variable, the state file) sees the same in both runs and is not "caught";
+  fixtures, ``pytest.raises``, conftest files; one pytest process per bug, forked from one warm
+  one: :mod:`genericserver.labs.forkrun`). It runs from a copy in a fresh directory, and the
+  plugin removes the variable before the tests load, so a test that looks for the switch (the
+  variable, the state file) sees the same in both runs and is not "caught";
 * a replay file (``*.json``) of :mod:`genericserver.testing.replay`: a lifecycle run (it passes
   when every invariant holds) or a lincheck history (it passes when it is linearizable). The
   file's own ``variant`` is ignored: the check decides what is switched in. These run in this
@@ -34,6 +38,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -72,6 +77,7 @@ class Verdict:
     without_bug: Optional[Outcome]  # None for a what-if lab
     caught: bool
     message: str
+    other_bugs: str = ""  # how it did with the other labs' bugs (run only once it is caught)
 
     def lines(self) -> list[str]:
         out = [f"lab {self.lab.name}: checking {self.path}"]
@@ -80,6 +86,8 @@ class Verdict:
         else:
             out.append(f"  with the bug:    {self.with_bug.summary}")
             out.append(f"  without the bug: {self.without_bug.summary}")
+        if self.other_bugs:
+            out.append(f"  other bugs:      {self.other_bugs}")
         out.append(self.message)
         return out
 
@@ -111,10 +119,39 @@ def check(lab: Lab, path: os.PathLike | str, *, isolate: bool = True) -> Verdict
         return Verdict(lab, path, outcome, None, outcome.passed, message)
     if kind == "manifest":
         raise LabCheckError(f"{path}: lab {lab.name} is a bug hunt: its answer is a test (.py) or a replay file (.json)")
-    with_bug = run(lab, path, bug=True, isolate=isolate)
-    without_bug = run(lab, path, bug=False, isolate=isolate)
+    with_bug, without_bug = run_with(path, [lab.name, ""], isolate=isolate)
     caught = with_bug.ran and without_bug.ran and not with_bug.passed and without_bug.passed
-    return Verdict(lab, path, with_bug, without_bug, caught, explain(lab, path, with_bug, without_bug))
+    verdict = Verdict(lab, path, with_bug, without_bug, caught, explain(lab, path, with_bug, without_bug))
+    if caught:
+        others = other_bugs(lab)
+        for other, outcome in zip(others, run_with(path, [o.name for o in others], isolate=isolate)):
+            if not outcome.passed:
+                verdict.caught = False
+                verdict.other_bugs = f"fails with {other.name}'s: {outcome.summary}"
+                verdict.message = (f"not caught: it fails with another lab's bug too ({other.name}: {other.title}) - "
+                                   "it notices that something changed, not what this bug changes")
+                break
+        else:
+            verdict.other_bugs = f"passes with each of the {len(others)} that change something else"
+    return verdict
+
+
+def other_bugs(lab: Lab) -> list[Lab]:
+    """The other labs' bugs an answer to ``lab`` must pass with: all but those the lab's own
+    answer fails with (they change the same behaviour)."""
+    from genericserver.labs.registry import LABS
+
+    others = [o for o in LABS if o.variant and o.name != lab.name]
+    return [o for o in others if run_with(lab.answer_path, [o.name], isolate=False)[0].passed]
+
+
+def run_with(path: pathlib.Path, labs: list[str], *, isolate: bool = True) -> list[Outcome]:
+    """Run ``path`` once with each of ``labs``' bugs switched in ("": none)."""
+    from genericserver.labs.registry import lab as lab_named
+
+    if file_kind(path) == "pytest" and isolate:
+        return run_pytest(path, labs)
+    return [run(lab_named(name) if name else None, path, bug=bool(name), isolate=isolate) for name in labs]
 
 
 def explain(lab: Lab, path: pathlib.Path, with_bug: Outcome, without_bug: Outcome) -> str:
@@ -131,44 +168,55 @@ def explain(lab: Lab, path: pathlib.Path, with_bug: Outcome, without_bug: Outcom
     return "backwards: it passes with the bug and fails without it - assert what the server as it is does"
 
 
-def run(lab: Lab, path: pathlib.Path, *, bug: bool, isolate: bool = True) -> Outcome:
+def run(lab: Optional[Lab], path: pathlib.Path, *, bug: bool, isolate: bool = True) -> Outcome:
     """Run ``path`` once, with ``lab``'s bug switched in or not."""
     kind = file_kind(path)
+    switched = variant(lab.variant) if bug and lab is not None else Variant()
     if kind == "pytest":
-        return run_pytest(lab, path, bug) if isolate else run_tests_here(path, variant(lab.variant) if bug else Variant())
+        return run_pytest(path, [lab.name if bug and lab is not None else ""])[0] if isolate else run_tests_here(path, switched)
     if kind == "replay":
-        return run_replay(path, variant(lab.variant) if bug else Variant())
+        return run_replay(path, switched)
     raise LabCheckError(f"{path}: a manifest is the answer of a what-if lab only")
 
 
 # -- pytest files --------------------------------------------------------------------------------
 
 
-def run_pytest(lab: Lab, path: pathlib.Path, bug: bool) -> Outcome:
-    """pytest on ``path`` in a subprocess, the plugin switching the bug in (or not).
+def run_pytest(path: pathlib.Path, labs: list[str]) -> list[Outcome]:
+    """pytest on ``path`` once per name in ``labs`` (that lab's bug switched in; "": none), each
+    run a fresh pytest process forked from one warm one (:mod:`genericserver.labs.forkrun`).
 
     The test must judge behaviour, not the switch: it runs from a copy in a directory of its
-    own, with the Python files beside it (no lab state file to read), and the plugin takes :data:`LAB_ENV` out of the
-    environment before any test is imported, so both runs look alike from the inside."""
-    env = dict(os.environ, **{LAB_ENV: lab.name if bug else ""})
+    own, with the Python files beside it (no lab state file to read), and the plugin takes
+    :data:`LAB_ENV` out of the environment before any test is imported, so the runs look alike
+    from the inside."""
+    env = {k: v for k, v in os.environ.items() if k != LAB_ENV}
     with tempfile.TemporaryDirectory(prefix="genericserver-lab-check-") as where:
         copy = pathlib.Path(where) / path.name
         for module in {path, *path.parent.glob("*.py")}:  # its helpers and conftest come along
             shutil.copyfile(module, pathlib.Path(where) / module.name)
-        argv = [sys.executable, "-m", "pytest", "-q", "--tb=line", "-p", "no:cacheprovider",
-                "-p", "genericserver.labs.pytest_plugin", "--rootdir", where, str(copy)]
-        try:
-            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=PYTEST_TIMEOUT, cwd=where)
-        except subprocess.TimeoutExpired:
-            return Outcome(False, f"pytest did not finish within {PYTEST_TIMEOUT:g} s")
-    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
-    summary = lines[-1].strip("= ") if lines else (done.stderr.strip().splitlines() or ["no output"])[-1]
-    if done.returncode == 0:
+        argv = [sys.executable, "-m", "genericserver.labs.forkrun", "--timeout", str(PYTEST_TIMEOUT), where, str(copy), *labs]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=where)
+    try:
+        results = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return [Outcome(False, f"pytest could not run it: {why}", ran=False) for _ in labs]
+    return [pytest_outcome(r["status"], r["output"]) for r in results]
+
+
+def pytest_outcome(status: int, output: str) -> Outcome:
+    """What one pytest run's exit status and output say."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    summary = lines[-1].strip("= ") if lines else "no output"
+    if status == 0:
         return Outcome(True, summary)
-    if done.returncode == 1:
+    if status == 1:
         return Outcome(False, f"{summary}: {first_failure(lines)}".rstrip(": "))
-    if done.returncode == 5:
+    if status == 5:
         return Outcome(False, "no test in it (a test is a function whose name starts with test_)", ran=False)
+    if status == -signal.SIGALRM:
+        return Outcome(False, f"pytest did not finish within {PYTEST_TIMEOUT:g} s")
     return Outcome(False, f"pytest could not run it: {summary}", ran=False)
 
 
