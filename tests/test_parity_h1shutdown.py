@@ -22,7 +22,7 @@ from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.net.http import server as hs
 from parity.h1corpus import SCENARIOS_BY_ID
-from parity.shutdowns import ShutdownCall, judge, off_time
+from parity.shutdowns import ShutdownCall, judge, off_time, same_then_on_time
 from rawconn import RawConn
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h1shutdown.json").read_text())
@@ -179,10 +179,9 @@ def differences(go: dict, ours: dict) -> list[str]:
 
     for name in sorted(go["conns"].keys() | ours["conns"].keys()):
         g, o = go["conns"].get(name, {}), ours["conns"].get(name, {})
-        if {k: v for k, v in g.items() if k != "at_ms"} != {k: v for k, v in o.items() if k != "at_ms"}:
-            out.append(f"connection {name}: Go {g}, ours {o}")
-        elif g.get("end") != "open":  # an open one's time is when the scenario ended
-            timed("conn", f"connection {name} ({g['end']})", g["at_ms"], o["at_ms"])
+        if g.get("end") == "open":  # an open one's time is when the scenario ended: not compared
+            g, o = {k: v for k, v in g.items() if k != "at_ms"}, {k: v for k, v in o.items() if k != "at_ms"}
+        out += same_then_on_time(f"connection {name} ({g.get('end')})", g, o, TOLERANCE_MS["conn"])
     if go["contexts"].keys() != ours["contexts"].keys():
         out.append(f"request contexts ended: Go {sorted(go['contexts'])}, ours {sorted(ours['contexts'])}")
     else:
@@ -201,6 +200,21 @@ def test_the_recording_is_of_todays_scenarios():
     for sid, entry in RECORDED["scenarios"].items():
         script = {k: v for k, v in SCENARIOS_BY_ID[sid].script().items() if k != "id"}
         assert {k: entry[k] for k in script} == script, f"{sid} changed since it was recorded: make parity"
+
+
+def test_the_comparison_sees_an_end_a_time_and_an_error_that_differ():
+    go = {"conns": {"a": {"received": "", "end": "open", "at_ms": 1001.0},
+                    "b": {"received": "HTTP/1.1 200 OK", "end": "EOF", "at_ms": 20.0}},
+          "contexts": {"slow": 50.0}, "shutdown": {"err": None, "at_ms": 30.0}}
+    same = json.loads(json.dumps(go))
+    same["conns"]["a"]["at_ms"] = 4000.0  # an open connection's time is the scenario's end
+    same["conns"]["b"]["at_ms"] = 150.0  # within the tolerance
+    assert differences(go, same) == []
+    ours = json.loads(json.dumps(go))
+    ours["conns"]["b"]["end"] = "RST"
+    ours["contexts"]["slow"] = 400.0
+    ours["shutdown"]["err"] = "context deadline exceeded"
+    assert [d.split(":")[0] for d in differences(go, ours)] == ["connection b (EOF)", "request slow's context", "Shutdown"]
 
 
 @pytest.mark.parametrize("scenario_id", list(SCENARIOS_BY_ID))

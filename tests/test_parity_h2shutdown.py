@@ -21,7 +21,7 @@ from genericserver.net.http import server as hs
 from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client
 from parity.h2corpus import SCENARIOS_BY_ID
-from parity.shutdowns import ShutdownCall, judge, off_time
+from parity.shutdowns import ShutdownCall, judge, same_then_on_time
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h2shutdown.json").read_text())
 WAIT = 10.0
@@ -175,17 +175,10 @@ def replay(scenario_id: str, tls_cert) -> dict:
 
 def differences(go: dict, ours: dict) -> list[str]:
     out = []
-
-    def compare(kind: str, name: str, g: dict, o: dict) -> None:
-        if {k: v for k, v in g.items() if k != "at_ms"} != {k: v for k, v in o.items() if k != "at_ms"}:
-            out.append(f"{name}: Go {g}, ours {o}")
-            return
-        out.extend(off_time(name, g["at_ms"], o["at_ms"], TOLERANCE_MS[kind]))
-
     for rid, g in go["requests"].items():
-        compare("request", f"request {rid}", g, ours["requests"].get(rid, {}))
+        out += same_then_on_time(f"request {rid}", g, ours["requests"].get(rid, {}), TOLERANCE_MS["request"])
     if go.get("shutdown") or ours.get("shutdown"):
-        compare("shutdown", "Shutdown", go.get("shutdown") or {}, ours.get("shutdown") or {})
+        out += same_then_on_time("Shutdown", go.get("shutdown") or {}, ours.get("shutdown") or {}, TOLERANCE_MS["shutdown"])
     return out
 
 

@@ -62,6 +62,14 @@ def off_time(name: str, go_ms: float, ours_ms: float, tolerance: tuple[int, int]
     return [f"{name}: at {ours_ms:.0f} ms, Go at {go_ms:.0f} ms (tolerance {low}..{high})"]
 
 
+def same_then_on_time(name: str, go: dict, ours: dict, tolerance: tuple[int, int]) -> list[str]:
+    """A recorded event (a connection's end, a request's answer, Shutdown's return) as Go had it:
+    every field equal but its time (``at_ms``), and that within ``tolerance``."""
+    if {k: v for k, v in go.items() if k != "at_ms"} != {k: v for k, v in ours.items() if k != "at_ms"}:
+        return [f"{name}: Go {go}, ours {ours}"]
+    return off_time(name, go["at_ms"], ours["at_ms"], tolerance) if "at_ms" in go else []
+
+
 def judge(scenario, diff: list[str], known: dict[str, str]) -> None:
     """A replay's verdict: no difference, or, for a scenario listed in ``known`` (id -> reason),
     one that still differs."""
