@@ -146,6 +146,22 @@ def test_at_60_columns_the_tables_keep_every_signal_name_whole():
         assert "refused x1" in text and "reset x1" in text, text
 
 
+def test_a_phase_shows_what_most_of_its_requests_got_first():
+    # a request can reach the chain between NotAcceptingNewRequest and the listener's close and
+    # get a 503; the workshop's block shows the phase by its refusals (two suites at once once
+    # printed "503 x1" first, and the block no longer matched)
+    from genericserver.demo.render import answers_table
+    from genericserver.demo.scenario import Answer, DemoResult
+
+    result = DemoResult(DemoSettings(), port=0)
+    result.answers = [Answer("/echo, keep-alive", "/echo", 1.0, outcome, phase="not accepting", answered_at=1.1)
+                      for outcome in ["503"] + ["refused"] * 11]
+    out = io.StringIO()
+    Console(file=out, width=60).print(answers_table(result, "default"))
+    assert_shows([line for line in expected("workshop-demo") if "not accepting" in line], out.getvalue())
+    assert out.getvalue().index("refused x11") < out.getvalue().index("503 x1")
+
+
 def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs):
     # docs/workshop.md's first expected observation, against the default run of this module
     # (shorter phases than the command's, so only the numbers differ)

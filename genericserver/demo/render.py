@@ -63,16 +63,18 @@ def timeline_table(result: DemoResult, mode: str) -> Table:
 
 
 def answers_table(result: DemoResult, mode: str) -> Table:
-    """One row per phase and client, one line per outcome ("200 x8"). A column per outcome would
-    not fit a 60-column projector once five outcomes meet (a race can add a 503 or a reset to any
-    run), and rich would then cut a phase's name with an ellipsis."""
+    """One row per phase and client, one line per outcome ("200 x8"), the most frequent first. A
+    column per outcome would not fit a 60-column projector once five outcomes meet (a race can add
+    a 503 or a reset to any run), and rich would then cut a phase's name with an ellipsis."""
     t = Table(title=f"New requests by the phase they were sent in, {mode}", title_justify="left")
     t.add_column("phase", min_width=max(len(w) for p in PHASES for w in p.split()))  # wraps between words only
     t.add_column("client", no_wrap=True)
     t.add_column("answers", no_wrap=True)
     previous = None
     for (phase, client), row in result.counts().items():
-        outcomes = sorted(row, key=lambda o: (not o.isdigit(), o))
+        # the most frequent first: a phase reads by what most of its requests got (a race at a
+        # phase's edge can add a 503 or two beside the refusals)
+        outcomes = sorted(row, key=lambda o: (-row[o], not o.isdigit(), o))
         answers = Text("\n").join(Text(f"{o} x{row[o]}", style=OUTCOME_STYLE.get(o, "")) for o in outcomes)
         t.add_row(phase if phase != previous else "", client, answers, end_section=False)
         previous = phase
