@@ -3,7 +3,8 @@
     python tests/parity/record_shutdown.py --go .venv-go-1.27.3/bin/go [--corpus h1|h2]
 
 The toolchain builds ``h1shutdown/`` and ``h2shutdown/`` offline as ``record.py`` builds the
-HTTP/1 parsing server; each binary runs every scenario of its corpus (:mod:`parity.h1corpus`:
+HTTP/1 parsing server (both take what they share from ``shutdownkit/``, by a ``replace`` in
+their go.mod); each binary runs every scenario of its corpus (:mod:`parity.h1corpus`:
 raw HTTP/1 connections to a Go server that shuts down; :mod:`parity.h2corpus`: Go's HTTP/2
 client against Go's HTTP/2 server) and prints what the clients saw. ``--repeat N`` runs them N
 times, keeps for each time the largest value seen, and fails if anything else varies: the

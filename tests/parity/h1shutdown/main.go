@@ -21,12 +21,9 @@
 package main
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"log"
 	"net"
@@ -37,6 +34,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"genericserver.test/parity/shutdownkit"
 )
 
 type step struct {
@@ -63,71 +62,24 @@ type connRecord struct {
 	AtMs     float64 `json:"at_ms"`
 }
 
-type shutdownResult struct {
-	Err  string  `json:"err,omitempty"`
-	AtMs float64 `json:"at_ms"`
-}
-
 type record struct {
-	ID       string                 `json:"id"`
-	Conns    map[string]*connRecord `json:"conns"`
-	Contexts map[string]float64     `json:"contexts"`
-	Shutdown *shutdownResult        `json:"shutdown,omitempty"`
+	ID       string                      `json:"id"`
+	Conns    map[string]*connRecord      `json:"conns"`
+	Contexts map[string]float64          `json:"contexts"`
+	Shutdown *shutdownkit.ShutdownResult `json:"shutdown,omitempty"`
 }
 
-var certFile, keyFile string
-
-func main() {
-	flag.StringVar(&certFile, "cert", "", "the server's certificate (PEM), also the client's CA")
-	flag.StringVar(&keyFile, "key", "", "the server's key (PEM)")
-	flag.Parse()
-	var scenarios []scenario
-	if err := json.NewDecoder(os.Stdin).Decode(&scenarios); err != nil {
-		log.Fatal(err)
-	}
-	out := json.NewEncoder(os.Stdout)
-	for _, sc := range scenarios {
-		if err := out.Encode(run(sc)); err != nil {
-			log.Fatal(err)
-		}
-	}
-}
-
-// clock gives times relative to the Shutdown call (0 before it).
-type clock struct {
-	mu sync.Mutex
-	t0 time.Time
-}
-
-func (c *clock) start() { c.mu.Lock(); c.t0 = time.Now(); c.mu.Unlock() }
-
-func (c *clock) since() float64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.t0.IsZero() {
-		return 0
-	}
-	return float64(time.Since(c.t0).Microseconds()) / 1000
-}
+func main() { shutdownkit.Main(run) }
 
 // tags collects the handlers' "I am running" signals and when each request's context ended.
 type tags struct {
+	shutdownkit.Started
 	running  sync.WaitGroup // handlers that have not returned: contexts are read once none runs
 	mu       sync.Mutex
-	started  map[string]chan struct{}
 	contexts map[string]float64
 }
 
-func (t *tags) get(tag string) chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.started[tag] == nil {
-		t.started[tag] = make(chan struct{})
-	}
-	return t.started[tag]
-}
-
-func handler(t *tags, clk *clock) http.Handler {
+func handler(t *tags, clk *shutdownkit.Clock) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t.running.Add(1)
 		defer t.running.Done()
@@ -136,7 +88,7 @@ func handler(t *tags, clk *clock) http.Handler {
 		ms, _ := strconv.Atoi(q.Get("ms"))
 		ended := func() {
 			t.mu.Lock()
-			t.contexts[tag] = clk.since()
+			t.contexts[tag] = clk.Since()
 			t.mu.Unlock()
 		}
 		switch r.URL.Path {
@@ -144,7 +96,7 @@ func handler(t *tags, clk *clock) http.Handler {
 			w.Header().Set("Content-Type", text)
 			io.WriteString(w, "ok")
 		case "/slow":
-			close(t.get(tag))
+			close(t.Get(tag))
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):
 				w.Header().Set("Content-Type", text)
@@ -155,7 +107,7 @@ func handler(t *tags, clk *clock) http.Handler {
 		case "/stream":
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			close(t.get(tag))
+			close(t.Get(tag))
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):
 				io.WriteString(w, "done")
@@ -165,7 +117,7 @@ func handler(t *tags, clk *clock) http.Handler {
 		case "/watch":
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			close(t.get(tag))
+			close(t.Get(tag))
 			<-r.Context().Done()
 			ended()
 		default:
@@ -190,7 +142,7 @@ type conn struct {
 	closed chan struct{}
 }
 
-func (c *conn) read(clk *clock) {
+func (c *conn) read(clk *shutdownkit.Clock) {
 	defer close(c.closed)
 	b := make([]byte, 4096)
 	for {
@@ -210,7 +162,7 @@ func (c *conn) read(clk *clock) {
 				end = "open" // we closed it ourselves: still open when the scenario ended
 			}
 			c.mu.Lock()
-			c.rec.End, c.rec.AtMs = end, clk.since()
+			c.rec.End, c.rec.AtMs = end, clk.Since()
 			c.mu.Unlock()
 			return
 		}
@@ -224,8 +176,8 @@ func (c *conn) received() string {
 }
 
 func run(sc scenario) *record {
-	clk := &clock{}
-	t := &tags{started: map[string]chan struct{}{}, contexts: map[string]float64{}}
+	clk := &shutdownkit.Clock{}
+	t := &tags{contexts: map[string]float64{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -246,14 +198,14 @@ func run(sc scenario) *record {
 	}
 	var clientTLS *tls.Config
 	if sc.TLS {
-		pem, err := os.ReadFile(certFile)
+		pem, err := os.ReadFile(shutdownkit.CertFile)
 		if err != nil {
 			log.Fatal(err)
 		}
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(pem)
 		clientTLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", NextProtos: []string{"http/1.1"}}
-		go srv.ServeTLS(ln, certFile, keyFile)
+		go srv.ServeTLS(ln, shutdownkit.CertFile, shutdownkit.KeyFile)
 	} else {
 		go srv.Serve(ln)
 	}
@@ -270,7 +222,7 @@ func run(sc scenario) *record {
 			rec.Conns[s.Conn] = r
 			raw, err := net.Dial("tcp", addr)
 			if err != nil {
-				r.End, r.AtMs = "refused", clk.since()
+				r.End, r.AtMs = "refused", clk.Since()
 				continue
 			}
 			var nc net.Conn = raw
@@ -312,26 +264,14 @@ func run(sc scenario) *record {
 			}
 		case "started":
 			select {
-			case <-t.get(s.Tag):
+			case <-t.Get(s.Tag):
 			case <-time.After(10 * time.Second):
 				log.Fatalf("%s: handler %s never started", sc.ID, s.Tag)
 			}
 		case "sleep":
 			time.Sleep(time.Duration(s.Ms) * time.Millisecond)
 		case "shutdown":
-			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.TimeoutMs)*time.Millisecond)
-			shutdownDone = make(chan struct{})
-			clk.start()
-			go func() {
-				defer close(shutdownDone)
-				defer cancel()
-				err := srv.Shutdown(ctx)
-				r := &shutdownResult{AtMs: clk.since()}
-				if err != nil {
-					r.Err = err.Error()
-				}
-				rec.Shutdown = r
-			}()
+			shutdownDone = shutdownkit.Shutdown(srv, clk, s.TimeoutMs, func(r *shutdownkit.ShutdownResult) { rec.Shutdown = r })
 		case "shutdown_returned":
 			<-shutdownDone
 		case "server_close":

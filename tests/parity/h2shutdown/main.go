@@ -19,9 +19,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
-	"flag"
 	"io"
 	"log"
 	"net"
@@ -33,6 +31,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"genericserver.test/parity/shutdownkit"
 )
 
 type step struct {
@@ -57,51 +57,15 @@ type outcome struct {
 	AtMs   float64 `json:"at_ms"`
 }
 
-type shutdownResult struct {
-	Err  string  `json:"err,omitempty"`
-	AtMs float64 `json:"at_ms"`
-}
-
 type record struct {
 	ID       string              `json:"id"`
 	Requests map[string]*outcome `json:"requests"`
-	Shutdown *shutdownResult     `json:"shutdown,omitempty"`
+	Shutdown *shutdownkit.ShutdownResult     `json:"shutdown,omitempty"`
 }
 
-var certFile, keyFile string
+func main() { shutdownkit.Main(run) }
 
-func main() {
-	flag.StringVar(&certFile, "cert", "", "the server's certificate (PEM), also the client's CA")
-	flag.StringVar(&keyFile, "key", "", "the server's key (PEM)")
-	flag.Parse()
-	var scenarios []scenario
-	if err := json.NewDecoder(os.Stdin).Decode(&scenarios); err != nil {
-		log.Fatal(err)
-	}
-	out := json.NewEncoder(os.Stdout)
-	for _, sc := range scenarios {
-		if err := out.Encode(run(sc)); err != nil {
-			log.Fatal(err)
-		}
-	}
-}
-
-// started collects the handlers' "I am running" signals, by tag.
-type started struct {
-	mu sync.Mutex
-	ch map[string]chan struct{}
-}
-
-func (s *started) get(tag string) chan struct{} {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ch[tag] == nil {
-		s.ch[tag] = make(chan struct{})
-	}
-	return s.ch[tag]
-}
-
-func handler(st *started) http.Handler {
+func handler(st *shutdownkit.Started) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		ms, _ := strconv.Atoi(q.Get("ms"))
@@ -112,7 +76,7 @@ func handler(st *started) http.Handler {
 			w.Header().Set("Connection", "close")
 			io.WriteString(w, "closing")
 		case "/slow":
-			close(st.get(q.Get("tag")))
+			close(st.Get(q.Get("tag")))
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):
 				io.WriteString(w, "slept")
@@ -121,7 +85,7 @@ func handler(st *started) http.Handler {
 		case "/stream":
 			w.WriteHeader(http.StatusOK)
 			w.(http.Flusher).Flush()
-			close(st.get(q.Get("tag")))
+			close(st.Get(q.Get("tag")))
 			select {
 			case <-time.After(time.Duration(ms) * time.Millisecond):
 				io.WriteString(w, "done")
@@ -149,7 +113,7 @@ func classify(err error) string {
 }
 
 func run(sc scenario) *record {
-	st := &started{ch: map[string]chan struct{}{}}
+	st := &shutdownkit.Started{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		log.Fatal(err)
@@ -167,9 +131,9 @@ func run(sc scenario) *record {
 		},
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	go srv.ServeTLS(ln, certFile, keyFile)
+	go srv.ServeTLS(ln, shutdownkit.CertFile, shutdownkit.KeyFile)
 
-	pem, err := os.ReadFile(certFile)
+	pem, err := os.ReadFile(shutdownkit.CertFile)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -194,13 +158,7 @@ func run(sc scenario) *record {
 	url := "https://" + ln.Addr().String()
 
 	rec := &record{ID: sc.ID, Requests: map[string]*outcome{}}
-	var t0 time.Time // when Shutdown was called; request times are relative to it
-	since := func() float64 {
-		if t0.IsZero() {
-			return 0
-		}
-		return float64(time.Since(t0).Microseconds()) / 1000
-	}
+	clk := &shutdownkit.Clock{} // request times are relative to the Shutdown call
 	done := map[string]chan struct{}{}
 	var shutdownDone chan struct{}
 	for _, s := range sc.Steps {
@@ -231,32 +189,20 @@ func run(sc scenario) *record {
 				if resp != nil {
 					o.Status = resp.StatusCode
 				}
-				o.Body, o.Error, o.AtMs = string(body), classify(err), since()
+				o.Body, o.Error, o.AtMs = string(body), classify(err), clk.Since()
 			}(s.Path)
 		case "started":
-			<-st.get(s.Tag)
+			<-st.Get(s.Tag)
 		case "done":
 			<-done[s.ID]
 		case "sleep":
 			time.Sleep(time.Duration(s.Ms) * time.Millisecond)
 		case "shutdown":
-			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.TimeoutMs)*time.Millisecond)
-			shutdownDone = make(chan struct{})
-			mu.Lock()
-			t0 = time.Now()
-			mu.Unlock()
-			go func() {
-				defer close(shutdownDone)
-				defer cancel()
-				err := srv.Shutdown(ctx)
-				r := &shutdownResult{AtMs: since()}
-				if err != nil {
-					r.Err = err.Error()
-				}
+			shutdownDone = shutdownkit.Shutdown(srv, clk, s.TimeoutMs, func(r *shutdownkit.ShutdownResult) {
 				mu.Lock()
 				rec.Shutdown = r
 				mu.Unlock()
-			}()
+			})
 		case "shutdown_returned":
 			<-shutdownDone
 		case "close":
