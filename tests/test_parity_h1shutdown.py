@@ -22,11 +22,10 @@ from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.net.http import server as hs
 from parity.h1corpus import SCENARIOS_BY_ID
-from parity.shutdowns import ShutdownCall, judge, off_time, same_then_on_time
+from parity.shutdowns import WAIT, ShutdownCall, judge, off_time, same_then_on_time
 from rawconn import RawConn
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h1shutdown.json").read_text())
-WAIT = 10.0
 # Times are compared within these bounds, in ms (ours minus Go's). A connection's end and a
 # request context's end: 150 either way (scheduling). Shutdown's return: Go polls its
 # connections (1 ms, doubling, at most 500 ms apart, with 10% jitter) where this server wakes on
@@ -123,7 +122,6 @@ def replay(scenario_id: str, tls_cert) -> dict:
     serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
     conns: dict[str, RawConn] = {}
     answer: dict = {"conns": {}}
-    pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
 
     try:
         for step in scenario.steps:
@@ -145,14 +143,10 @@ def replay(scenario_id: str, tls_cert) -> dict:
                 c.close()
             elif op == "started":
                 assert handlers.started_event(step["tag"]).wait(WAIT), step
-            elif op == "sleep":
-                pace.wait(step["ms"] / 1000)
-            elif op == "shutdown":
-                call.start(srv, step["timeout_ms"])
-            elif op == "shutdown_returned":
-                assert call.returned.wait(WAIT)
             elif op == "server_close":
                 srv.close()
+            else:
+                call.step(step, srv)
         if call.t0 is not None:
             assert call.returned.wait(WAIT)
         for name, c in conns.items():

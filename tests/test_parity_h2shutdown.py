@@ -21,10 +21,9 @@ from genericserver.net.http import server as hs
 from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client
 from parity.h2corpus import SCENARIOS_BY_ID
-from parity.shutdowns import ShutdownCall, judge, same_then_on_time
+from parity.shutdowns import WAIT, ShutdownCall, judge, same_then_on_time
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h2shutdown.json").read_text())
-WAIT = 10.0
 # Times are compared within these bounds, in ms (ours minus Go's). A request's answer: 150 either
 # way (scheduling). Shutdown's return: Go polls its connections (1 ms, doubling, at most 500 ms
 # apart) where this server wakes on each state change, so ours may come up to 500 ms earlier.
@@ -135,7 +134,6 @@ def replay(scenario_id: str, tls_cert) -> dict:
     call = ShutdownCall()
     since = call.since
     done: dict[str, rt.Event] = {}
-    pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
 
     def send(rid: str, path: str) -> None:
         out = client.get(path)
@@ -153,14 +151,10 @@ def replay(scenario_id: str, tls_cert) -> dict:
                 assert handlers.started_event(step["tag"]).wait(WAIT)
             elif op == "done":
                 assert done[step["id"]].wait(WAIT)
-            elif op == "sleep":
-                pace.wait(step["ms"] / 1000)
-            elif op == "shutdown":
-                call.start(srv, step["timeout_ms"])
-            elif op == "shutdown_returned":
-                assert call.returned.wait(WAIT)
             elif op == "close":
                 srv.close()
+            else:
+                call.step(step, srv)
         assert all(ev.wait(WAIT) for ev in done.values())
         if call.t0 is not None:
             assert call.returned.wait(WAIT)

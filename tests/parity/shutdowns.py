@@ -1,12 +1,17 @@
 """What the two shutdown corpora share (tests/parity/README.md): the steps both recorders read the
-same way, and, for the replays, the ``Shutdown`` call that every time is measured from."""
+same way, and, for the replays, the ``Shutdown`` call that every time is measured from, the steps
+both replays take alike, and how a replay's answer is judged against Go's."""
 
 from __future__ import annotations
 
+import threading
 from typing import Optional
 
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
+
+
+WAIT = 10.0  # seconds a replay waits for what the recording says happens
 
 
 def started(tag: str) -> dict:
@@ -34,6 +39,7 @@ class ShutdownCall:
         self.t0: Optional[float] = None
         self.result: Optional[dict] = None
         self.returned = rt.event("test-shutdown-returned")
+        self._pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
 
     def since(self) -> float:
         return round((rt.now() - self.t0) * 1000, 3) if self.t0 is not None else 0
@@ -41,6 +47,18 @@ class ShutdownCall:
     def start(self, srv, timeout_ms: int) -> None:
         self.t0 = rt.now()
         rt.go(self._call, srv, timeout_ms, name="test-shutdown")
+
+    def step(self, step: dict, srv) -> None:
+        """The steps both corpora share: ``sleep``, ``shutdown`` and ``shutdown_returned``."""
+        op = step["op"]
+        if op == "sleep":
+            self._pace.wait(step["ms"] / 1000)
+        elif op == "shutdown":
+            self.start(srv, step["timeout_ms"])
+        elif op == "shutdown_returned":
+            assert self.returned.wait(WAIT)
+        else:
+            raise AssertionError(f"unknown step {step}")
 
     def _call(self, srv, timeout_ms: int) -> None:
         ctx, cancel = gocontext.with_timeout(gocontext.background(), timeout_ms / 1000)
