@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from genericserver import runtime
-from genericserver.testing.leaks import listening_ports, stray_threads
+from genericserver.testing.leaks import goroutines_started_since, listening_ports, stray_threads
 
 # pytester runs pytest inside a test (tests/test_pauses.py); pauses says when a debugger pause
 # outlasted a real-time limit of a failed test
@@ -52,10 +52,11 @@ def no_leaks(request: pytest.FixtureRequest):
     threads_before = threading.enumerate()
     ports_before = listening_ports()
     panics_before = len(runtime.THREADS.panics)
+    goroutines_before = set(runtime.THREADS.live())
     yield
     runtime.THREADS.release_idle()  # idle goroutine threads end now instead of lingering
     stray = stray_threads(threads_before)
-    goroutines = runtime.THREADS.live()
+    goroutines = goroutines_started_since(goroutines_before)
     ports = listening_ports() - ports_before
     panics = runtime.THREADS.panics[panics_before:]
     problems = []

@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Iterable
 
+from genericserver import runtime
 from genericserver.testing import sim_threads
 
 
@@ -75,3 +76,10 @@ def stray_threads(before: Iterable[threading.Thread], wait: float = 5.0) -> list
             alive.append(t)
             wait = 0.0  # after the first stuck thread, do not wait again for each of the others
     return alive
+
+
+def goroutines_started_since(before: Iterable[object]) -> list:
+    """The threads runtime's live goroutines that ``before`` (a snapshot of ``live()``) did not
+    hold: a test is blamed for what it left, not for what an earlier test that failed left."""
+    known = set(before)
+    return [g for g in runtime.THREADS.live() if g not in known]
