@@ -53,10 +53,6 @@ def close(c: str) -> dict:
     return {"op": "close", "conn": c}
 
 
-
-
-
-
 def server_close() -> dict:
     return {"op": "server_close"}
 
