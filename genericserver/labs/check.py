@@ -146,12 +146,17 @@ def other_bugs(lab: Lab) -> list[Lab]:
 
 
 def run_with(path: pathlib.Path, labs: list[str], *, isolate: bool = True) -> list[Outcome]:
-    """Run ``path`` once with each of ``labs``' bugs switched in ("": none)."""
+    """Run ``path`` once with each of ``labs``' bugs switched in ("": none): a pytest file in
+    forked pytest processes (or, with ``isolate=False``, here), a replay file here."""
     from genericserver.labs.registry import lab as lab_named
 
-    if file_kind(path) == "pytest" and isolate:
+    kind = file_kind(path)
+    if kind == "manifest":
+        raise LabCheckError(f"{path}: a manifest is the answer of a what-if lab only")
+    if kind == "pytest" and isolate:
         return run_pytest(path, labs)
-    return [run(lab_named(name) if name else None, path, bug=bool(name), isolate=isolate) for name in labs]
+    here = run_tests_here if kind == "pytest" else run_replay
+    return [here(path, variant(lab_named(name).variant) if name else Variant()) for name in labs]
 
 
 def explain(lab: Lab, path: pathlib.Path, with_bug: Outcome, without_bug: Outcome) -> str:
@@ -166,17 +171,6 @@ def explain(lab: Lab, path: pathlib.Path, with_bug: Outcome, without_bug: Outcom
     if not with_bug.passed and not without_bug.passed:
         return "not caught: it fails without the bug too - make it pass on the server as it is first"
     return "backwards: it passes with the bug and fails without it - assert what the server as it is does"
-
-
-def run(lab: Optional[Lab], path: pathlib.Path, *, bug: bool, isolate: bool = True) -> Outcome:
-    """Run ``path`` once, with ``lab``'s bug switched in or not."""
-    kind = file_kind(path)
-    switched = variant(lab.variant) if bug and lab is not None else Variant()
-    if kind == "pytest":
-        return run_pytest(path, [lab.name if bug and lab is not None else ""])[0] if isolate else run_tests_here(path, switched)
-    if kind == "replay":
-        return run_replay(path, switched)
-    raise LabCheckError(f"{path}: a manifest is the answer of a what-if lab only")
 
 
 # -- pytest files --------------------------------------------------------------------------------
