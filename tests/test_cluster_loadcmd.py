@@ -50,8 +50,10 @@ def service():
 def test_steady_load_reports_what_it_sent_and_exits_0(service):
     port, seen = service
     out = io.StringIO()
-    code = loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/echo?message=load", "--duration", "300ms",
-                             "--workers", "2", "--report-every", "100ms"), out)
+    # a progress line is printed at each report that wakes before the end: eleven chances here
+    # (with two, 100 ms apart in 300 ms, a machine running two suites once overslept them all)
+    code = loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/echo?message=load", "--duration", "600ms",
+                             "--workers", "2", "--report-every", "50ms"), out)
     lines = out.getvalue().splitlines()
     assert code == 0, lines
     assert lines[-1].startswith("sent ") and " failed 0 (refused 0, reset 0, 503 0, 429 0, other 0) in " in lines[-1]
