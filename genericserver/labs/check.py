@@ -49,7 +49,9 @@ from genericserver.labs.registry import Lab
 from genericserver.labs.state import LAB_ENV
 from genericserver.testing.variants import Variant, variant
 
-WHAT_IF_SCALE = 0.1  # real seconds per cluster second for a what-if rollout: two seconds or so, and room for a busy machine
+# real seconds per cluster second for a what-if rollout: five seconds or so, and a margin of 3 s
+# is 0.6 s of real time (at a tenth, 0.3 s, two suites at once on two cores lost requests)
+WHAT_IF_SCALE = 0.2
 PYTEST_TIMEOUT = 300.0  # seconds one pytest run of a learner's file may take
 _module_names = itertools.count()
 _TB_LINE = re.compile(r"^\S*?([^/\\\s]+\.py:\d+): (.*)$")
