@@ -40,6 +40,9 @@ class ShutdownCall:
         self.result: Optional[dict] = None
         self.returned = rt.event("test-shutdown-returned")
         self._pace = threading.Event()  # never set: its timed wait is a scenario's sleep step
+        # ms by which the sleep steps since the Shutdown call overran: a loaded machine's, which
+        # Go's recorder did not have (a replay may time what it sent later from when it meant to)
+        self.overslept = 0.0
 
     def since(self) -> float:
         return round((rt.now() - self.t0) * 1000, 3) if self.t0 is not None else 0
@@ -52,7 +55,10 @@ class ShutdownCall:
         """The steps both corpora share: ``sleep``, ``shutdown`` and ``shutdown_returned``."""
         op = step["op"]
         if op == "sleep":
+            began = rt.now()
             self._pace.wait(step["ms"] / 1000)
+            if self.t0 is not None:
+                self.overslept += max(0.0, (rt.now() - began) * 1000 - step["ms"])
         elif op == "shutdown":
             self.start(srv, step["timeout_ms"])
         elif op == "shutdown_returned":
