@@ -65,6 +65,48 @@ def test_a_terminating_pod_leaves_the_ready_set_after_the_lags():
     }
 
 
+def test_controllers_whose_threads_stall_still_act_at_their_lags_when_caught_up(monkeypatch):
+    # a host that stalls the controllers' goroutines (each wakes 5 s late here) must not make them
+    # later than their lags: the load client calls catch_up before it dials (World.dial), which
+    # takes in the pending events and syncs what is due, as of when it was due
+    from genericserver.cluster.store import Watch
+    from genericserver.cluster.workqueue import DelayingQueue
+
+    def stalled(method):
+        def wait(self) -> bool:
+            woke = method(self)
+            rt.sleep(5.0)
+            return woke
+        return wait
+
+    monkeypatch.setattr(Watch, "wait_pending", stalled(Watch.wait_pending))
+    monkeypatch.setattr(DelayingQueue, "wait_due", stalled(DelayingQueue.wait_due))
+
+    def main() -> dict[str, Any]:
+        store = Store()
+        for i, port in enumerate((1001, 1002)):
+            store.create(running_pod(f"web-{i}", port))
+        ec, proxy = world(store, endpoints_lag=1.0, proxy_lag=2.0)
+        assert proxy.wait_for(lambda t: {e.pod for e in usable(t)} == {"web-0", "web-1"})
+        t0 = rt.now()
+        store.delete(POD, "web-0", DeleteOptions())
+        seen = []
+        for at in (0.999, 2.999, 3.0):
+            rt.sleep(t0 + at - rt.now())
+            ec.catch_up()
+            proxy.catch_up()
+            seen.append({e.pod for e in usable(proxy.table)})
+        rt.sleep(20)  # the stalled goroutines finish their turns before they stop
+        ec.stop()
+        proxy.stop()
+        return {"seen": seen, "events": [e.name for e in store.events.events() if e.kind == "kube-proxy"]}
+
+    got = Simulation().run(main)
+    assert got["seen"] == [{"web-0", "web-1"}, {"web-0", "web-1"}, {"web-1"}]
+    # the stalled worker, when it woke, found the table already synced: no second line
+    assert got["events"].count("web: rules synced: new connections go to web-1; not to web-0 (terminating)") == 1
+
+
 def test_terminating_endpoints_are_the_fallback_and_no_endpoints_is_a_reject():
     def main() -> tuple:
         store = Store()

@@ -7,8 +7,8 @@ last installed and opens a real loopback TCP connection straight to the pod. A p
 listener is closed answers with a real ``ECONNREFUSED``; a connection already established keeps
 going to its pod whatever the table says later.
 
-* The table is rebuilt ``lag`` cluster seconds after kube-proxy saw the slice change (its own
-  sync period and the time to write the rules), on top of the endpoints controller's lag.
+* The table is rebuilt ``lag`` cluster seconds after the slice changed (kube-proxy's own sync
+  period and the time to write the rules), on top of the endpoints controller's lag.
 * New connections go to ``ready`` endpoints, round robin. When none is ready, to endpoints that
   are serving and terminating (KEP-1669, "ProxyTerminatingEndpoints"); when there is none at all,
   the service's REJECT rule refuses the connection.

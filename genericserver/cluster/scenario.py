@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import http.client
 import logging
+import socket
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
@@ -193,7 +194,7 @@ class World:
                                start_delay=cfg.pod_start)
         self.endpoints = EndpointsController(self.store, lag=cfg.endpoints_lag)
         self.proxy = KubeProxy(self.store, SERVICE, lag=cfg.proxy_lag)
-        self.load = LoadClient(self.proxy.dial, workers=cfg.workers, interval=cfg.interval, keep_alive=cfg.keep_alive)
+        self.load = LoadClient(self.dial, workers=cfg.workers, interval=cfg.interval, keep_alive=cfg.keep_alive)
         self.deployment: Optional[DeploymentController] = None
         if cfg.roll:
             self.deployment = DeploymentController(
@@ -205,6 +206,13 @@ class World:
         self.pod_metrics: dict[str, Samples] = {}
         self._stop_scraping = rt.event("scraper-stop")
         self._scraper = rt.go(self._scrape_loop, name="metrics-scraper")
+
+    def dial(self, timeout: Optional[float] = None) -> tuple[socket.socket, str]:
+        """The load client's connect: kube-proxy's DNAT, with both controllers brought up to
+        their lags first (a stalled controller thread is the host's delay, not the model's)."""
+        self.endpoints.catch_up()
+        self.proxy.catch_up()
+        return self.proxy.dial(timeout)
 
     def _scrape_loop(self) -> None:
         """Prometheus's part: every ``scrape_period`` scrape each replica that listens; keep the last."""

@@ -31,6 +31,8 @@ Left out: dry run, admission and the garbage collector itself (nothing here has 
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
 import copy
 import itertools
 import uuid
@@ -261,18 +263,21 @@ def mark_as_deleting(meta: dict, now: float) -> None:
 
 
 class Watch:
-    """One watcher's queue of ``(type, object)``; ``next(timeout)`` blocks on the runtime."""
+    """One watcher's queue of ``(type, object)``; ``next(timeout)`` blocks on the runtime.
+
+    Each event also carries the cluster time of its change (``take_all``), so that a controller
+    that reads it late can still act as of when it happened (:mod:`.workqueue`)."""
 
     def __init__(self, store: "Store", kind: Optional[str]):
         self.kind = kind
         self._store = store
         self._cond = rt.condition(rt.lock())
-        self._queue: list[tuple[str, dict]] = []
+        self._queue: list[tuple[str, dict, float]] = []
         self._stopped = False
 
-    def _push(self, typ: str, obj: dict) -> None:
+    def _push(self, typ: str, obj: dict, at: float) -> None:
         with self._cond:
-            self._queue.append((typ, obj))
+            self._queue.append((typ, obj, at))
             self._cond.notify_all()
 
     def next(self, timeout: Optional[float] = None) -> Optional[tuple[str, dict]]:
@@ -281,8 +286,23 @@ class Watch:
             if not self._queue and not self._stopped:
                 self._cond.wait(timeout)
             if self._queue:
-                return self._queue.pop(0)
+                typ, obj, _ = self._queue.pop(0)
+                return typ, obj
             return None
+
+    def wait_pending(self) -> bool:
+        """Wait until an event is queued (True) or the watch is stopped with none left (False)."""
+        with self._cond:
+            while not self._queue and not self._stopped:
+                self._cond.wait()
+            return bool(self._queue)
+
+    def take_all(self) -> list[tuple[str, dict, float]]:
+        """Every queued event, oldest first, as ``(type, object, cluster time of the change)``;
+        does not wait."""
+        with self._cond:
+            taken, self._queue = self._queue, []
+            return taken
 
     def stop(self) -> None:
         self._store._unwatch(self)
@@ -295,8 +315,23 @@ class Watch:
         return self._stopped
 
 
+# the cluster time a controller's sync is due, while it writes (see Store.as_of)
+_acting_at: contextvars.ContextVar[Optional[float]] = contextvars.ContextVar("store-acting-at", default=None)
+
+
 class Store:
     """Objects by (kind, namespace, name) with a resource version counter and watches."""
+
+    @staticmethod
+    @contextlib.contextmanager
+    def as_of(at: float):
+        """Writes made in this thread within the block reach watchers stamped ``at`` (cluster
+        seconds) instead of now: a controller that syncs late acts as of when it was due."""
+        token = _acting_at.set(at)
+        try:
+            yield
+        finally:
+            _acting_at.reset(token)
 
     def __init__(self, clock: Optional[ClusterClock] = None, events: Optional[EventStream] = None,
                  new_uid: Callable[[], str] = lambda: str(uuid.uuid4())):
@@ -346,9 +381,12 @@ class Store:
             self._objects.pop(key, None)
         else:
             self._objects[key] = obj
+        at = _acting_at.get()
+        if at is None:
+            at = self.clock.now()
         for w in list(self._watches):
             if w.kind in (None, obj["kind"]):
-                w._push(typ, copy.deepcopy(obj))
+                w._push(typ, copy.deepcopy(obj), at)
         self._history.append((rv, typ, copy.deepcopy(obj)))
         changed, self._changed = self._changed, rt.event("cluster-store-changed")
         changed.set()

@@ -1,18 +1,27 @@
 """A delaying work queue: keys become ready ``delay`` cluster seconds after they were added (no Go twin: models client-go's workqueue.AddAfter).
 
 Controllers here react to a change after a *processing lag*: the endpoints controller and
-kube-proxy each put the key of what changed with ``add_after(key, lag)`` and a worker ``get()``s
+kube-proxy each put the key of what changed on the queue, due ``lag`` after the change, and sync
 it once due. A key already waiting keeps the earlier of its two due times, so a burst of changes
 is handled once, as a real work queue deduplicates keys. :class:`Controller` is the loop both
 share: a watch feeding the queue, one worker syncing keys.
+
+The lags are the model's, and only they: a key is due ``lag`` after the cluster time of the
+change (not after the moment a watch thread got to it), and a sync writes as of its due time.
+A host that stalls a controller's threads (two test suites on two cores) must not make it
+later than its lag, or a rollout with a margin of a few cluster seconds loses requests that
+the modelled cluster would not; so whoever depends on a controller being on time (the load
+client, before it dials) calls :meth:`Controller.catch_up`, which takes in the pending events
+and syncs what is due, in the caller's thread.
 """
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable, Optional
+from typing import Any, Hashable, Iterable
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.store import Store
 
 
 class DelayingQueue:
@@ -23,26 +32,36 @@ class DelayingQueue:
         self._stopped = False
 
     def add_after(self, key: Hashable, delay: float) -> None:
+        self.add_at(key, self.clock.now() + max(0.0, delay))
+
+    def add_at(self, key: Hashable, due: float) -> None:
+        """``key`` becomes ready at cluster time ``due``."""
         with self._cond:
-            due = self.clock.now() + max(0.0, delay)
             if key not in self._due or due < self._due[key]:
                 self._due[key] = due
                 self._cond.notify_all()
 
-    def get(self) -> Optional[Hashable]:
-        """The next due key, waiting for it; None once the queue is shut down."""
+    def take_due(self) -> list[tuple[Hashable, float]]:
+        """The keys due by now, with their due times, earliest first; removed from the queue."""
+        now = self.clock.now()
+        with self._cond:
+            due = sorted(((k, d) for k, d in self._due.items() if d <= now), key=lambda kd: kd[1])
+            for k, _ in due:
+                del self._due[k]
+            return due
+
+    def wait_due(self) -> bool:
+        """Wait until a key is due (True) or the queue is shut down (False)."""
         with self._cond:
             while not self._stopped:
                 if not self._due:
                     self._cond.wait()
                     continue
-                key, due = min(self._due.items(), key=lambda kv: kv[1])
-                wait = due - self.clock.now()
+                wait = min(self._due.values()) - self.clock.now()
                 if wait <= 0:
-                    del self._due[key]
-                    return key
+                    return True
                 self._cond.wait(self.clock.to_runtime(wait))
-            return None
+            return False
 
     def shut_down(self) -> None:
         with self._cond:
@@ -52,8 +71,12 @@ class DelayingQueue:
 
 class Controller:
     """The informer pattern with a lag: watch events become keys on a :class:`DelayingQueue`
-    (due ``lag`` seconds later) and one worker syncs each key. Subclasses say which keys an
-    event touches (``keys_for``) and how one key is synced (``sync_key``)."""
+    (due ``lag`` seconds after the change) and one worker syncs each key. Subclasses say which
+    keys an event touches (``keys_for``) and how one key is synced (``sync_key``).
+
+    Taking events in and syncing due keys each happen under a lock of their own, so the
+    controller's goroutines and a caller of :meth:`catch_up` never split one step between them
+    (an event taken but not yet queued, a key taken but not yet synced)."""
 
     watch_name = "controller-watch"
     worker_name = "controller-worker"
@@ -62,6 +85,8 @@ class Controller:
         self.clock, self.lag = clock, lag
         self.queue = DelayingQueue(clock)
         self._watch = watch
+        self._taking = rt.lock()
+        self._syncing = rt.lock()
         self._goroutines: list[rt.Goroutine] = []
 
     def initial_keys(self) -> Iterable[Hashable]:
@@ -84,17 +109,27 @@ class Controller:
         for g in self._goroutines:
             g.join()
 
+    def catch_up(self) -> None:
+        """Act now on everything the controller would have acted on by now, were it on time."""
+        self._take_events()
+        self._sync_due()
+
+    def _take_events(self) -> None:
+        with self._taking:
+            for typ, obj, at in self._watch.take_all():
+                for key in self.keys_for(typ, obj):
+                    self.queue.add_at(key, at + self.lag)
+
+    def _sync_due(self) -> None:
+        with self._syncing:
+            for key, due in self.queue.take_due():
+                with Store.as_of(due):
+                    self.sync_key(key)
+
     def _watch_loop(self) -> None:
-        while True:
-            ev = self._watch.next()
-            if ev is None:
-                return
-            for key in self.keys_for(*ev):
-                self.queue.add_after(key, self.lag)
+        while self._watch.wait_pending():
+            self._take_events()
 
     def _worker(self) -> None:
-        while True:
-            key = self.queue.get()
-            if key is None:
-                return
-            self.sync_key(key)
+        while self.queue.wait_due():
+            self._sync_due()
