@@ -1,7 +1,8 @@
 """Read a server's ``/metrics`` as Prometheus does (no Go twin: the scraper's side).
 
 :func:`scrape` fetches ``/metrics`` (or ``/metrics/slis``) from a running server over HTTP and
-parses it with prometheus_client's text-format parser; :func:`parse` does the parsing alone.
+parses it with prometheus_client's text-format parser; :func:`fetch` and :func:`parse` are its
+two halves (a scraper that only needs its last scrape parses that one alone).
 Both return :class:`Samples`, a list of ``(name, labels, value)`` with a lookup by name and
 labels, so a test or the cluster world can ask ``samples.value("apiserver_request_total",
 code="200")`` (the sum over every series that has those labels).
@@ -45,6 +46,11 @@ def parse(text: str) -> Samples:
 
 def scrape(host: str, port: int, path: str = "/metrics", timeout: float = 10.0) -> Samples:
     """GET ``path`` from the server at ``host:port`` and parse it; raises on a non-200 answer."""
+    return parse(fetch(host, port, path, timeout))
+
+
+def fetch(host: str, port: int, path: str = "/metrics", timeout: float = 10.0) -> str:
+    """The text of ``path`` from the server at ``host:port``; raises on a non-200 answer."""
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request("GET", path, headers={"Accept": "text/plain"})
@@ -54,4 +60,4 @@ def scrape(host: str, port: int, path: str = "/metrics", timeout: float = 10.0) 
         conn.close()
     if resp.status != 200:
         raise RuntimeError(f"GET {path}: {resp.status} {resp.reason}: {body[:200]}")
-    return parse(body)
+    return body

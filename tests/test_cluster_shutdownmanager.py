@@ -317,7 +317,7 @@ def test_on_a_read_only_root_the_drain_ends_when_the_shutdown_manager_is_stopped
     # at a quarter of real time: a second of a loaded machine's latency is 4 cluster seconds (at a
     # tenth, two suites at once put SIGTERM at 9.9 s, at the grace's very end)
     r = run_scenario(ScenarioConfig(pre_stop="contour", read_only_root_filesystem=True, check_delay=0.0, grace_period=10,
-                                    scale=0.25, workers=2, warmup=1.0, tail=0.5))
+                                    scale=0.25, workers=2, interval=0.02, warmup=1.0, tail=0.5))
     names = [(row.at, row.component, row.text) for row in r.rows]
 
     def at(component: str, sub: str) -> float:

@@ -304,14 +304,15 @@ def without_shutdown_time(manifest: Manifest) -> list[dict]:
 
 
 def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG, proxy_lag: float = PROXY_LAG,
-                    scale: float = 0.1, workers: int = 3) -> Any:
+                    scale: float = 0.1, workers: int = 3, interval: float = 0.02) -> Any:
     """Roll the Deployment of ``manifest`` under load in the simulated world; what the clients saw.
 
     ``manifest`` is a YAML file's path, one object (a dict) or a list of them; only its
     Deployment is read. The rollout replaces every pod as the deployment controller would
     (the manifest's ``strategy``, grace period, preStop, readiness probe and server flags), with
     the given endpoints controller and kube-proxy lags (cluster seconds), time running at
-    ``scale`` real seconds per cluster second (0.1: a rollout takes a couple of seconds).
+    ``scale`` real seconds per cluster second (0.1: a rollout takes a couple of seconds), and
+    ``workers`` load clients each sending a request every ``interval`` real seconds.
 
     Returns a :class:`~genericserver.cluster.losses.Outcome`: ``.sent``, ``.ok``, ``.lost``,
     ``.loss_percent``, ``.by_cause`` (a Counter: ``closed-but-routed``, ``no-endpoints``,
@@ -322,5 +323,5 @@ def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG,
     a sleep)."""
     from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 
-    base = ScenarioConfig(endpoints_lag=endpoints_lag, proxy_lag=proxy_lag, scale=scale, workers=workers, roll=True)
+    base = ScenarioConfig(endpoints_lag=endpoints_lag, proxy_lag=proxy_lag, scale=scale, workers=workers, interval=interval, roll=True)
     return run_scenario(config_from_manifest(manifest, base)).outcome

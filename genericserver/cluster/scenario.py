@@ -41,7 +41,7 @@ from genericserver.cluster.proxy import KubeProxy
 from genericserver.cluster.shutdownmanager import ShutdownManagerContainer, ShutdownOptions, shutdown_hook
 from genericserver.cluster.store import Store, new_pod
 from genericserver.events import Event, EventStream
-from genericserver.scrape import Samples, scrape
+from genericserver.scrape import Samples, fetch, parse
 
 PRE_STOPS = ("none", "sleep", "contour")
 SERVICE = "web"
@@ -203,7 +203,7 @@ class World:
                 max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
         for part in (self.kubelet, self.endpoints, self.proxy):
             part.run()
-        self.pod_metrics: dict[str, Samples] = {}
+        self.scraped: dict[str, str] = {}  # pod -> the text of its last /metrics
         self._stop_scraping = rt.event("scraper-stop")
         self._scraper = rt.go(self._scrape_loop, name="metrics-scraper")
 
@@ -215,16 +215,21 @@ class World:
         return self.proxy.dial(timeout)
 
     def _scrape_loop(self) -> None:
-        """Prometheus's part: every ``scrape_period`` scrape each replica that listens; keep the last."""
+        """Prometheus's part: every ``scrape_period`` scrape each replica that listens; keep the
+        last (as text: only the last is parsed, by :meth:`pod_metrics`)."""
         while self.clock.select(self._stop_scraping, timeout=self.cfg.scrape_period) is None:
             for c in list(self.servers):
                 port = c.sandbox.ports.get(c.port_name)
                 if port is None:
                     continue
                 try:
-                    self.pod_metrics[c.pod_name] = scrape("127.0.0.1", port, timeout=5.0)
-                except (OSError, ValueError, http.client.HTTPException):
+                    self.scraped[c.pod_name] = fetch("127.0.0.1", port, timeout=5.0)
+                except (OSError, RuntimeError, http.client.HTTPException):
                     pass  # not listening (yet, or any more): the last scrape stands
+
+    def pod_metrics(self) -> dict[str, Samples]:
+        """Each replica's last scrape, parsed."""
+        return {pod: parse(text) for pod, text in self.scraped.items()}
 
     def start_pods(self, timeout: float) -> list[str]:
         """Create the replicas (bare pods, or the Deployment's first revision) and wait until
@@ -291,7 +296,7 @@ def run_scenario(cfg: ScenarioConfig) -> ScenarioResult:
     samples = list(world.load.samples)
     events = world.events.events()
     return ScenarioResult(cfg, timeline_rows(cfg, events, samples, t0, end), samples, events, t0, (end - t0) / cfg.scale,
-                          dict(world.pod_metrics))
+                          world.pod_metrics())
 
 
 def timeline_rows(cfg: ScenarioConfig, events: list[Event], samples: list[Sample], t0: float, end: float) -> list[Row]:
