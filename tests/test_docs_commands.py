@@ -3,8 +3,9 @@
 The commands in the fenced blocks of README.md, walkthrough.md and docs/workshop.md are read as
 a shell would split them (a ``VAR=value`` prefix, ``\\`` continuations, a trailing comment, a
 pipe or a redirection cut off) and handed to the real parser, so a renamed or removed flag fails
-here before a room types it. The outputs the docs show are checked against what the programs
-print by tests/test_docs_output.py and the tests it names.
+here before a room types it. tests/test_docs_run.py then runs the commands of the workshop and
+the walkthrough; the outputs the docs show are checked against what the programs print by
+tests/test_docs_output.py and the tests it names.
 """
 
 from __future__ import annotations
