@@ -22,7 +22,7 @@ What the runner changes, and why (the docs' tolerance; the outputs are compared 
 tests/docs_output.py with the same tolerance for times and ids):
 
 * time: every ``cluster`` runs at a tenth of real time (``--time-scale 0.1``, the docs' own value
-  replaced) with its load client sending every 50 ms, and ``--sweep`` runs its first and last
+  replaced) with one load client sending every 50 ms, and ``--sweep`` runs its first and last
   case only (of thirty): what a command prints is checked elsewhere, here that it runs;
 * addresses: ``--secure-port N`` becomes 0 and ``--bind-address 0.0.0.0`` 127.0.0.1 (tests
   bind loopback, on a free port); a path under ``/tmp/`` lands in the session's directory;
@@ -346,6 +346,7 @@ def fit(argv: list[str]) -> list[str]:
         argv.extend(["--request-timeout", "1s"])
     if argv[:1] == ["cluster"]:
         put("--time-scale", SCALE)
-        if "--interval" not in argv:
-            argv.extend(["--interval", INTERVAL])
+        for flag, value in (("--workers", "1"), ("--interval", INTERVAL)):
+            if flag not in argv:
+                argv.extend([flag, value])
     return argv

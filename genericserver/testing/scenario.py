@@ -556,26 +556,27 @@ def scenarios(max_requests: int = 6, max_hooks: int = 2) -> Any:
     simplest value (default mode, no delay, ordinary requests at the start)."""
     from hypothesis import strategies as st
 
+    # Every strategy is built once, here: a request is drawn as positions in the example's
+    # subsets (position i is the subset's i-th, wrapping round, so it shrinks towards the first).
+    # Building them per example, from the subsets, cost twice the run it fed.
+    subset = lambda values: st.lists(st.sampled_from(values), min_size=1, unique=True)  # noqa: E731
+    kinds_s, anchors_s, conns_s = subset(KINDS), subset(ANCHORS), subset(("new", "reused"))
+    request = st.tuples(st.integers(0, len(KINDS) - 1), st.integers(0, len(ANCHORS) - 1), st.sampled_from(OFFSETS),
+                        st.sampled_from(DURATIONS), st.integers(0, 1))
+    requests = st.lists(request, max_size=max_requests)
+    hooks = st.lists(st.builds(HookSpec, duration=st.sampled_from((0.0, 0.5, 5.0)), loopback=st.booleans(), fails=st.booleans()),
+                     max_size=max_hooks)
+    flags = dict(retry_after=st.booleans(), shutdown_delay=st.sampled_from(DELAYS), watch_grace=st.sampled_from((0.0, 2.0)))
+    rest = dict(audit_flush=st.sampled_from((0.0, 0.1, 3.0)), max_in_flight=st.sampled_from((0, 2, 1)),
+                max_mutating_in_flight=st.sampled_from((0, 1)), http2=st.booleans())
+
     @st.composite
     def build(draw: Any) -> Scenario:
-        kinds = draw(st.lists(st.sampled_from(KINDS), min_size=1, unique=True))
-        anchors = draw(st.lists(st.sampled_from(ANCHORS), min_size=1, unique=True))
-        conns = draw(st.lists(st.sampled_from(("new", "reused")), min_size=1, unique=True))
-        request = st.builds(
-            RequestSpec, kind=st.sampled_from(kinds), anchor=st.sampled_from(anchors), offset=st.sampled_from(OFFSETS),
-            duration=st.sampled_from(DURATIONS), conn=st.sampled_from(conns),
-        )
-        hook = st.builds(HookSpec, duration=st.sampled_from((0.0, 0.5, 5.0)), loopback=st.booleans(), fails=st.booleans())
-        return Scenario(
-            retry_after=draw(st.booleans()),
-            shutdown_delay=draw(st.sampled_from(DELAYS)),
-            watch_grace=draw(st.sampled_from((0.0, 2.0))),
-            hooks=tuple(draw(st.lists(hook, max_size=max_hooks))),
-            requests=tuple(draw(st.lists(request, max_size=max_requests))),
-            audit_flush=draw(st.sampled_from((0.0, 0.1, 3.0))),
-            max_in_flight=draw(st.sampled_from((0, 2, 1))),
-            max_mutating_in_flight=draw(st.sampled_from((0, 1))),
-            http2=draw(st.booleans()),
-        )
+        kinds, anchors, conns = draw(kinds_s), draw(anchors_s), draw(conns_s)
+        head = {name: draw(s) for name, s in flags.items()}
+        drawn_hooks = tuple(draw(hooks))
+        drawn = tuple(RequestSpec(kinds[k % len(kinds)], anchors[a % len(anchors)], offset, duration, conns[c % len(conns)])
+                      for k, a, offset, duration, c in draw(requests))
+        return Scenario(**head, hooks=drawn_hooks, requests=drawn, **{name: draw(s) for name, s in rest.items()})
 
     return build()
