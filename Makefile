@@ -18,13 +18,14 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -m pip install -q --no-compile -e '.[test]'
 	touch $(STAMP)
 
-# One worker per core and two more, each test file on one worker (module fixtures run once):
-# much of the suite's wall time is tests waiting (servers, kubectl and clusters in subprocesses,
-# Retry-After), which the extra workers fill. On 2 cores the CPU is busy 1.8 of 2 with four
-# workers, 1.55 with three. The longest files are handed out first (tests/conftest.py's
-# LONGEST_FIRST; --no-loadscope-reorder keeps that order). `pytest` by itself runs serially, as
-# a debugger needs.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() + 2)')
+# Three workers per core, each test file on one worker (module fixtures run once): much of the
+# suite's wall time is tests waiting (servers, kubectl and clusters in subprocesses, the docs'
+# sessions, Retry-After), which the extra workers fill. Measured on 2 cores, the same code run
+# back to back: the CPU was busy 1.64 of 2 with four workers, 1.85 with six, 1.95 with eight;
+# each worker costs ~2 CPU-seconds of start-up and collection, so six is the best trade. The
+# longest files are handed out first (tests/conftest.py's LONGEST_FIRST;
+# --no-loadscope-reorder keeps that order). `pytest` by itself runs serially, as a debugger needs.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 3)')
 test: $(STAMP)
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 

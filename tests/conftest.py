@@ -88,11 +88,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # them. Under xdist (`make test`) they are handed out first: handed out last, as xdist's own order
 # (most tests first) did, one of them ran alone on one worker while the others had finished.
 LONGEST_FIRST = [
-    "test_docs_run_walkthrough.py", "test_docs_run.py", "test_cluster_serve_api.py", "test_kubectl.py", "test_clients_retry_after.py", "test_cmd.py",
-    "test_known_bad_variants.py", "test_labs.py", "test_parity_h1shutdown.py", "test_http2_shutdown.py",
-    "test_lincheck.py", "test_kubectl_watch.py", "test_cluster_manifest.py", "test_demo.py",
-    "test_ratelimited_waitgroup.py", "test_httpserver.py", "test_cluster_scenario.py", "test_kubectl_http2.py",
-    "test_fuzz_lifecycle.py", "test_parity_h2shutdown.py", "test_graceful_termination.py", "test_conventions.py",
+    "test_docs_run_walkthrough.py", "test_docs_run.py", "test_cluster_serve_api.py", "test_clients_retry_after.py",
+    "test_labs.py", "test_cluster_scenario.py", "test_kubectl.py", "test_cmd.py", "test_known_bad_variants.py",
+    "test_cluster_manifest.py", "test_parity_h1shutdown.py", "test_kubectl_watch.py", "test_parity_h2shutdown.py",
+    "test_http2_shutdown.py", "test_demo.py", "test_cluster_pictures.py", "test_lincheck.py", "test_kubectl_http2.py",
+    "test_ratelimited_waitgroup.py", "test_httpserver.py", "test_fuzz_stateful.py", "test_graceful_termination.py",
 ]
 
 
