@@ -41,9 +41,11 @@ class EventStream:
         self._events: list[Event] = []
         self._subscribers: list[Callable[[Event], None]] = []
 
-    def record(self, kind: str, name: str, **fields: Any) -> Event:
+    def record(self, kind: str, name: str, *, at: Optional[float] = None, **fields: Any) -> Event:
+        """Append an event stamped now, or at runtime time ``at`` (a simulated controller that
+        acts as of when its work was due, see genericserver/cluster/workqueue.py)."""
         with self._lock:
-            ev = Event(len(self._events), rt.now(), kind, name, fields)
+            ev = Event(len(self._events), rt.now() if at is None else at, kind, name, fields)
             self._events.append(ev)
             subscribers = list(self._subscribers)
         for fn in subscribers:

@@ -99,12 +99,17 @@ def test_controllers_whose_threads_stall_still_act_at_their_lags_when_caught_up(
         rt.sleep(20)  # the stalled goroutines finish their turns before they stop
         ec.stop()
         proxy.stop()
-        return {"seen": seen, "events": [e.name for e in store.events.events() if e.kind == "kube-proxy"]}
+        return {"seen": seen, "events": [(e.kind, e.name, round(e.at - t0, 6)) for e in store.events.events()
+                                         if e.kind in ("endpoints", "kube-proxy") and e.at >= t0]}
 
     got = Simulation().run(main)
     assert got["seen"] == [{"web-0", "web-1"}, {"web-0", "web-1"}, {"web-1"}]
-    # the stalled worker, when it woke, found the table already synced: no second line
-    assert got["events"].count("web: rules synced: new connections go to web-1; not to web-0 (terminating)") == 1
+    # each line is stamped when its sync was due, though the first catch-up to run it came at
+    # 2.999; and the stalled worker, when it woke, found the table synced: no second line
+    assert got["events"] == [
+        ("endpoints", "web: web-0 leaves the ready endpoints (ready=false serving=true terminating=true)", 1.0),
+        ("kube-proxy", "web: rules synced: new connections go to web-1; not to web-0 (terminating)", 3.0),
+    ]
 
 
 def test_terminating_endpoints_are_the_fallback_and_no_endpoints_is_a_reject():

@@ -29,6 +29,10 @@ class ClusterClock:
     def to_runtime(self, seconds: float) -> float:
         return seconds * self.scale
 
+    def runtime_at(self, at: float) -> float:
+        """Cluster time ``at`` as a runtime timestamp (the inverse of :meth:`from_runtime`)."""
+        return self.origin + at * self.scale
+
     def from_runtime(self, at: float) -> float:
         """A runtime timestamp (``rt.now()``) as cluster seconds since the origin."""
         return (at - self.origin) / self.scale

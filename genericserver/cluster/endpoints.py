@@ -94,7 +94,8 @@ class EndpointsController(Controller):
                                                                "labels": {"kubernetes.io/service-name": name}},
                           "endpoints": endpoints})
         for line, (pod, conditions) in zip(describe_changes(old, endpoints), changed_pods(old, endpoints)):
-            self.store.events.record("endpoints", f"{name}: {line}", pod=pod, ready=bool(conditions and conditions["ready"]))
+            self.store.events.record("endpoints", f"{name}: {line}", at=self.acting_at, pod=pod,
+                                     ready=bool(conditions and conditions["ready"]))
 
 
 def _by_pod(eps: list[dict]) -> dict[str, dict]:

@@ -89,7 +89,7 @@ class KubeProxy(Controller):
             routed = ", ".join(e.pod for e in go) or "nothing (REJECT)"
             rest = ", ".join(f"{e.pod} ({'terminating' if e.terminating else 'not ready'})" for e in table if e not in go)
             self.store.events.record("kube-proxy", f"{self.service}: rules synced: new connections go to {routed}"
-                                     + (f"; not to {rest}" if rest else ""), routed=[e.pod for e in go])
+                                     + (f"; not to {rest}" if rest else ""), at=self.acting_at, routed=[e.pod for e in go])
 
     def wait_for(self, predicate: Callable[[tuple[Endpoint, ...]], bool], timeout: Optional[float] = None) -> bool:
         """Wait (runtime seconds) until the installed table satisfies ``predicate``."""

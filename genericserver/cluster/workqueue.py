@@ -7,7 +7,7 @@ is handled once, as a real work queue deduplicates keys. :class:`Controller` is 
 share: a watch feeding the queue, one worker syncing keys.
 
 The lags are the model's, and only they: a key is due ``lag`` after the cluster time of the
-change (not after the moment a watch thread got to it), and a sync writes as of its due time.
+change (not after the moment a watch thread got to it), and a sync writes (and its timeline line is stamped) as of its due time.
 A host that stalls a controller's threads (two test suites on two cores) must not make it
 later than its lag, or a rollout with a margin of a few cluster seconds loses requests that
 the modelled cluster would not; so whoever depends on a controller being on time (the load
@@ -17,7 +17,7 @@ and syncs what is due, in the caller's thread.
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable
+from typing import Any, Hashable, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
@@ -87,6 +87,7 @@ class Controller:
         self._watch = watch
         self._taking = rt.lock()
         self._syncing = rt.lock()
+        self.acting_at: Optional[float] = None  # while a key syncs: the runtime time it was due
         self._goroutines: list[rt.Goroutine] = []
 
     def initial_keys(self) -> Iterable[Hashable]:
@@ -123,8 +124,12 @@ class Controller:
     def _sync_due(self) -> None:
         with self._syncing:
             for key, due in self.queue.take_due():
-                with Store.as_of(due):
-                    self.sync_key(key)
+                self.acting_at = self.clock.runtime_at(due)
+                try:
+                    with Store.as_of(due):
+                        self.sync_key(key)
+                finally:
+                    self.acting_at = None
 
     def _watch_loop(self) -> None:
         while self._watch.wait_pending():
