@@ -159,7 +159,9 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
         sent = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(WAIT) == 0
-        assert time.monotonic() - sent < 1.0 + 1.0  # the shutdown delay plus a second
+        # the stall this guards against is the request timeout's 60 s: the shutdown delay and
+        # a few seconds (two suites at once took 2.06 s to exit, over a one-second allowance)
+        assert time.monotonic() - sent < 1.0 + 9.0
     finally:
         if proc.poll() is None:
             proc.kill()
