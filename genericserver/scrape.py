@@ -11,7 +11,7 @@ code="200")`` (the sum over every series that has those labels).
 from __future__ import annotations
 
 import http.client
-from typing import NamedTuple, Optional
+from typing import Collection, NamedTuple, Optional
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -35,13 +35,32 @@ class Samples(list):
         return sum(s.value for s in found) if found else None
 
 
-def parse(text: str) -> Samples:
-    """Every sample of a text-format exposition."""
+def parse(text: str, families: Optional[Collection[str]] = None) -> Samples:
+    """Every sample of a text-format exposition, or only those of the named ``families`` (a
+    histogram's family takes its ``_bucket``, ``_sum`` and ``_count`` samples along): their
+    lines are picked out before the parser sees them, which costs a fraction of parsing them all
+    (the parser takes a tenth of a second for one of our servers' whole ``/metrics``)."""
+    if families is not None:
+        text = "".join(line for line in text.splitlines(keepends=True) if _family_of(line) in families)
     out = Samples()
     for family in text_string_to_metric_families(text):
         for s in family.samples:
             out.append(Sample(s.name, dict(s.labels), s.value))
     return out
+
+
+def _family_of(line: str) -> str:
+    """The metric name a text-format line is about (``# HELP``/``# TYPE`` lines too), without a
+    histogram's or summary's sample suffix."""
+    if line.startswith("#"):
+        words = line.split(None, 3)  # "# HELP name text", "# TYPE name type"
+        name = words[2] if len(words) > 2 else ""
+    else:
+        name = line.split("{", 1)[0].split(" ", 1)[0].strip()  # "name{labels} value", "name value"
+    for suffix in ("_bucket", "_sum", "_count"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def scrape(host: str, port: int, path: str = "/metrics", timeout: float = 10.0) -> Samples:

@@ -21,9 +21,11 @@ How each command runs:
 What the runner changes, and why (the docs' tolerance; the outputs are compared by
 tests/docs_output.py with the same tolerance for times and ids):
 
-* time: every ``cluster`` runs at a tenth of real time (``--time-scale 0.1``, the docs' own value
-  replaced) with one load client sending every 50 ms, and ``--sweep`` runs its first and last
-  case only (of thirty): what a command prints is checked elsewhere, here that it runs;
+* time: every ``cluster`` runs at a twentieth of real time (``--time-scale 0.05``, the docs' own
+  value replaced) with one load client sending every 50 ms, and ``--sweep`` runs its first and
+  last case only (of thirty); a ``serve``'s shutdown delay and watch grace shrink as much, and
+  ``demo`` shuts down after 0.4 s instead of 1.5: what a command prints is checked elsewhere,
+  here that it runs;
 * addresses: ``--secure-port N`` becomes 0 and ``--bind-address 0.0.0.0`` 127.0.0.1 (tests
   bind loopback, on a free port); a path under ``/tmp/`` lands in the session's directory;
 * a server without a watch-termination grace gets ``--request-timeout 1s``: a watch open at
@@ -47,6 +49,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from typing import Optional
 
+from genericserver import godur
 from kubectl import KUBECTL
 from serverprocess import ServerProcess
 
@@ -56,7 +59,7 @@ NOT_RUN = re.compile(r"^<!-- commands not run: (.+) -->$")
 PROGRAMS = ("genericserver", "kubectl", "curl", "kill", "export", "pytest", "make", "python", "kind", "docker")
 SERVING = r"Serving (securely|insecurely) on 127\.0\.0\.1:(\d+)"
 CLUSTER_READY = r"API server on (127\.0\.0\.1):(\d+); kubeconfig written to"
-SCALE, INTERVAL = "0.1", "0.05"
+SCALE, INTERVAL = "0.05", "0.05"
 
 
 @dataclass
@@ -341,6 +344,12 @@ def fit(argv: list[str]) -> list[str]:
         put("--secure-port", "0")
     if "--bind-address" in argv:
         put("--bind-address", "127.0.0.1")
+    if argv[:1] == ["serve"]:
+        for flag in ("--shutdown-delay-duration", "--shutdown-watch-termination-grace-period"):
+            if flag in argv:
+                put(flag, f"{godur.parse_go_duration(argv[argv.index(flag) + 1])[0] * float(SCALE):g}s")
+    if argv[:1] == ["demo"] and "--shutdown-delay" not in argv:
+        argv.extend(["--shutdown-delay", "0.4"])
     serves = argv[:1] == ["serve"] or argv[:1] == ["cluster"] and "--serve-api" in argv
     if serves and "--shutdown-watch-termination-grace-period" not in argv and "--request-timeout" not in argv:
         argv.extend(["--request-timeout", "1s"])

@@ -32,11 +32,13 @@ def test_the_docs_have_sessions_to_run_and_every_block_that_is_not_run_says_why(
 
 def test_the_runner_fits_commands_to_a_test_machine():
     assert fit(["cluster", "--manifest", "rollout.yaml", "--roll", "--time-scale", "0.2"]) == [
-        "cluster", "--manifest", "rollout.yaml", "--roll", "--time-scale", "0.1", "--workers", "1", "--interval", "0.05"]
+        "cluster", "--manifest", "rollout.yaml", "--roll", "--time-scale", "0.05", "--workers", "1", "--interval", "0.05"]
     assert fit(["cluster", "--serve-api", "--bind-address", "0.0.0.0", "--secure-port", "6443", "--request-timeout", "1m"]) == [
-        "cluster", "--serve-api", "--bind-address", "127.0.0.1", "--secure-port", "0", "--request-timeout", "1m", "--time-scale", "0.1", "--workers", "1", "--interval", "0.05"]
+        "cluster", "--serve-api", "--bind-address", "127.0.0.1", "--secure-port", "0", "--request-timeout", "1m", "--time-scale", "0.05", "--workers", "1", "--interval", "0.05"]
     assert fit(["serve", "--v=1"]) == ["serve", "--v=1", "--request-timeout", "1s"]
-    assert fit(["serve", "--shutdown-watch-termination-grace-period", "5s"]) == ["serve", "--shutdown-watch-termination-grace-period", "5s"]
+    assert fit(["serve", "--shutdown-watch-termination-grace-period", "5s", "--shutdown-delay-duration", "2s"]) == [
+        "serve", "--shutdown-watch-termination-grace-period", "0.25s", "--shutdown-delay-duration", "0.1s"]
+    assert fit(["demo"]) == ["demo", "--shutdown-delay", "0.4"]
 
 
 def test_each_pytest_line_the_walkthrough_shows_selects_a_test():

@@ -218,6 +218,13 @@ def test_metrics_slis_and_version_are_served():
     assert parse(r.get_data(as_text=True)).value("process_start_time_seconds") > 0
     slis = parse(client.get("/metrics/slis", buffered=True).get_data(as_text=True))
     assert slis.value("kubernetes_healthcheck", name="ping", type="readyz") == 1
+    # a scraper that reads one counter and one histogram picks their lines out before parsing
+    text = r.get_data(as_text=True)
+    some = parse(text, families=("apiserver_request_total", "apiserver_request_duration_seconds"))
+    every = parse(text)
+    assert some == [x for x in every if x.name in ("apiserver_request_total", "apiserver_request_duration_seconds_bucket",
+                                                   "apiserver_request_duration_seconds_sum", "apiserver_request_duration_seconds_count")]
+    assert some.value("apiserver_request_total", subresource="/readyz") == 1 and some.value("apiserver_request_duration_seconds_count")
     v = client.get("/version", buffered=True)
     assert v.status_code == 200 and v.headers["Content-Type"] == "application/json"
     assert v.json["gitVersion"] == "v1.36.0" and v.json["major"] == "1" and v.json["minor"] == "36"

@@ -46,6 +46,7 @@ from genericserver.scrape import Samples, fetch, parse
 PRE_STOPS = ("none", "sleep", "contour")
 SERVICE = "web"
 STARTUP_SIGNALS = {"HasBeenReady", "MuxAndDiscoveryComplete"}
+POD_METRICS = ("apiserver_request_total",)  # what the timeline reads of each replica's /metrics
 
 
 @dataclass
@@ -228,8 +229,9 @@ class World:
                     pass  # not listening (yet, or any more): the last scrape stands
 
     def pod_metrics(self) -> dict[str, Samples]:
-        """Each replica's last scrape, parsed."""
-        return {pod: parse(text) for pod, text in self.scraped.items()}
+        """Each replica's last scrape, parsed: the families the timeline reads (its /readyz
+        answers by code)."""
+        return {pod: parse(text, families=POD_METRICS) for pod, text in self.scraped.items()}
 
     def start_pods(self, timeout: float) -> list[str]:
         """Create the replicas (bare pods, or the Deployment's first revision) and wait until
