@@ -175,7 +175,8 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
     quiet = logging.getLogger("genericserver")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # the replicas' own klog lines would drown the timeline
-    world = World(replace(cfg, roll=True))
+    # (no Prometheus: the replicas' /metrics feed the printed run's table, and this run prints none)
+    world = World(replace(cfg, roll=True, scrape_period=0))
     try:
         view = APIView(world.clock)
         world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))

@@ -81,7 +81,7 @@ class ScenarioConfig:
     keep_alive: bool = False
     warmup: float = 1.0
     tail: float = 1.0
-    scrape_period: float = 1.0  # cluster seconds between two scrapes of each replica's /metrics
+    scrape_period: float = 1.0  # cluster seconds between two scrapes of each replica's /metrics (0: none)
     source: str = ""  # where the pod settings came from (a manifest's path), for the heading
 
     def __post_init__(self) -> None:
@@ -206,7 +206,7 @@ class World:
             part.run()
         self.scraped: dict[str, str] = {}  # pod -> the text of its last /metrics
         self._stop_scraping = rt.event("scraper-stop")
-        self._scraper = rt.go(self._scrape_loop, name="metrics-scraper")
+        self._scraper = rt.go(self._scrape_loop, name="metrics-scraper") if cfg.scrape_period > 0 else None
 
     def dial(self, timeout: Optional[float] = None) -> tuple[socket.socket, str]:
         """The load client's connect: kube-proxy's DNAT, with both controllers brought up to
@@ -255,7 +255,8 @@ class World:
 
     def close(self) -> None:
         self._stop_scraping.set()
-        self._scraper.join()
+        if self._scraper is not None:
+            self._scraper.join()
         self.load.stop()
         if self.deployment is not None:
             self.deployment.stop()
