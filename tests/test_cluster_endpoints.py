@@ -35,13 +35,19 @@ def world(store: Store, endpoints_lag: float, proxy_lag: float) -> tuple[Endpoin
     return ec, proxy
 
 
+def two_ready_pods(endpoints_lag: float, proxy_lag: float) -> tuple[Store, EndpointsController, KubeProxy]:
+    """web-0 and web-1, both Ready, and the controllers once kube-proxy routes to both."""
+    store = Store()
+    for i, port in enumerate((1001, 1002)):
+        store.create(running_pod(f"web-{i}", port))
+    ec, proxy = world(store, endpoints_lag, proxy_lag)
+    assert proxy.wait_for(lambda t: {e.pod for e in usable(t)} == {"web-0", "web-1"})
+    return store, ec, proxy
+
+
 def test_a_terminating_pod_leaves_the_ready_set_after_the_lags():
     def main() -> dict[str, Any]:
-        store = Store()
-        for i, port in enumerate((1001, 1002)):
-            store.create(running_pod(f"web-{i}", port))
-        ec, proxy = world(store, endpoints_lag=1.0, proxy_lag=2.0)
-        assert proxy.wait_for(lambda t: {e.pod for e in usable(t)} == {"web-0", "web-1"})
+        store, ec, proxy = two_ready_pods(endpoints_lag=1.0, proxy_lag=2.0)
         t0, seen = rt.now(), len(store.events)
         store.delete(POD, "web-0", DeleteOptions())
         rt.sleep(0.999)
@@ -83,11 +89,7 @@ def test_controllers_whose_threads_stall_still_act_at_their_lags_when_caught_up(
     monkeypatch.setattr(DelayingQueue, "wait_due", stalled(DelayingQueue.wait_due))
 
     def main() -> dict[str, Any]:
-        store = Store()
-        for i, port in enumerate((1001, 1002)):
-            store.create(running_pod(f"web-{i}", port))
-        ec, proxy = world(store, endpoints_lag=1.0, proxy_lag=2.0)
-        assert proxy.wait_for(lambda t: {e.pod for e in usable(t)} == {"web-0", "web-1"})
+        store, ec, proxy = two_ready_pods(endpoints_lag=1.0, proxy_lag=2.0)
         t0 = rt.now()
         store.delete(POD, "web-0", DeleteOptions())
         seen = []
