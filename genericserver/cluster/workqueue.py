@@ -7,12 +7,12 @@ is handled once, as a real work queue deduplicates keys. :class:`Controller` is 
 share: a watch feeding the queue, one worker syncing keys.
 
 The lags are the model's, and only they: a key is due ``lag`` after the cluster time of the
-change (not after the moment a watch thread got to it), and a sync writes (and its timeline line is stamped) as of its due time.
-A host that stalls a controller's threads (two test suites on two cores) must not make it
-later than its lag, or a rollout with a margin of a few cluster seconds loses requests that
-the modelled cluster would not; so whoever depends on a controller being on time (the load
-client, before it dials) calls :meth:`Controller.catch_up`, which takes in the pending events
-and syncs what is due, in the caller's thread.
+change (not after the moment a watch thread got to it), and a sync writes, and stamps its
+timeline line, as of its due time. A host that stalls a controller's threads (two test suites
+on two cores) must not make it later than its lag, or a rollout with a margin of a few cluster
+seconds loses requests that the modelled cluster would not; so whoever depends on a controller
+being on time (the load client, before it dials) calls :meth:`Controller.catch_up`, which takes
+in the pending events and syncs what is due, in the caller's thread.
 """
 
 from __future__ import annotations
