@@ -167,12 +167,12 @@ class Session:
         return [*out, cur] if cur else out
 
     def a_pod(self) -> str:
-        names = self.kubectl(Command("", 0, ""), ["get", "pods", "-o", "name"]).stdout.split()
+        names = self.kubectl(["get", "pods", "-o", "name"]).stdout.split()
         assert names, "NAME: the server has no pods"
         return names[0].split("/")[-1]
 
     # -- running ---------------------------------------------------------------------------
-    def run(self, c: Command, capsys) -> None:
+    def run(self, c: Command) -> None:
         for words in self.words(c):
             env: dict[str, str] = {}
             while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
@@ -184,12 +184,12 @@ class Session:
             where = f"{c.doc}:{c.line}: `{c.text}`"
             self.ran.append(" ".join(words))
             if program == "genericserver":
-                self.genericserver(c, words[1:], env, capsys, where)
+                self.genericserver(words[1:], env, where)
             elif program == "kubectl":
                 if background or "-w" in words or "--watch" in words:
                     self.watches.append(Watch(c, [KUBECTL, *words[1:]], {**self.env, **env}))
                 else:
-                    proc = self.kubectl(c, words[1:], env)
+                    proc = self.kubectl(words[1:], env)
                     assert proc.returncode == 0, f"{where} exited {proc.returncode}: {proc.stderr}"
             elif program == "export":
                 k, _, v = words[1].partition("=")
@@ -214,10 +214,10 @@ class Session:
                 raise AssertionError(f"{where}: the runner does not know {program!r}; mark the block"
                                      " <!-- commands not run: REASON --> if it cannot run here")
 
-    def kubectl(self, c: Command, args: list[str], env: Optional[dict] = None) -> subprocess.CompletedProcess:
+    def kubectl(self, args: list[str], env: Optional[dict] = None) -> subprocess.CompletedProcess:
         return subprocess.run([KUBECTL, *args], capture_output=True, text=True, env={**self.env, **(env or {})}, timeout=120)
 
-    def genericserver(self, c: Command, argv: list[str], env: dict, capsys, where: str) -> None:
+    def genericserver(self, argv: list[str], env: dict, where: str) -> None:
         if ">" in argv:
             argv, target = argv[:argv.index(">")], argv[argv.index(">") + 1]
         else:
@@ -317,14 +317,14 @@ class Watch:
         self.proc.communicate()
 
 
-def run_section(section: Section, directory: pathlib.Path, monkeypatch, capsys) -> list[str]:
+def run_section(section: Section, directory: pathlib.Path, monkeypatch) -> list[str]:
     """Run the section's blocks that are not marked; the commands run, as run."""
     session = Session(directory, monkeypatch)
     try:
         for block in section.blocks:
             if block.not_run is None:
                 for command in block.commands:
-                    session.run(command, capsys)
+                    session.run(command)
     finally:
         session.close()
     return session.ran

@@ -51,21 +51,21 @@ def test_each_pytest_line_the_walkthrough_shows_selects_a_test():
         assert any(expr in (a or b) for a, b in names), f"`{text}` selects no test"
 
 
-def test_a_stale_command_fails_the_run(tmp_path, monkeypatch, capsys):
+def test_a_stale_command_fails_the_run(tmp_path, monkeypatch):
     def section(*lines: str) -> Section:
         return Section("x.md", "x", [Block("x.md", 1, None, [Command("x.md", 2 + i, t) for i, t in enumerate(lines)])])
 
     with pytest.raises(AssertionError, match=r"x.md:2: `genericserver cluster --pre-stop nap` exited 2: .*--pre-stop"):
-        run_section(section("genericserver cluster --pre-stop nap"), tmp_path / "a", monkeypatch, capsys)
+        run_section(section("genericserver cluster --pre-stop nap"), tmp_path / "a", monkeypatch)
     with pytest.raises(AssertionError, match="exited 1"):  # kubectl must succeed: here no server answers
-        run_section(section("kubectl --server http://127.0.0.1:1 get cm"), tmp_path / "b", monkeypatch, capsys)
+        run_section(section("kubectl --server http://127.0.0.1:1 get cm"), tmp_path / "b", monkeypatch)
     with pytest.raises(AssertionError, match="does not know 'helm'"):
-        run_section(section("helm install web"), tmp_path / "c", monkeypatch, capsys)
+        run_section(section("helm install web"), tmp_path / "c", monkeypatch)
 
 
 WORKSHOP = [s for s in RUN if s.doc == "docs/workshop.md"]
 
 
 @pytest.mark.parametrize("section", WORKSHOP, ids=[s.id for s in WORKSHOP])
-def test_the_section_s_commands_run(section, tmp_path, monkeypatch, capsys):
-    assert run_section(section, tmp_path, monkeypatch, capsys)
+def test_the_section_s_commands_run(section, tmp_path, monkeypatch):
+    assert run_section(section, tmp_path, monkeypatch)

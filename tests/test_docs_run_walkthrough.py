@@ -10,5 +10,5 @@ RUN = [s for s in sections("walkthrough.md") if any(b.not_run is None for b in s
 
 
 @pytest.mark.parametrize("section", RUN, ids=[s.id for s in RUN])
-def test_the_section_s_commands_run(section, tmp_path, monkeypatch, capsys):
-    assert run_section(section, tmp_path, monkeypatch, capsys)
+def test_the_section_s_commands_run(section, tmp_path, monkeypatch):
+    assert run_section(section, tmp_path, monkeypatch)
