@@ -253,7 +253,8 @@ class Session:
             (self.dir / target).write_text(out.getvalue())
 
     def debug(self, argv: list[str], where: str) -> None:
-        """The debugger at its prompt: the commands the docs' expected session types, then ``c``."""
+        """``--break``: at the debugger's prompt, two of the commands the workshop has the room type
+        (``p rt.now()``, ``goroutines``), then ``c``; it must have stopped there."""
         proc = subprocess.run([sys.executable, "-m", "genericserver", *argv], input="p rt.now()\ngoroutines\nc\n",
                               capture_output=True, text=True, env=self.env, timeout=120)
         assert proc.returncode in (0, 1) and "(Pdb)" in proc.stdout, f"{where} exited {proc.returncode}: {proc.stdout}{proc.stderr}"
