@@ -15,7 +15,7 @@ from genericserver.cluster import cli
 from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 from genericserver.cmd import OneLineParser
 
-FAST = dict(scale=0.1, workers=3, interval=0.02, warmup=0.5, tail=0.5, roll=True)
+FAST = dict(scale=0.1, workers=3, warmup=0.5, tail=0.5, roll=True)
 
 
 def firsts(result, signal: str) -> dict[str, float]:

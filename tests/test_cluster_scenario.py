@@ -22,7 +22,7 @@ from genericserver.cluster import cli
 from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 from genericserver.cluster.timeline import collapse, readyz_answers
 
-FAST = dict(scale=0.1, workers=3, interval=0.02, warmup=1.0, tail=1.0)
+FAST = dict(scale=0.1, workers=3, warmup=1.0, tail=1.0)
 
 
 def first(rows, component: str, sub: str) -> float:

@@ -304,7 +304,7 @@ def without_shutdown_time(manifest: Manifest) -> list[dict]:
 
 
 def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG, proxy_lag: float = PROXY_LAG,
-                    scale: float = 0.1, workers: int = 3, interval: float = 0.02) -> Any:
+                    scale: float = 0.1, workers: int = 3, interval: float = 0.005) -> Any:
     """Roll the Deployment of ``manifest`` under load in the simulated world; what the clients saw.
 
     ``manifest`` is a YAML file's path, one object (a dict) or a list of them; only its
