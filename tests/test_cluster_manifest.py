@@ -202,10 +202,13 @@ def test_rolling_the_deployment_loses_nothing_and_without_preStop_and_delay_it_l
     assert rollout_outcome(DEPLOY / "deployment.yaml", scale=0.2).lost == 0
     stripped = without_shutdown_time(DEPLOY / "deployment.yaml")
     assert not any(a.startswith("--shutdown-delay-duration") for a in server_container(stripped)["args"])
-    out = rollout_outcome(stripped, scale=0.05)
+    # at a tenth of real time each old pod's window is 0.2 s (at a twentieth, 0.1 s, two suites
+    # at once sent 55 requests in all and none fell inside one: kube-proxy is exact, the kubelet
+    # that closes the listener may be late and shorten it)
+    out = rollout_outcome(stripped, scale=0.1)
     # every cause comes from having no delay: a listener closed while still routed, a request in
     # the instant between NotAcceptingNewRequest and the close, or one left in the closed
-    # listener's queue (which of them a 50 ms window of real time catches depends on the load)
+    # listener's queue (which of them the window catches depends on the load)
     assert out.lost > 0 and set(out.by_cause) <= {"closed-but-routed", "shutting-down", "dropped"}, out.as_dict()
     assert check_manifests(stripped)  # and the checker says why beforehand
 
