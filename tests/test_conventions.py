@@ -161,6 +161,7 @@ FOLDERS = [
     ("kube-openapi:pkg/", "openapi"),
     ("apimachinery:pkg/util/duration/", "apimachinery"),
     ("apimachinery:pkg/runtime/serializer/", "apimachinery/runtime/serializer"),
+    ("apimachinery:pkg/runtime/=", "apimachinery/runtime"),
     ("apimachinery:pkg/util/strategicpatch/", "apimachinery/strategicpatch"),
     ("apimachinery:pkg/labels/", "apimachinery/labels"),
     ("apimachinery:pkg/fields/", "apimachinery/fields"),

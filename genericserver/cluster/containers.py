@@ -141,7 +141,7 @@ class FakeContainer(Container):
         rt.go(stop_later, name=f"{self.pod_name}-{self.name}-sigterm")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ServerOptions:
     """How each replica of our server is configured (durations in cluster seconds)."""
 

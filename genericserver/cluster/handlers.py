@@ -29,20 +29,20 @@ class HookError(Exception):
     """A hook failed; the message is the kubelet's (``... lifecycle hook ... failed - error: ...``)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExecAction:
     fn: Callable[[gocontext.Context, Any], None]
     command: list[str] = field(default_factory=lambda: ["<callable>"])
 
 
-@dataclass
+@dataclass(frozen=True)
 class HTTPGetAction:
     path: str
     port: Union[int, str]
     host: str = "127.0.0.1"
 
 
-@dataclass
+@dataclass(frozen=True)
 class SleepAction:
     seconds: int
 

@@ -33,7 +33,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
-import copy
 import itertools
 import uuid
 from dataclasses import dataclass, replace
@@ -44,6 +43,7 @@ from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
 from genericserver.events import EventStream
 from genericserver.apimachinery.api.errors import StatusError
+from genericserver.apimachinery.runtime.converter import deep_copy_json_value
 
 POD, SERVICE, ENDPOINT_SLICE, DEPLOYMENT, EVENT = "Pod", "Service", "EndpointSlice", "Deployment", "Event"
 RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io", DEPLOYMENT: "deployments.apps",
@@ -353,11 +353,11 @@ class Store:
             obj = self._objects.get((kind, namespace, name))
             if obj is None:
                 raise new_not_found(kind, name)
-            return copy.deepcopy(obj)
+            return deep_copy_json_value(obj)
 
     def list(self, kind: str, namespace: Optional[str] = None) -> list[dict]:
         with self._lock:
-            return [copy.deepcopy(o) for (k, ns, _), o in sorted(self._objects.items()) if k == kind and namespace in (None, ns)]
+            return [deep_copy_json_value(o) for (k, ns, _), o in sorted(self._objects.items()) if k == kind and namespace in (None, ns)]
 
     def watch(self, kind: Optional[str] = None) -> Watch:
         """Events from now on (list first for the current state, as an informer does)."""
@@ -386,11 +386,11 @@ class Store:
             at = self.clock.now()
         for w in list(self._watches):
             if w.kind in (None, obj["kind"]):
-                w._push(typ, copy.deepcopy(obj), at)
-        self._history.append((rv, typ, copy.deepcopy(obj)))
+                w._push(typ, deep_copy_json_value(obj), at)
+        self._history.append((rv, typ, deep_copy_json_value(obj)))
         changed, self._changed = self._changed, rt.event("cluster-store-changed")
         changed.set()
-        return copy.deepcopy(obj)
+        return deep_copy_json_value(obj)
 
     # -- what the API's watches read (the generic store's interface) -----------------------------
     def resource_version(self) -> int:
@@ -407,20 +407,20 @@ class Store:
         next change sets; read together so that no change slips in between."""
         with self._lock:
             latest = self._history[-1][0] if self._history else 0
-            out = [(typ, copy.deepcopy(obj)) for v, typ, obj in self._history if v > rv and obj["kind"] == kind]
+            out = [(typ, deep_copy_json_value(obj)) for v, typ, obj in self._history if v > rv and obj["kind"] == kind]
             return out, max(rv, latest), self._changed
 
     def list_at(self, kind: str, namespace: Optional[str] = None) -> tuple[list[dict], int]:
         """The objects of ``kind`` and the version they were read at."""
         with self._lock:
             latest = self._history[-1][0] if self._history else 0
-            return [copy.deepcopy(o) for (k, ns, _), o in sorted(self._objects.items())
+            return [deep_copy_json_value(o) for (k, ns, _), o in sorted(self._objects.items())
                     if k == kind and namespace in (None, ns)], latest
 
     def create(self, obj: dict, *, record: bool = True) -> dict:
         """Store a new object (its uid and creation time set); ``record`` puts the creation on
         the timeline (the kubelet's Events are not worth a line of their own)."""
-        obj = copy.deepcopy(obj)
+        obj = deep_copy_json_value(obj)
         meta = obj["metadata"]
         meta.setdefault("namespace", "default")
         with self._lock:
@@ -445,9 +445,9 @@ class Store:
             cur = self._objects.get((kind, namespace, name))
             if cur is None:
                 raise new_not_found(kind, name)
-            new = fn(copy.deepcopy(cur))
+            new = fn(deep_copy_json_value(cur))
             if new is None:
-                return copy.deepcopy(cur)
+                return deep_copy_json_value(cur)
             new["metadata"]["uid"] = cur["metadata"]["uid"]
             for k in ("deletionTimestamp", "deletionGracePeriodSeconds"):  # only delete sets these
                 if k in cur["metadata"]:
@@ -473,7 +473,7 @@ class Store:
         def replace_body(cur: dict) -> Optional[dict]:
             if all(cur.get(k) == obj.get(k) for k in obj if k != "metadata"):
                 return None
-            cur.update({k: copy.deepcopy(v) for k, v in obj.items() if k != "metadata"})
+            cur.update({k: deep_copy_json_value(v) for k, v in obj.items() if k != "metadata"})
             return cur
 
         return self.guaranteed_update(obj["kind"], meta["name"], replace_body, meta.get("namespace", "default"))
@@ -490,11 +490,11 @@ class Store:
             cur = self._objects.get((kind, namespace, name))
             if cur is None:
                 raise new_not_found(kind, name)
-            obj = copy.deepcopy(cur)
+            obj = deep_copy_json_value(cur)
             now = self.clock.now()
             graceful, pending = before_delete(strategy, obj, options, now)
             if pending:
-                return copy.deepcopy(cur), False
+                return deep_copy_json_value(cur), False
             meta = obj["metadata"]
             # the garbage collector's finalizers, as the options ask; once a deletion has
             # started (pending, above) the options can no longer change them
