@@ -12,6 +12,8 @@ A child that outlives ``--timeout`` seconds is killed (status -14, SIGALRM).
 
 from __future__ import annotations
 
+import gc
+import importlib
 import json
 import os
 import signal
@@ -19,17 +21,26 @@ import sys
 import tempfile
 
 import pytest
+from _pytest.config import default_plugins
 
 # warm in the parent, so each child starts from here: what the plugin and a lab's test import (not
 # the plugin module itself, which pytest wants to import, and rewrite, in the child)
 import genericserver.testing.scenario  # noqa: F401
 from genericserver.labs.state import LAB_ENV
 
+# and pytest's own plugins, which every session imports (the installed ones it loads by itself
+# are left to the child: pytest rewrites their asserts, and warns if they are already imported)
+for _name in default_plugins:
+    importlib.import_module(f"_pytest.{_name}")
+
 
 def run_one(where: str, path: str, lab: str, timeout: int) -> tuple[int, str]:
     """pytest on ``path`` with ``lab``'s bug switched in, in a forked child; (status, output)."""
     with tempfile.TemporaryFile(mode="w+") as out:
         sys.stdout.flush()
+        # what the parent holds moves out of the collector's sight: the child's collections
+        # (pytest runs two at its end) then neither scan it nor copy every page they touch
+        gc.freeze()
         pid = os.fork()
         if pid == 0:  # the child: its output goes to the file, its status is pytest's
             os.dup2(out.fileno(), 1)
