@@ -65,7 +65,7 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     # request inside 0.15 s, nor once inside 0.3 s; eight workers on two cores none inside 0.5 s,
     # whose kubelet, late, closed the listener when the exact kube-proxy was about to sync)
     r = run_scenario(ScenarioConfig(endpoints_lag=1.0, proxy_lag=9.0, pre_stop="sleep", pre_stop_sleep=1,
-                                    scale=0.1, workers=3, warmup=1.0, tail=1.0))
+                                    scale=0.1, workers=3, interval=0.02, warmup=1.0, tail=1.0))
     assert r.lost > 0
     path = tmp_path / "run.svg"
     fig = timeline_figure(r)  # the picture draw_timeline saves; rendered to pixels below

@@ -304,7 +304,7 @@ def without_shutdown_time(manifest: Manifest) -> list[dict]:
 
 
 def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG, proxy_lag: float = PROXY_LAG,
-                    scale: float = 0.1, workers: int = 3, interval: float = 0.005) -> Any:
+                    scale: float = 0.1, workers: int = 3, interval: float = 0.02) -> Any:
     """Roll the Deployment of ``manifest`` under load in the simulated world; what the clients saw.
 
     ``manifest`` is a YAML file's path, one object (a dict) or a list of them; only its
@@ -312,7 +312,8 @@ def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG,
     (the manifest's ``strategy``, grace period, preStop, readiness probe and server flags), with
     the given endpoints controller and kube-proxy lags (cluster seconds), time running at
     ``scale`` real seconds per cluster second (0.1: a rollout takes a couple of seconds), and
-    ``workers`` load clients each sending a request every ``interval`` real seconds.
+    ``workers`` load clients each sending a request every ``interval`` real seconds (every
+    20 ms: a few dozen inside a 0.2 s window, and a fraction of the CPU time of a denser load).
 
     Returns a :class:`~genericserver.cluster.losses.Outcome`: ``.sent``, ``.ok``, ``.lost``,
     ``.loss_percent``, ``.by_cause`` (a Counter: ``closed-but-routed``, ``no-endpoints``,
