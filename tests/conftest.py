@@ -83,16 +83,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 
-# The files that take longest (seconds of wall time each: servers and kubectl in subprocesses,
-# Retry-After waits, long property searches), longest first, as `pytest --durations` measures
-# them. Under xdist (`make test`) they are handed out first: handed out last, as xdist's own order
-# (most tests first) did, one of them ran alone on one worker while the others had finished.
+# The files that take longest (seconds of wall time each), handed out first under xdist (`make
+# test`): handed out last, as xdist's own order (most tests first) did, one of them ran alone on
+# one worker while the others had finished. Most of them spend their time waiting (servers and
+# kubectl in subprocesses, Retry-After, the docs' sessions), so they alternate with files that
+# keep a core busy (property searches, simulated clusters): the first six handed out all waiting
+# left the machine half idle for their first fifteen seconds.
 LONGEST_FIRST = [
-    "test_docs_run_walkthrough.py", "test_docs_run.py", "test_cluster_serve_api.py", "test_clients_retry_after.py",
-    "test_labs.py", "test_cluster_scenario.py", "test_kubectl.py", "test_cmd.py", "test_known_bad_variants.py",
-    "test_cluster_manifest.py", "test_parity_h1shutdown.py", "test_kubectl_watch.py", "test_parity_h2shutdown.py",
-    "test_http2_shutdown.py", "test_demo.py", "test_cluster_pictures.py", "test_lincheck.py", "test_kubectl_http2.py",
-    "test_ratelimited_waitgroup.py", "test_httpserver.py", "test_fuzz_stateful.py", "test_graceful_termination.py",
+    "test_docs_run_walkthrough.py", "test_known_bad_variants.py", "test_docs_run.py", "test_labs.py",
+    "test_cluster_serve_api.py", "test_lincheck.py", "test_clients_retry_after.py", "test_kubectl.py",
+    "test_cluster_scenario.py", "test_fuzz_stateful.py", "test_cmd.py", "test_cluster_pictures.py",
+    "test_cluster_manifest.py", "test_ratelimited_waitgroup.py", "test_parity_h1shutdown.py", "test_kubectl_watch.py",
+    "test_parity_h2shutdown.py", "test_http2_shutdown.py", "test_demo.py", "test_kubectl_http2.py",
+    "test_httpserver.py", "test_graceful_termination.py",
 ]
 
 
