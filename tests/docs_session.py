@@ -30,7 +30,10 @@ tests/docs_output.py with the same tolerance for times and ids):
   bind loopback, on a free port); a path under ``/tmp/`` lands in the session's directory;
 * a server without a watch-termination grace gets ``--request-timeout 1s``: a watch open at
   SIGTERM otherwise holds the shutdown for the default 60 s, as it would kube-apiserver's;
-* placeholders: ``PORT`` and ``<pid>`` are the running server's, ``NAME`` a pod it serves.
+* placeholders: ``PORT`` and ``<pid>`` are the running server's, ``NAME`` a pod it serves;
+* a ``pytest`` it starts, directly or through ``lab check``, loads no installed plugin by itself
+  (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): the room's tests need none, and Hypothesis's costs a
+  quarter of a CPU-second in each process (``lab check`` forks one per bug).
 """
 
 from __future__ import annotations
@@ -138,9 +141,11 @@ class Session:
         for name in ("deploy", "genericserver"):
             (directory / name).symlink_to(ROOT / name)
         monkeypatch.chdir(directory)
+        # and for the pytest processes that `pytest` and `lab check` start from here
+        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
         self.monkeypatch = monkeypatch
         self.env = {**os.environ, "HOME": str(directory), "KUBECACHEDIR": str(directory / ".kube-cache"),
-                    "GOGC": "400", "PWD": str(directory)}
+                    "GOGC": "400", "PWD": str(directory), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         self.env.pop("KUBECONFIG", None)
         self.server: Optional[ServerProcess] = None
         self.watches: list[Watch] = []
