@@ -416,3 +416,27 @@ def test_answers_that_judge_the_switch_or_nothing_are_refused(name, here):
         if answer is SWITCH_BY_SOURCE and verdict.with_bug.passed:
             refused = "not caught: it passes with the bug too"  # this bug replaces no function
         assert not verdict.caught and verdict.message.startswith(refused), (answer, verdict.lines())
+
+
+def test_a_what_if_rollout_does_not_count_what_the_machine_held_up_beyond_the_margin(monkeypatch):
+    # deploy/deployment.yaml outlasts the lags by 3 s: at a fifth of real time, a 503 answered
+    # 0.7 s after it was sent waited longer than the whole margin (the machine's); one answered
+    # 0.1 s after is a rollout that lost a request
+    from genericserver.cluster import manifest
+    from genericserver.cluster.loadclient import Sample
+    from genericserver.cluster.scenario import ScenarioConfig, ScenarioResult
+    from genericserver.labs.check import WHAT_IF_SCALE, run_what_if
+
+    def fake(waited: float):
+        samples = [Sample(float(i), "ok", "web-1", False, i + 0.01) for i in range(50)]
+        samples.append(Sample(60.0, "503", "web-0", False, 60.0 + waited, "the server is shutting down"))
+        return lambda *args, **kwargs: ScenarioResult(ScenarioConfig(roll=True), [], samples, [], 0.0, 61.0)
+
+    assert WHAT_IF_SCALE == 0.2
+    monkeypatch.setattr(manifest, "rollout", fake(0.7))
+    ok = run_what_if(WORKSHOP.parent.parent / "deploy" / "deployment.yaml")
+    assert ok.passed and ok.summary == ("the rollout lost nothing (51 requests sent); 1 held up by this machine "
+                                    "for longer than the 3s margin, not counted"), ok
+    monkeypatch.setattr(manifest, "rollout", fake(0.1))
+    lost = run_what_if(WORKSHOP.parent.parent / "deploy" / "deployment.yaml")
+    assert not lost.passed and lost.summary == "the rollout lost 1 of 51 requests: 1 503: shutting down", lost

@@ -101,6 +101,20 @@ def tally(samples: Iterable[Sample]) -> Outcome:
     return out
 
 
+def held_up(samples: Iterable[Sample], longer_than: float) -> list[Sample]:
+    """The lost requests this machine lost, not the cluster: a 503 from a server past
+    NotAcceptingNewRequest, or a reset, answered more than ``longer_than`` runtime seconds after
+    the request was sent.
+
+    When a pod's preStop sleep and shutdown delay outlast the endpoints and kube-proxy lags by a
+    margin, a request routed to it before kube-proxy caught up reaches its handler chain long
+    before the pod stops accepting, on a timely machine. One that waited more than the whole
+    margin sat in a thread the machine did not run (two test suites on two cores once stalled a
+    pod's accept loop for 0.6 s of a rollout's 3 s margin). A refusal is never held up: it comes
+    at once, from the routing of its moment."""
+    return [s for s in samples if cause_of(s) in ("shutting-down", "dropped") and s.done - s.at > longer_than]
+
+
 def format_loss(o: Outcome) -> str:
     """``"12.3% (42 of 353)"``; ``"0% (0 of 353)"``."""
     pct = o.loss_percent

@@ -303,6 +303,17 @@ def without_shutdown_time(manifest: Manifest) -> list[dict]:
     return docs
 
 
+def rollout(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG, proxy_lag: float = PROXY_LAG,
+            scale: float = 0.1, workers: int = 3, interval: float = 0.02) -> Any:
+    """Roll the Deployment of ``manifest`` under load in the simulated world: the run's
+    :class:`~genericserver.cluster.scenario.ScenarioResult` (its timeline rows, the load
+    client's samples, ``.outcome``). The arguments are :func:`rollout_outcome`'s."""
+    from genericserver.cluster.scenario import ScenarioConfig, run_scenario
+
+    base = ScenarioConfig(endpoints_lag=endpoints_lag, proxy_lag=proxy_lag, scale=scale, workers=workers, interval=interval, roll=True)
+    return run_scenario(config_from_manifest(manifest, base))
+
+
 def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG, proxy_lag: float = PROXY_LAG,
                     scale: float = 0.1, workers: int = 3, interval: float = 0.02) -> Any:
     """Roll the Deployment of ``manifest`` under load in the simulated world; what the clients saw.
@@ -322,7 +333,12 @@ def rollout_outcome(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG,
     ``rollout_outcome("deploy/deployment.yaml").lost == 0``. Raises :class:`ManifestError` for a
     manifest that cannot be run (no Deployment, a flag the server refuses, a preStop that is not
     a sleep)."""
-    from genericserver.cluster.scenario import ScenarioConfig, run_scenario
+    return rollout(manifest, endpoints_lag=endpoints_lag, proxy_lag=proxy_lag, scale=scale, workers=workers,
+                   interval=interval).outcome
 
-    base = ScenarioConfig(endpoints_lag=endpoints_lag, proxy_lag=proxy_lag, scale=scale, workers=workers, interval=interval, roll=True)
-    return run_scenario(config_from_manifest(manifest, base)).outcome
+
+def margin(manifest: Manifest, *, endpoints_lag: float = ENDPOINTS_LAG, proxy_lag: float = PROXY_LAG) -> float:
+    """Cluster seconds by which the pod's preStop sleep and shutdown delay outlast the two lags
+    (negative: they do not)."""
+    f = deployment_facts(load_documents(manifest))
+    return f.pre_stop_sleep + f.delay - endpoints_lag - proxy_lag
