@@ -63,9 +63,11 @@ def _family_of(line: str) -> str:
     return name
 
 
-def scrape(host: str, port: int, path: str = "/metrics", timeout: float = 10.0) -> Samples:
-    """GET ``path`` from the server at ``host:port`` and parse it; raises on a non-200 answer."""
-    return parse(fetch(host, port, path, timeout))
+def scrape(host: str, port: int, path: str = "/metrics", timeout: float = 10.0,
+           families: Optional[Collection[str]] = None) -> Samples:
+    """GET ``path`` from the server at ``host:port`` and parse it (only ``families``, if given,
+    as :func:`parse` does); raises on a non-200 answer."""
+    return parse(fetch(host, port, path, timeout), families)
 
 
 def fetch(host: str, port: int, path: str = "/metrics", timeout: float = 10.0) -> str:

@@ -73,6 +73,10 @@ class MetricsView:
     shutdown_check: Optional[float] = None  # kubernetes_healthcheck{name="shutdown",type="readyz"}: 1 passing, 0 failing
     scrapes: int = 0
 
+    # the families it reads, all a scrape needs to parse
+    METRICS = ("apiserver_current_inflight_requests", "apiserver_request_total")
+    SLIS = ("kubernetes_healthcheck",)
+
     @classmethod
     def of(cls, metrics: Samples, slis: Samples, scrapes: int) -> "MetricsView":
         return cls(
@@ -183,7 +187,8 @@ class Demo:
         scrapes = 0
         while not stop.is_set():
             try:
-                got = scrape("127.0.0.1", self.port), scrape("127.0.0.1", self.port, "/metrics/slis")
+                got = (scrape("127.0.0.1", self.port, families=MetricsView.METRICS),
+                       scrape("127.0.0.1", self.port, "/metrics/slis", families=MetricsView.SLIS))
             except (OSError, http.client.HTTPException, RuntimeError):
                 got = None  # not listening (any more): nothing to read
             if got is not None:
