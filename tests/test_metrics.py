@@ -283,7 +283,12 @@ def test_a_shutdown_under_load_seen_through_metrics(monkeypatch):
         assert seen == Counter({429: 3})
 
         def gauge() -> Optional[float]:
-            return scrape("127.0.0.1", port).value("apiserver_current_inflight_requests", request_kind="mutating")
+            try:
+                return scrape("127.0.0.1", port).value("apiserver_current_inflight_requests", request_kind="mutating")
+            except OSError as err:  # seen once, two suites at once: say how far the shutdown had got
+                fired = [sig.name for sig in s.lifecycle_signals if sig.signaled().is_set()]
+                pytest.fail(f"scraping /metrics failed ({err!r}) with these lifecycle signals fired: {fired}; "
+                            f"goroutines that panicked: {rt.THREADS.panics}")
 
         assert wait_for(lambda: gauge() == 2), "the in-flight gauge never showed both requests"
         release.set()
