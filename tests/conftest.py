@@ -14,7 +14,7 @@ from genericserver.testing.leaks import goroutines_started_since, listening_port
 
 # pytester runs pytest inside a test (tests/test_pauses.py); pauses says when a debugger pause
 # outlasted a real-time limit of a failed test
-pytest_plugins = ["pytester", "genericserver.testing.pauses"]
+pytest_plugins = ["pytester", "genericserver.testing.pauses", "forkdist"]
 
 settings.register_profile(
     "ci",
@@ -83,8 +83,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 
-# The files that take longest (seconds of wall time each), handed out first under xdist (`make
-# test`): handed out last, as xdist's own order (most tests first) did, one of them ran alone on
+# The files that take longest (seconds of wall time each), handed out first by forkdist (`make
+# test`): handed out last, as pytest-xdist's order (most tests first) did, one of them ran alone on
 # one worker while the others had finished. Most of them spend their time waiting (servers and
 # kubectl in subprocesses, Retry-After, the docs' sessions), so they alternate with files that
 # keep a core busy (property searches, simulated clusters): the first six handed out all waiting
@@ -100,7 +100,7 @@ LONGEST_FIRST = [
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
-    if not hasattr(config, "workerinput"):
-        return  # a plain `pytest` keeps the files in their order
+    if not config.getoption("forks"):
+        return  # a plain `pytest` keeps the files in their order (tests/forkdist.py)
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))  # stable: the rest keep theirs

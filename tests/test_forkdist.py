@@ -1,0 +1,59 @@
+"""Tests of tests/forkdist.py, ``make test``'s forked workers (no Go twin): what a worker runs
+reaches the parent's terminal once, and a worker that dies fails its test and no other."""
+
+from __future__ import annotations
+
+import os
+
+FILES = {
+    "test_one": """
+        import os, warnings
+
+        def test_passes():
+            pass
+
+        def test_warns():
+            warnings.warn("said in a worker")
+
+        def test_dies():
+            os._exit(3)
+
+        def test_after_the_death():
+            print("ran in", os.getpid())
+    """,
+    "test_two": """
+        import os
+
+        def test_in_another_worker():
+            assert False, "a plain failure"
+
+        def test_pid():
+            print("ran in", os.getpid())
+    """,
+}
+
+
+def run(pytester, monkeypatch, *args):
+    pytester.makepyfile(**FILES)
+    monkeypatch.setenv("PYTHONPATH", os.path.dirname(__file__))
+    return pytester.runpytest_subprocess("-p", "forkdist", "-p", "no:cacheprovider", "-rA", *args)
+
+
+def test_the_files_run_in_forked_workers_and_each_report_reaches_the_terminal_once(pytester, monkeypatch):
+    result = run(pytester, monkeypatch, "--forks", "2")
+    result.assert_outcomes(passed=4, failed=2, warnings=1)
+    out = result.stdout.str()
+    assert "forkdist: 2 workers, 2 files" in out
+    assert out.count("UserWarning: said in a worker") == 1
+    # the worker that died fails the test it ran, and a fresh worker runs the rest of its file
+    result.stdout.fnmatch_lines(["*_ test_dies _*", "forkdist: worker * (pid *) exited with status 3 while running this test"])
+    assert "AssertionError: a plain failure" in out
+    pids = {line.split()[-1] for line in out.splitlines() if line.startswith("ran in ")}
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # neither in the parent nor in one worker
+    assert result.ret == 1
+
+
+def test_without_forks_the_tests_run_in_pytest_s_own_loop(pytester, monkeypatch):
+    result = run(pytester, monkeypatch)
+    assert "forkdist:" not in result.stdout.str()
+    assert result.ret == 3  # os._exit(3) ended the run itself: nothing forked to contain it
