@@ -215,6 +215,10 @@ def test_a_crashing_delegate_does_not_hang_shutdown(caplog):
         backend.process_events(*new_events(1))
         stop.set()
         backend.shutdown()
+        # the loop set its shutdown event on its way out, before the runtime recorded its panic
+        for g in rt.THREADS.live():
+            if g.name == "audit-buffered-batch":
+                assert g.join(10.0)
     assert "Observed a panic in the buffered audit backend" in caplog.text
     assert any(isinstance(exc, RuntimeError) and name == "audit-buffered-batch" for name, exc in rt.THREADS.panics)
 
