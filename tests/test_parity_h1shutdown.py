@@ -104,6 +104,25 @@ class Handlers:
             self._running(-1)
 
 
+class ConnStates:
+    """The server's ``conn_state_hook``, each connection by the client's address (the recorder's
+    ``connStates``)."""
+
+    def __init__(self):
+        self.by: dict[str, str] = {}
+        self._changed = threading.Condition()
+
+    def set(self, conn: hs.Conn, state: str) -> None:
+        with self._changed:
+            self.by[conn.remote_addr] = state
+            self._changed.notify_all()
+
+    def wait(self, client: tuple, want: str) -> bool:
+        addr = hs.join_host_port(*client[:2])
+        with self._changed:
+            return self._changed.wait_for(lambda: self.by.get(addr) == want, WAIT)
+
+
 def replay(scenario_id: str, tls_cert) -> dict:
     scenario = SCENARIOS_BY_ID[scenario_id]
     call = ShutdownCall()
@@ -114,9 +133,11 @@ def replay(scenario_id: str, tls_cert) -> dict:
         server_tls = hs.ssl_context_from_files(*tls_cert, alpn=("http/1.1",))
         client_tls = ssl.create_default_context(cafile=tls_cert[0])
         client_tls.set_alpn_protocols(["http/1.1"])
+    states = ConnStates()
     srv = hs.Server(handlers, ssl_context=server_tls, max_header_bytes=1 << 20,
                     idle_timeout=(scenario.idle_timeout_ms or 90_000) / 1000,
-                    read_header_timeout=(scenario.read_header_timeout_ms or 32_000) / 1000)
+                    read_header_timeout=(scenario.read_header_timeout_ms or 32_000) / 1000,
+                    conn_state_hook=states.set)
     ln = hs.listen()
     port = ln.getsockname()[1]
     serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
@@ -135,6 +156,8 @@ def replay(scenario_id: str, tls_cert) -> dict:
                 c.send(step["data"].encode("latin-1"))
             elif op == "seen":
                 assert c.seen(step["text"].encode("latin-1")), step
+            elif op == "idle":
+                assert states.wait(c.raw.getsockname(), hs.IDLE), step
             elif op == "ended":
                 assert c.ended(), step
             elif op == "close_write":

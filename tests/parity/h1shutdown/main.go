@@ -169,6 +169,41 @@ func (c *conn) read(clk *shutdownkit.Clock) {
 	}
 }
 
+// connStates follows the server's ConnState hook, each connection by the client's address.
+type connStates struct {
+	mu      sync.Mutex
+	by      map[string]http.ConnState
+	changed chan struct{} // pinged on every change
+}
+
+func (s *connStates) set(nc net.Conn, st http.ConnState) {
+	s.mu.Lock()
+	s.by[nc.RemoteAddr().String()] = st
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait reports whether the connection from addr reached the state before the limit.
+func (s *connStates) wait(addr string, want http.ConnState, limit time.Duration) bool {
+	deadline := time.After(limit)
+	for {
+		s.mu.Lock()
+		st, ok := s.by[addr]
+		s.mu.Unlock()
+		if ok && st == want {
+			return true
+		}
+		select {
+		case <-s.changed:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
 func (c *conn) received() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -196,6 +231,8 @@ func run(sc scenario) *record {
 		ErrorLog:          log.New(io.Discard, "", 0),
 		TLSNextProto:      map[string]func(*http.Server, *tls.Conn, http.Handler){}, // HTTP/1 only
 	}
+	states := &connStates{by: map[string]http.ConnState{}, changed: make(chan struct{}, 1)}
+	srv.ConnState = states.set
 	var clientTLS *tls.Config
 	if sc.TLS {
 		pem, err := os.ReadFile(shutdownkit.CertFile)
@@ -246,6 +283,10 @@ func run(sc scenario) *record {
 				case <-time.After(10 * time.Second):
 					log.Fatalf("%s: %s never saw %q", sc.ID, s.Conn, s.Text)
 				}
+			}
+		case "idle": // wait until the server has marked the connection idle
+			if !states.wait(c.c.LocalAddr().String(), http.StateIdle, 10*time.Second) {
+				log.Fatalf("%s: %s never went idle", sc.ID, s.Conn)
 			}
 		case "close_write": // FIN; over TLS close_notify first, as tls.Conn.CloseWrite sends it
 			if tc, ok := c.c.(*tls.Conn); ok {
