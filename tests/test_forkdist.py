@@ -4,6 +4,7 @@ reaches the parent's terminal once, and a worker that dies fails its test and no
 from __future__ import annotations
 
 import os
+import re
 
 FILES = {
     "test_one": """
@@ -19,7 +20,7 @@ FILES = {
             os._exit(3)
 
         def test_after_the_death():
-            print("ran in", os.getpid())
+            print("ran in", os.getpid(), "forked by", os.getppid())
     """,
     "test_two": """
         import os
@@ -28,7 +29,7 @@ FILES = {
             assert False, "a plain failure"
 
         def test_pid():
-            print("ran in", os.getpid())
+            print("ran in", os.getpid(), "forked by", os.getppid())
     """,
 }
 
@@ -45,11 +46,14 @@ def test_the_files_run_in_forked_workers_and_each_report_reaches_the_terminal_on
     out = result.stdout.str()
     assert "forkdist: 2 workers, 2 files" in out
     assert out.count("UserWarning: said in a worker") == 1
-    # the worker that died fails the test it ran, and a fresh worker runs the rest of its file
+    # the worker that died fails the test it ran; another (a fresh one, or one done with its own
+    # file) runs the rest of that file
     result.stdout.fnmatch_lines(["*_ test_dies _*", "forkdist: worker * (pid *) exited with status 3 while running this test"])
+    dead = re.search(r"\(pid (\d+)\) exited with status 3", out).group(1)
     assert "AssertionError: a plain failure" in out
-    pids = {line.split()[-1] for line in out.splitlines() if line.startswith("ran in ")}
-    assert len(pids) == 2 and str(os.getpid()) not in pids  # neither in the parent nor in one worker
+    ran = dict(re.findall(r"^ran in (\d+) forked by (\d+)$", out, re.M))  # pid -> its parent's
+    assert len(set(ran.values())) == 1  # one parent forked them all: the run's own process
+    assert not ran.keys() & set(ran.values()) and dead not in ran  # no test ran in it or in the dead one
     assert result.ret == 1
 
 
