@@ -75,6 +75,19 @@ def test_replay_of_a_missing_file_is_one_line(capsys):
     assert capsys.readouterr().err == "genericserver replay: error: missing.json: no such file\n"
 
 
+@pytest.mark.parametrize("text, why", [
+    ("not json", "Expecting value: line 1 column 1 (char 0)"),
+    ('{"a": 1}', "it has no scenario and schedule"),
+    ('{"scenario": {"x": 1}, "schedule": []}', "its scenario or schedule does not read"),
+], ids=["not-json", "no-scenario", "bad-scenario"])
+def test_replay_of_a_file_that_is_not_a_replay_is_one_line(text, why, tmp_path, capsys):
+    (tmp_path / "x.json").write_text(text)
+    assert cmd.main(["replay", str(tmp_path / "x.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"genericserver replay: error: {tmp_path / 'x.json'}: not a replay file: {why}")
+    assert err.count("\n") == 1
+
+
 def test_a_replay_does_not_print_the_servers_auth_warnings(tmp_path, caplog):
     """The scenario's server has no authentication or authorization by design: Go's warnings
     about it are noise in a tool (issue 27), though `serve` still prints them as Go does."""

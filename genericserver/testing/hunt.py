@@ -66,7 +66,7 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"genericserver replay: error: {args.file}: no such file", file=sys.stderr)
         return 2
     argv = [args.file] + (["--trace"] if args.trace else []) + (["--quiet"] if args.quiet else [])
-    return replay.main(argv + (["--break", args.brk] if args.brk else []))
+    return replay.main(argv + (["--break", args.brk] if args.brk else []), prog="genericserver replay")
 
 
 def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:

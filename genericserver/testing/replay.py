@@ -84,9 +84,29 @@ def save(run: Run, violations: list[Violation], directory: Optional[pathlib.Path
     return path
 
 
+class NotAReplay(ValueError):
+    """The file is not a replay file (the message names it and what is wrong): a command says
+    so in one line instead of a traceback."""
+
+
+def read(path: os.PathLike | str) -> dict:
+    """A replay file's document (a lifecycle run's, or lincheck's); :class:`NotAReplay` if it is
+    not one."""
+    try:
+        doc = json.loads(pathlib.Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise NotAReplay(f"{path}: not a replay file: {err}") from None
+    if not isinstance(doc, dict) or not ("lincheck" in doc or {"scenario", "schedule"} <= doc.keys()):
+        raise NotAReplay(f"{path}: not a replay file: it has no scenario and schedule")
+    return doc
+
+
 def load(path: os.PathLike | str) -> tuple[Scenario, list[int], str]:
-    doc = json.loads(pathlib.Path(path).read_text())
-    return Scenario.from_dict(doc["scenario"]), [int(c) for c in doc["schedule"]], doc.get("variant", "real")
+    doc = read(path)
+    try:
+        return Scenario.from_dict(doc["scenario"]), [int(c) for c in doc["schedule"]], doc.get("variant", "real")
+    except (KeyError, TypeError, ValueError) as err:
+        raise NotAReplay(f"{path}: not a replay file: its scenario or schedule does not read ({err!r})") from None
 
 
 def command(path: pathlib.Path) -> str:
@@ -177,17 +197,22 @@ def stop_at(location: str, action: Callable[[Any], None]) -> Iterator[None]:
         threading.settrace(None)  # type: ignore[arg-type]
 
 
-def main(argv: Optional[list[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m genericserver.testing.replay", description="Replay a saved fuzzing run.")
+def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description="Replay a saved fuzzing run.")
     parser.add_argument("file", help="a replay file written by a failing property")
     parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
     parser.add_argument("--quiet", action="store_true", help="print only the violations")
     parser.add_argument("--break", dest="brk", metavar="FILE:LINE", help="stop in pdb when any goroutine reaches FILE:LINE")
     args = parser.parse_args(argv)
-    doc = json.loads(pathlib.Path(args.file).read_text())
+    try:
+        doc = read(args.file)
+        if "lincheck" not in doc:
+            scenario, schedule, variant = load(args.file)
+    except NotAReplay as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return 2
     if "lincheck" in doc:
         return _replay_lincheck(doc, args)
-    scenario, schedule, variant = load(args.file)
     print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant}")
     with stop_at(args.brk, prompt_at) if args.brk else contextlib.nullcontext():
         run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
