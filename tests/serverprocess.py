@@ -6,13 +6,12 @@ import os
 import queue
 import re
 import signal
-import subprocess
-import sys
 import threading
 from typing import Optional
 
 import pytest
 
+import zygote
 from genericserver.testing.client import Client
 
 WAIT = 30.0
@@ -26,11 +25,9 @@ class ServerProcess:
     and ``ready`` (a pattern whose second group is the port) for another command that serves."""
 
     def __init__(self, *flags: str, command: tuple[str, ...] = ("serve",), ready: str = SERVING):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "genericserver", *command, "--secure-port", "0", *flags],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        # `python -m genericserver ...`, forked warm (tests/zygote.py)
+        self.proc = zygote.Process(
+            [*command, "--secure-port", "0", *flags],
             # a server that hangs can be made to print every thread's stack (see expect)
             env={**os.environ, "PYTHONFAULTHANDLER": "1"},
         )

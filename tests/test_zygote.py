@@ -1,0 +1,67 @@
+"""Tests of tests/zygote.py (no Go twin): a command forked warm ends as ``python -m genericserver``
+started cold does, with the caller's environment and working directory, and its signals."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import zygote
+
+WAIT = 30.0
+
+
+def both(args: list[str], **env: str) -> tuple[tuple, tuple]:
+    """(exit code, stdout, stderr) of the command started cold, then forked by the zygote."""
+    import os
+
+    environ = {**os.environ, **env}
+    cold = subprocess.run([sys.executable, "-m", "genericserver", *args], capture_output=True, text=True,
+                          env=environ, timeout=WAIT)
+    warm = zygote.Process(args, env=environ)
+    code = warm.wait(WAIT)
+    out, err = warm.stdout.read(), warm.stderr.read()
+    warm.stdout.close()
+    warm.stderr.close()
+    return (cold.returncode, cold.stdout, cold.stderr), (code, out, err)
+
+
+@pytest.mark.parametrize("args", [
+    ["serve", "--secure-port", "0", "--no-such-flag"],  # exit 2, the one-line message on stderr
+    ["lab", "list"],  # exit 0, a table on stdout
+    ["lab", "start", "no-such-lab"],  # exit 1
+], ids=["bad-flag", "lab-list", "unknown-lab"])
+def test_a_forked_command_ends_as_the_cold_one(args):
+    cold, warm = both(args, COLUMNS="100")
+    assert warm == cold
+
+
+def test_the_environment_and_working_directory_are_the_callers(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.json").write_text("not a replay")
+    cold, warm = both(["replay", "x.json"], GENERICSERVER_REPLAYS=str(tmp_path))
+    assert warm == cold and warm[0] != 0 and "x.json" in warm[2]
+
+
+def test_a_signal_ends_it_and_returncode_is_minus_the_signal():
+    proc = zygote.Process(["serve", "--secure-port", "0"])
+    assert "Serving insecurely" in proc.stderr.readline()
+    assert proc.poll() is None
+    proc.kill()
+    assert proc.wait(WAIT) == -signal.SIGKILL
+    assert proc.poll() == -signal.SIGKILL
+    proc.send_signal(signal.SIGTERM)  # once reaped: nothing is sent
+    proc.stdout.close()
+    proc.stderr.close()
+    with pytest.raises(subprocess.TimeoutExpired):
+        slow = zygote.Process(["serve", "--secure-port", "0"])
+        try:
+            slow.wait(0.05)
+        finally:
+            slow.kill()
+            slow.wait(WAIT)
+            slow.stdout.close()
+            slow.stderr.close()

@@ -1,0 +1,213 @@
+"""``python -m genericserver`` for tests, forked from a warm interpreter instead of started cold.
+
+A cold start spends 0.3 CPU-seconds importing genericserver before it serves, and the suite starts
+some forty servers (tests/serverprocess.py, the docs' sessions). The zygote is one plain ``python``
+per test process (started on first use, this file run as a script) that imports
+``genericserver.__main__`` once and then forks a child per command. The child takes the caller's
+arguments, environment, working directory and three standard streams (passed as descriptors over
+a Unix socket) and runs ``python -m genericserver`` as the interpreter would: the exit code
+``sys.exit`` gives, a traceback and 1 for an uncaught exception, non-daemon threads joined and
+``atexit`` run before it ends, ``PYTHONFAULTHANDLER`` honoured. It is a process of its own: signals
+reach it by its pid, ``/proc/<pid>`` is its own. :class:`Process` has what the tests use of
+``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``,
+``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal that ended it).
+
+The zygote reaps its children and sends each exit status on the socket the command came on. It
+ends when the test process that started it does (its standard input, a pipe from that process,
+closes). ``make bench`` is not involved: what it buys is counted in CPU-seconds by the commit that
+brought it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+from typing import IO, Optional
+
+_STATUS = struct.Struct("!q")
+_zygote: dict[int, tuple[subprocess.Popen, str]] = {}  # by the pid of the test process that started it
+
+
+def _address() -> str:
+    """The running zygote's socket path, starting the zygote if this process has none."""
+    mine = _zygote.get(os.getpid())
+    if mine is not None and mine[0].poll() is None:
+        return mine[1]
+    path = os.path.join(tempfile.mkdtemp(prefix="genericserver-zygote-"), "socket")
+    proc = subprocess.Popen([sys.executable, __file__, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    ready = proc.stdout.readline()  # it says so once it listens, its imports done
+    assert ready == b"ready\n", f"the zygote did not start: {ready!r}"
+    _zygote[os.getpid()] = (proc, path)
+    atexit.register(_stop, proc)
+    return path
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.pid in {p.pid for p, _ in _zygote.values()} and proc.stdin is not None:
+        proc.stdin.close()  # its end of the pipe: it exits
+        proc.wait()
+
+
+class Process:
+    """``python -m genericserver *args``, forked by the zygote; stdout and stderr are pipes."""
+
+    def __init__(self, args: list[str], *, env: Optional[dict] = None, text: bool = True) -> None:
+        self.args = [sys.executable, "-m", "genericserver", *args]
+        self.returncode: Optional[int] = None
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        request = {"args": list(args), "env": dict(os.environ if env is None else env), "cwd": os.getcwd()}
+        self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._conn.connect(_address())
+            socket.send_fds(self._conn, [pickle.dumps(request)], [devnull, out_w, err_w])
+            (self.pid,) = _STATUS.unpack(self._conn.recv(_STATUS.size))
+        finally:
+            for fd in (devnull, out_w, err_w):
+                os.close(fd)
+        mode = "r" if text else "rb"
+        self.stdout: IO = open(out_r, mode)
+        self.stderr: IO = open(err_r, mode)
+
+    def _got(self, data: bytes) -> int:
+        if not data:
+            raise RuntimeError(f"the zygote went away before {self.args} ended")
+        (status,) = _STATUS.unpack(data)
+        self.returncode = os.waitstatus_to_exitcode(status)
+        self._conn.close()
+        return self.returncode
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            self._conn.setblocking(False)
+            try:
+                data = self._conn.recv(_STATUS.size)
+            except BlockingIOError:
+                return None
+            self._got(data)
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
+            try:
+                data = self._conn.recv(_STATUS.size)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout) from None
+            self._got(data)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:  # not once reaped: the pid may be another process's by then
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+# -- the zygote itself (this file run as a script) ---------------------------------------------
+
+
+def _serve(path: str) -> None:
+    sys.path[0] = os.getcwd()  # not this file's folder: as python -m has it
+    import genericserver.__main__  # noqa: F401 - the warm-up: what every command imports first
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # its wake-up byte is what matters
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    selector.register(wake_r, selectors.EVENT_READ)
+    selector.register(0, selectors.EVENT_READ)  # the test process's pipe: EOF when it ends
+    children: dict[int, socket.socket] = {}
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    while True:
+        for key, _ in selector.select():
+            if key.fileobj is listener:
+                conn, _ = listener.accept()
+                message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+                pid = os.fork()
+                if pid == 0:
+                    for fd in (listener.fileno(), wake_r, wake_w, 0, *(c.fileno() for c in children.values())):
+                        os.close(fd)
+                    conn.close()
+                    _child(pickle.loads(message), fds)
+                for fd in fds:
+                    os.close(fd)
+                conn.sendall(_STATUS.pack(pid))
+                children[pid] = conn
+            elif key.fileobj == wake_r:
+                os.read(wake_r, 4096)
+                while children:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                    if pid == 0:
+                        break
+                    conn = children.pop(pid)
+                    conn.sendall(_STATUS.pack(status))
+                    conn.close()
+            elif not os.read(0, 4096):
+                os.unlink(path)
+                os.rmdir(os.path.dirname(path))
+                return  # the test process ended
+
+
+def _child(request: dict, fds: list[int]) -> None:
+    """In the forked child: become ``python -m genericserver ARGS``; never returns."""
+    import atexit
+    import faulthandler
+    import runpy
+    import threading
+    import traceback
+
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for target, fd in zip((0, 1, 2), fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    if os.environ.get("PYTHONFAULTHANDLER"):
+        faulthandler.enable()
+    sys.path[0] = request["cwd"]  # as python -m puts the working directory first
+    sys.argv = [os.path.join(os.path.dirname(sys.modules["genericserver"].__file__), "__main__.py"), *request["args"]]
+    sys.modules.pop("genericserver.__main__")  # run afresh as __main__, as -m does (runpy warns otherwise)
+    code = 0
+    try:
+        runpy.run_module("genericserver", run_name="__main__", alter_sys=True)
+    except SystemExit as exit_:
+        if isinstance(exit_.code, int) or exit_.code is None:
+            code = exit_.code or 0
+        else:
+            print(exit_.code, file=sys.stderr)
+            code = 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    threading._shutdown()  # what the interpreter does at its end: wait for non-daemon threads
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a reader that went away
+            pass
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])
