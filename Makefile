@@ -24,14 +24,15 @@ $(STAMP): setup.cfg pyproject.toml
 	$(PY) -c 'import kubernetes.client, matplotlib.backends.backend_svg'
 	touch $(STAMP)
 
-# Three workers per core, each test file on one worker (module fixtures run once): much of the
+# Four workers per core, each test file on one worker (module fixtures run once): much of the
 # suite's wall time is tests waiting (servers, kubectl and clusters in subprocesses, the docs'
 # sessions, Retry-After), which the extra workers fill. The workers are forked after one collection
 # (tests/forkdist.py): pytest-xdist's, each a new interpreter collecting the whole suite, cost 2.3
-# CPU-seconds apiece (14 of ~120), and side by side with it the suite took 16% less CPU. The
-# longest files are handed out first (tests/conftest.py's LONGEST_FIRST). `pytest` by itself runs
-# serially, as a debugger needs.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 3)')
+# CPU-seconds apiece (14 of ~120), and side by side with it the suite took 16% less CPU. Forked,
+# a worker costs nothing to start, so more of them only fill the cores: busy 1.6-1.8 of 2 with six,
+# 1.85-1.9 with eight (measured on 2 cores, alternating runs). The longest files are handed out
+# first (tests/conftest.py's LONGEST_FIRST). `pytest` by itself runs serially, as a debugger needs.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 4)')
 test: $(STAMP)
 	$(PY) -m pytest --forks $(WORKERS)
 
