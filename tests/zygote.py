@@ -14,8 +14,9 @@ reach it by its pid, ``/proc/<pid>`` is its own. :class:`Process` has what the t
 
 The zygote reaps its children and sends each exit status on the socket the command came on. It
 ends when the test process that started it does (its standard input, a pipe from that process,
-closes). ``make bench`` is not involved: what it buys is counted in CPU-seconds by the commit that
-brought it.
+closes). What it buys, measured on 2 cores as the whole machine's CPU time (``/proc/stat``; a
+zygote's children are not its test process's, so ``time`` misses them), two runs each of the
+suite alternating: 102 and 84 CPU-seconds with it, 142 and 117 with every server started cold.
 """
 
 from __future__ import annotations
