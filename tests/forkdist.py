@@ -25,6 +25,7 @@ import signal
 import struct
 import sys
 import traceback
+import warnings
 from typing import Any, Optional
 
 import pytest
@@ -110,8 +111,7 @@ class _Parent:
         return list(by_file.values())
 
     def run(self) -> None:
-        base = self.config._tmp_path_factory.getbasetemp()  # made once, each worker a folder in it
-        self.basetemp = base
+        self.basetemp = self.config._tmp_path_factory.getbasetemp()  # made once; a folder in it per worker
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             terminal.write_line(f"forkdist: {self.n} workers, {len(self.queue)} files")
@@ -186,8 +186,6 @@ class _Parent:
             self.hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
         elif kind == "warning":
             message, category, filename, lineno, when, nodeid, location = args
-            import warnings
-
             warning = warnings.WarningMessage(category(message), category, filename, lineno)
             self.hook.pytest_warning_recorded.call_historic(
                 kwargs=dict(warning_message=warning, when=when, nodeid=nodeid, location=location))
@@ -254,7 +252,6 @@ class _Forwarder:
 def _worker_main(session: pytest.Session, number: int, basetemp: Any, commands: int, results: int) -> None:
     code = 1
     try:
-        gc.unfreeze()
         config = session.config
         # The capture files the parent opened are shared with every worker: each makes its own.
         capture = config.pluginmanager.getplugin("capturemanager")

@@ -48,12 +48,12 @@ def _address() -> str:
     ready = proc.stdout.readline()  # it says so once it listens, its imports done
     assert ready == b"ready\n", f"the zygote did not start: {ready!r}"
     _zygote[os.getpid()] = (proc, path)
-    atexit.register(_stop, proc)
+    atexit.register(_stop, os.getpid(), proc)
     return path
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.pid in {p.pid for p, _ in _zygote.values()} and proc.stdin is not None:
+def _stop(owner: int, proc: subprocess.Popen) -> None:
+    if os.getpid() == owner and proc.stdin is not None:  # not in a process forked from the owner
         proc.stdin.close()  # its end of the pipe: it exits
         proc.wait()
 
@@ -150,8 +150,8 @@ def _serve(path: str) -> None:
                     _child(pickle.loads(message), fds)
                 for fd in fds:
                     os.close(fd)
-                conn.sendall(_STATUS.pack(pid))
                 children[pid] = conn
+                _tell(conn, pid)
             elif key.fileobj == wake_r:
                 os.read(wake_r, 4096)
                 while children:
@@ -159,12 +159,19 @@ def _serve(path: str) -> None:
                     if pid == 0:
                         break
                     conn = children.pop(pid)
-                    conn.sendall(_STATUS.pack(status))
+                    _tell(conn, status)
                     conn.close()
             elif not os.read(0, 4096):
                 os.unlink(path)
                 os.rmdir(os.path.dirname(path))
                 return  # the test process ended
+
+
+def _tell(conn: socket.socket, n: int) -> None:
+    try:
+        conn.sendall(_STATUS.pack(n))
+    except OSError:
+        pass  # the caller went away (its test failed, say): the zygote serves the others on
 
 
 def _child(request: dict, fds: list[int]) -> None:
