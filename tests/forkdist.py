@@ -10,7 +10,8 @@ everything imported and collected. The parent hands out one file at a time in th
 report back through a pipe; the parent's terminal shows them as a serial run shows its own.
 
 A worker that dies (a crash, ``os._exit``, a signal) fails the test it was running, naming how it
-ended; the rest of its file goes back to the queue for a fresh worker. ``pytest`` alone (no
+ended; the rest of its file goes back to the front of the queue, for the next worker that asks (a
+fresh one is forked in its place). ``pytest`` alone (no
 ``--forks``), ``--pdb`` and ``--collect-only`` run in this one process, as a debugger needs.
 """
 
