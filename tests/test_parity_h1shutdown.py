@@ -22,7 +22,7 @@ from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.net.http import server as hs
 from parity.h1corpus import SCENARIOS_BY_ID
-from parity.shutdowns import WAIT, ShutdownCall, judge, off_time, same_then_on_time
+from parity.shutdowns import WAIT, ConnStates, ShutdownCall, judge, off_time, same_then_on_time
 from rawconn import RawConn
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h1shutdown.json").read_text())
@@ -102,25 +102,6 @@ class Handlers:
                 self._ended(tag)
         finally:
             self._running(-1)
-
-
-class ConnStates:
-    """The server's ``conn_state_hook``, each connection by the client's address (the recorder's
-    ``connStates``)."""
-
-    def __init__(self):
-        self.by: dict[str, str] = {}
-        self._changed = threading.Condition()
-
-    def set(self, conn: hs.Conn, state: str) -> None:
-        with self._changed:
-            self.by[conn.remote_addr] = state
-            self._changed.notify_all()
-
-    def wait(self, client: tuple, want: str) -> bool:
-        addr = hs.join_host_port(*client[:2])
-        with self._changed:
-            return self._changed.wait_for(lambda: self.by.get(addr) == want, WAIT)
 
 
 def replay(scenario_id: str, tls_cert) -> dict:

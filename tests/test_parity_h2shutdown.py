@@ -22,7 +22,7 @@ from genericserver.net.http import server as hs
 from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client
 from parity.h2corpus import SCENARIOS_BY_ID
-from parity.shutdowns import WAIT, ShutdownCall, judge, same_then_on_time
+from parity.shutdowns import WAIT, ConnStates, ShutdownCall, judge, same_then_on_time
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h2shutdown.json").read_text())
 # Times are compared within these bounds, in ms (ours minus Go's). A request's answer: 150 either
@@ -131,14 +131,9 @@ class Handlers:
 def replay(scenario_id: str, tls_cert) -> dict:
     handlers = Handlers()
     ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
-    states = threading.Condition()
-
-    def state_changed(conn, state) -> None:  # Go's ConnState hook: what the replay waits on
-        with states:
-            states.notify_all()
-
+    states = ConnStates()  # Go's ConnState hook: what the replay waits on
     srv = hs.Server(handlers, ssl_context=ctx, http2=http2server.Server(http2server.options_for(1000)),
-                    idle_timeout=90.0, read_header_timeout=32.0, max_header_bytes=1 << 20, conn_state_hook=state_changed)
+                    idle_timeout=90.0, read_header_timeout=32.0, max_header_bytes=1 << 20, conn_state_hook=states.set)
     ln = hs.listen()
     serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
     client = GoTransport(ln.getsockname()[1], tls_cert[0])
@@ -202,8 +197,7 @@ def replay(scenario_id: str, tls_cert) -> dict:
                     # Go's recorder had closed such a connection by the Shutdown call (in the 100 ms
                     # its scenario sleeps); a loaded machine may take longer to see the hang-up,
                     # and Shutdown would then poll for it for hundreds of milliseconds
-                    with states:
-                        assert states.wait_for(hung_up_ones_closed, WAIT)
+                    assert states.wait_for(hung_up_ones_closed)
                 call.step(step, srv)
         assert all(ev.wait(WAIT) for ev in done.values())
         if call.t0 is not None:

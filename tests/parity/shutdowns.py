@@ -9,6 +9,7 @@ from typing import Optional
 
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
+from genericserver.net.dial import join_host_port
 
 
 WAIT = 10.0  # seconds a replay waits for what the recording says happens
@@ -28,6 +29,30 @@ def shutdown(timeout_ms: int) -> dict:
 
 def shutdown_returned() -> dict:
     return {"op": "shutdown_returned"}
+
+
+class ConnStates:
+    """A replay's ``conn_state_hook`` (Go's ``ConnState``): each connection's state by the client's
+    address, and waits for a state or for any condition to hold after a change."""
+
+    def __init__(self):
+        self.by: dict[str, str] = {}
+        self._changed = threading.Condition()
+
+    def set(self, conn, state: str) -> None:
+        with self._changed:
+            self.by[conn.remote_addr] = state
+            self._changed.notify_all()
+
+    def wait(self, client: tuple, want: str) -> bool:
+        """Until the connection from ``client`` (its socket name) is in state ``want``."""
+        addr = join_host_port(*client[:2])
+        return self.wait_for(lambda: self.by.get(addr) == want)
+
+    def wait_for(self, condition) -> bool:
+        """Until ``condition()`` holds, checked at each change (within WAIT)."""
+        with self._changed:
+            return self._changed.wait_for(condition, WAIT)
 
 
 class ShutdownCall:
