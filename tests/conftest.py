@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+import zygote
+
 from genericserver import runtime
 from genericserver.testing.leaks import goroutines_started_since, listening_ports, stray_threads
 
@@ -45,6 +47,10 @@ def tls_cert() -> tuple[str, str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "expect_goroutine_panic: the test makes a goroutine die on purpose")
+    if config.pluginmanager.get_plugin("forkdist").forks(config):
+        zygote.start()  # one for the run, importing on the core that collection leaves idle
+
+
 
 
 @pytest.fixture(autouse=True)

@@ -65,3 +65,37 @@ def test_a_signal_ends_it_and_returncode_is_minus_the_signal():
             slow.wait(WAIT)
             slow.stdout.close()
             slow.stderr.close()
+
+
+def test_one_zygote_serves_the_processes_forked_after_it_started(monkeypatch):
+    # make test's parent starts the zygote before it forks its workers: a worker's command is
+    # forked by that zygote, not by one of its own; and a command sent at once, while the zygote
+    # still imports, waits in the socket's backlog
+    import os
+
+    monkeypatch.setattr(zygote, "_zygote", None)
+    path = zygote.start()
+    owner, proc, _ = zygote._zygote
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # a worker
+        code = 1
+        try:
+            os.close(r)
+            server = zygote.Process(["serve", "--secure-port", "0"])
+            server.stderr.readline()
+            with open(f"/proc/{server.pid}/status") as f:
+                ppid = next(line.split()[1] for line in f if line.startswith("PPid:"))
+            server.kill()
+            server.wait(WAIT)
+            os.write(w, ppid.encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r) as answer:
+        parent_of_the_command = answer.read()
+    assert os.waitpid(pid, 0)[1] == 0
+    assert parent_of_the_command == str(proc.pid) and owner == os.getpid()
+    zygote._stop(owner, proc)  # what the owner's exit does: the zygote ends and takes its socket along
+    assert proc.returncode == 0 and not os.path.exists(path)

@@ -2,8 +2,10 @@
 
 A cold start spends 0.3 CPU-seconds importing genericserver before it serves, and the suite starts
 some forty servers (tests/serverprocess.py, the docs' sessions). The zygote is one plain ``python``
-per test process (started on first use, this file run as a script) that imports
-``genericserver.__main__`` once and then forks a child per command. The child takes the caller's
+(this file run as a script) that imports ``genericserver.__main__`` once and then forks a child per
+command. There is one per run: ``make test``'s parent starts it (:func:`start`) before it collects,
+on the core that collection leaves idle, and the workers forked from the parent (tests/forkdist.py)
+share it; a plain ``pytest`` starts one on first use. The child takes the caller's
 arguments, environment, working directory and three standard streams (passed as descriptors over
 a Unix socket) and runs ``python -m genericserver`` as the interpreter would: the exit code
 ``sys.exit`` gives, a traceback and 1 for an uncaught exception, non-daemon threads joined and
@@ -12,11 +14,15 @@ reach it by its pid, ``/proc/<pid>`` is its own. :class:`Process` has what the t
 ``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``,
 ``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal that ended it).
 
-The zygote reaps its children and sends each exit status on the socket the command came on. It
-ends when the test process that started it does (its standard input, a pipe from that process,
-closes). What it buys, measured on 2 cores as the whole machine's CPU time (``/proc/stat``; a
-zygote's children are not its test process's, so ``time`` misses them), two runs each of the
-suite alternating: 102 and 84 CPU-seconds with it, 142 and 117 with every server started cold.
+The process that starts the zygote binds and listens on its socket first and hands it over, so a
+command can be sent at once: it waits in the socket's backlog while the zygote imports. The
+zygote reaps its children and sends each exit status on the socket the command came on. It ends
+when the processes that could send it commands have (its standard input, a pipe from the process
+that started it and inherited by the workers forked from that one, closes). What it buys,
+measured on 2 cores as the whole machine's CPU time (``/proc/stat``; a zygote's children are not
+its test process's, so ``time`` misses them), two runs each of the suite alternating: 102 and 84
+CPU-seconds with a zygote per worker, 142 and 117 with every server started cold; one zygote for
+the run instead of one per worker saves each worker's imports again (0.3 CPU-seconds apiece).
 """
 
 from __future__ import annotations
@@ -34,27 +40,35 @@ import tempfile
 from typing import IO, Optional
 
 _STATUS = struct.Struct("!q")
-_zygote: dict[int, tuple[subprocess.Popen, str]] = {}  # by the pid of the test process that started it
+# (the pid of the process that started it, the zygote, its socket's path); a forked worker inherits it
+_zygote: Optional[tuple[int, subprocess.Popen, str]] = None
 
 
-def _address() -> str:
-    """The running zygote's socket path, starting the zygote if this process has none."""
-    mine = _zygote.get(os.getpid())
-    if mine is not None and mine[0].poll() is None:
-        return mine[1]
+def start() -> str:
+    """Start the zygote for this process and those it forks from now on; its socket's path."""
+    global _zygote
     path = os.path.join(tempfile.mkdtemp(prefix="genericserver-zygote-"), "socket")
-    proc = subprocess.Popen([sys.executable, __file__, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert proc.stdout is not None
-    ready = proc.stdout.readline()  # it says so once it listens, its imports done
-    assert ready == b"ready\n", f"the zygote did not start: {ready!r}"
-    _zygote[os.getpid()] = (proc, path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+    with listener:
+        proc = subprocess.Popen([sys.executable, __file__, path, str(listener.fileno())], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, pass_fds=[listener.fileno()])
+    _zygote = (os.getpid(), proc, path)
     atexit.register(_stop, os.getpid(), proc)
     return path
 
 
+def _address() -> str:
+    """The zygote's socket path, starting one if none was started or the one this process started ended."""
+    if _zygote is None or _zygote[0] == os.getpid() and _zygote[1].poll() is not None:
+        return start()
+    return _zygote[2]
+
+
 def _stop(owner: int, proc: subprocess.Popen) -> None:
     if os.getpid() == owner and proc.stdin is not None:  # not in a process forked from the owner
-        proc.stdin.close()  # its end of the pipe: it exits
+        proc.stdin.close()  # its end of the pipe: it exits once the workers forked since have too
         proc.wait()
 
 
@@ -72,7 +86,10 @@ class Process:
         try:
             self._conn.connect(_address())
             socket.send_fds(self._conn, [pickle.dumps(request)], [devnull, out_w, err_w])
-            (self.pid,) = _STATUS.unpack(self._conn.recv(_STATUS.size))
+            reply = self._conn.recv(_STATUS.size)
+            if not reply:
+                raise RuntimeError(f"the zygote went away before it started {self.args}")
+            (self.pid,) = _STATUS.unpack(reply)
         finally:
             for fd in (devnull, out_w, err_w):
                 os.close(fd)
@@ -119,13 +136,11 @@ class Process:
 # -- the zygote itself (this file run as a script) ---------------------------------------------
 
 
-def _serve(path: str) -> None:
+def _serve(path: str, fd: int) -> None:
     sys.path[0] = os.getcwd()  # not this file's folder: as python -m has it
     import genericserver.__main__  # noqa: F401 - the warm-up: what every command imports first
 
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    listener.bind(path)
-    listener.listen(64)
+    listener = socket.socket(fileno=fd)  # bound and listening already (start)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
@@ -135,8 +150,6 @@ def _serve(path: str) -> None:
     selector.register(wake_r, selectors.EVENT_READ)
     selector.register(0, selectors.EVENT_READ)  # the test process's pipe: EOF when it ends
     children: dict[int, socket.socket] = {}
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
     while True:
         for key, _ in selector.select():
             if key.fileobj is listener:
@@ -218,4 +231,4 @@ def _child(request: dict, fds: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1])
+    _serve(sys.argv[1], int(sys.argv[2]))
