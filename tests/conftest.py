@@ -51,8 +51,6 @@ def pytest_configure(config: pytest.Config) -> None:
         zygote.start()  # one for the run, importing on the core that collection leaves idle
 
 
-
-
 @pytest.fixture(autouse=True)
 def no_leaks(request: pytest.FixtureRequest):
     threads_before = threading.enumerate()

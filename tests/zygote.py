@@ -148,7 +148,7 @@ def _serve(path: str, fd: int) -> None:
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
-    selector.register(0, selectors.EVENT_READ)  # the test process's pipe: EOF when it ends
+    selector.register(0, selectors.EVENT_READ)  # EOF once its starter and the workers it forked have ended
     children: dict[int, socket.socket] = {}
     while True:
         for key, _ in selector.select():
@@ -177,7 +177,7 @@ def _serve(path: str, fd: int) -> None:
             elif not os.read(0, 4096):
                 os.unlink(path)
                 os.rmdir(os.path.dirname(path))
-                return  # the test process ended
+                return  # every process that could send it a command has ended
 
 
 def _tell(conn: socket.socket, n: int) -> None:
