@@ -47,7 +47,8 @@ def tls_cert() -> tuple[str, str]:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "expect_goroutine_panic: the test makes a goroutine die on purpose")
-    if config.pluginmanager.get_plugin("forkdist").forks(config):
+    forkdist = config.pluginmanager.get_plugin("forkdist")  # None under -p no:forkdist
+    if forkdist is not None and forkdist.forks(config):
         zygote.start()  # one for the run, importing on the core that collection leaves idle
 
 
@@ -106,7 +107,7 @@ LONGEST_FIRST = [
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
-    if not config.getoption("forks"):
+    if not config.getoption("forks", 0):
         return  # a plain `pytest` keeps the files in their order (tests/forkdist.py)
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))  # stable: the rest keep theirs

@@ -4,6 +4,7 @@ reaches the parent's terminal once, and a worker that dies fails its test and no
 from __future__ import annotations
 
 import os
+import pathlib
 import re
 
 FILES = {
@@ -61,3 +62,14 @@ def test_without_forks_the_tests_run_in_pytest_s_own_loop(pytester, monkeypatch)
     result = run(pytester, monkeypatch)
     assert "forkdist:" not in result.stdout.str()
     assert result.ret == 3  # os._exit(3) ended the run itself: nothing forked to contain it
+
+
+def test_the_suite_s_conftest_runs_with_forkdist_blocked(pytester, monkeypatch):
+    # `pytest -p no:forkdist` is pytest's own loop; the suite's conftest asked the missing plugin
+    # whether to start the run's zygote, and for its option, and the run ended in an INTERNALERROR
+    pytester.makeconftest((pathlib.Path(__file__).parent / "conftest.py").read_text())
+    pytester.makepyfile(test_plain="def test_passes():\n    pass\n")
+    monkeypatch.setenv("PYTHONPATH", os.path.dirname(__file__))
+    result = pytester.runpytest_subprocess("-p", "no:forkdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "forkdist: " not in result.stdout.str()  # no workers: pytest's own loop
