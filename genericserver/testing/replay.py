@@ -102,7 +102,11 @@ def read(path: os.PathLike | str) -> dict:
 
 
 def load(path: os.PathLike | str) -> tuple[Scenario, list[int], str]:
-    doc = read(path)
+    return _lifecycle_run(read(path), path)
+
+
+def _lifecycle_run(doc: dict, path: os.PathLike | str) -> tuple[Scenario, list[int], str]:
+    """A lifecycle replay's (scenario, schedule, variant), from the document :func:`read` gave."""
     try:
         return Scenario.from_dict(doc["scenario"]), [int(c) for c in doc["schedule"]], doc.get("variant", "real")
     except (KeyError, TypeError, ValueError) as err:
@@ -207,7 +211,7 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     try:
         doc = read(args.file)
         if "lincheck" not in doc:
-            scenario, schedule, variant = load(args.file)
+            scenario, schedule, variant = _lifecycle_run(doc, args.file)  # the file read once
     except NotAReplay as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
