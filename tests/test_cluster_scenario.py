@@ -167,6 +167,16 @@ def test_cli_rejects_a_negative_load(capsys):
     assert capsys.readouterr().err == "error: --workers and --interval must be 0 or more\n"
 
 
+def test_cli_refuses_a_kubeconfig_it_could_not_write_before_serving(capsys, tmp_path):
+    # a folder given as --kubeconfig was found only once the server answered: a goroutine's
+    # panic and its traceback, with the cluster already running
+    assert cli.run(parse("--serve-api", "--kubeconfig", str(tmp_path)), Console(file=io.StringIO())) == 2
+    assert capsys.readouterr().err == f"error: --kubeconfig {tmp_path}: is a folder, not a file\n"
+    missing = tmp_path / "no-such-folder" / "kubeconfig"
+    assert cli.run(parse("--serve-api", "--kubeconfig", str(missing)), Console(file=io.StringIO())) == 2
+    assert capsys.readouterr().err == f"error: --kubeconfig {missing}: its folder {missing.parent} does not exist\n"
+
+
 def test_cli_with_no_load_runs_the_cluster_alone():
     out = io.StringIO()
     args = parse("--replicas", "1", "--time-scale", "0.02", "--workers", "0", "--probe-period", "0")

@@ -131,6 +131,10 @@ def serve_api(args: argparse.Namespace, cfg: ScenarioConfig, serve: Any) -> int:
         return 2
     from genericserver.cluster import apiserver
 
+    problem = apiserver.kubeconfig_problem(args.kubeconfig)
+    if problem:  # found now, not once the cluster runs and the file is due
+        print(f"error: --kubeconfig {args.kubeconfig}: {problem}", file=sys.stderr)
+        return 2
     args.serve_options.logs.read(args)
     return apiserver.run(cfg, args.serve_options, args.kubeconfig, serve)
 
