@@ -189,6 +189,17 @@ def test_a_used_port_is_a_one_line_error(server_process):
     assert sp.wait() == 0
 
 
+def test_cluster_serve_api_takes_serves_checks_before_any_pod_runs(capsys, tmp_path):
+    # a token file serve cannot read ended the command only after the cluster had started, its
+    # pods' timeline printed and then the load client's "lost 0% (0 of 4)"
+    argv = ["cluster", "--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--secure-port", "0",
+            "--token-auth-file", str(tmp_path / "missing.csv")]
+    code, out, err = run_main(argv, capsys)
+    assert (code, out) == (1, "")
+    assert err == f"genericserver cluster: error: open {tmp_path / 'missing.csv'}: no such file or directory\n"
+    assert not (tmp_path / "kubeconfig").exists()
+
+
 def test_a_hung_handler_is_bounded_by_the_request_timeout_and_bad_input_gets_a_4xx(server_process):
     import socket
 

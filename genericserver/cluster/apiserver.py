@@ -21,8 +21,9 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
   writes them.
 
 Nothing is created through the API: the Deployment makes the pods, the endpoints controller
-the slices. :func:`run` starts the world, serves it until SIGTERM or SIGINT, writes a
-kubeconfig once the server answers, and prints the timeline as it happens.
+the slices. :func:`run` builds the server from serve's flags (a flag, certificate, token file or port
+it refuses ends the command before any pod runs), starts the world, serves it until SIGTERM or
+SIGINT, writes a kubeconfig once the server answers, and prints the timeline as it happens.
 """
 
 from __future__ import annotations
@@ -189,17 +190,22 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
     quiet.setLevel(logging.ERROR)  # the replicas' own klog lines would drown the timeline
     # (no Prometheus: the replicas' /metrics feed the printed run's table, and this run prints none)
     world = World(replace(cfg, roll=True, scrape_period=0))
+    started = False
     try:
         view = APIView(world.clock)
         world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
-        world.start_pods(30.0 + 10 * cfg.scale)
-        world.load.start()
 
         def installer(server: Any, config: Any, external_address: str) -> None:
             install(server.handler.non_go_restful_mux, world.store, view, min_request_timeout=config.min_request_timeout,
                     metrics=server.metrics, external_address=external_address)
 
         def built(server: Any) -> None:
+            # the cluster starts once serve has taken every flag, the certificate, the token
+            # file and the port: a flag it refuses stops the command before any pod runs
+            nonlocal started
+            world.start_pods(30.0 + 10 * cfg.scale)
+            world.load.start()
+            started = True
             port = server.secure_serving_info.listener.getsockname()[1]
             stopping = server.lifecycle_signals.shutdown_initiated.signaled()
 
@@ -215,6 +221,8 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
             rt.go(announce, name="kubeconfig-writer")
 
         code = serve(opts, "genericserver cluster", install=installer, built=built)
+        if not started:
+            return code
         world.load.stop()
         console.print(f"load client: lost {format_loss(tally(list(world.load.samples)))}", highlight=False, soft_wrap=True)
         return code
