@@ -167,14 +167,32 @@ def test_cli_rejects_a_negative_load(capsys):
     assert capsys.readouterr().err == "error: --workers and --interval must be 0 or more\n"
 
 
-def test_cli_refuses_a_kubeconfig_it_could_not_write_before_serving(capsys, tmp_path):
-    # a folder given as --kubeconfig was found only once the server answered: a goroutine's
-    # panic and its traceback, with the cluster already running
-    assert cli.run(parse("--serve-api", "--kubeconfig", str(tmp_path)), Console(file=io.StringIO())) == 2
-    assert capsys.readouterr().err == f"error: --kubeconfig {tmp_path}: is a folder, not a file\n"
-    missing = tmp_path / "no-such-folder" / "kubeconfig"
-    assert cli.run(parse("--serve-api", "--kubeconfig", str(missing)), Console(file=io.StringIO())) == 2
-    assert capsys.readouterr().err == f"error: --kubeconfig {missing}: its folder {missing.parent} does not exist\n"
+@pytest.mark.parametrize("argv", [["--serve-api", "--kubeconfig"], ["--svg"]], ids=["kubeconfig", "svg"])
+def test_cli_refuses_a_file_it_could_not_write_before_the_run(argv, capsys, tmp_path):
+    # a folder given as --kubeconfig was found only once the API server answered (a goroutine's
+    # panic, the cluster running on), and as --svg after the run (a traceback)
+    flag = argv[-1]
+    assert cli.run(parse(*argv, str(tmp_path)), Console(file=io.StringIO())) == 2
+    assert capsys.readouterr().err == f"error: {flag} {tmp_path}: is a folder, not a file\n"
+    missing = tmp_path / "no-such-folder" / "file"
+    assert cli.run(parse(*argv, str(missing)), Console(file=io.StringIO())) == 2
+    assert capsys.readouterr().err == f"error: {flag} {missing}: its folder {missing.parent} does not exist\n"
+
+
+@pytest.mark.parametrize("flag, value, words", [
+    ("--endpoints-lag", "-1", "must be 0 or more"), ("--proxy-lag", "-0.5", "must be 0 or more"),
+    ("--pre-stop-sleep", "-1", "must be 0 or more"), ("--termination-grace-period", "-1", "must be 0 or more"),
+    ("--shutdown-delay", "-1", "must be 0 or more"), ("--probe-period", "-1", "must be 0 or more"),
+    ("--drain-delay", "-1", "must be 0 or more"), ("--check-delay", "-2", "must be 0 or more"),
+    ("--check-interval", "0", "must be more than 0"), ("--min-open-connections", "-1", "must be 0 or more"),
+])
+def test_cli_refuses_a_value_below_what_the_flag_can_mean(flag, value, words, capsys):
+    # each was taken: a negative lag or grace ran a cluster no controller or kubelet could be
+    with pytest.raises(SystemExit) as exit_:
+        parse(flag, value)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"genericserver cluster: error: argument {flag}: invalid value '{value}': {words}"
+    assert cli.config_from_args(parse(flag, "0" if "more than" not in words else "0.5")) is not None  # the edge is taken
 
 
 def test_cli_with_no_load_runs_the_cluster_alone():

@@ -170,3 +170,20 @@ def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs
     args = argparse.Namespace(svg=None, mode="default", shutdown_delay=0.4, no_live=True)
     assert cli.run(args, Console(file=out, width=60, force_terminal=False)) == 0
     assert_shows(expected("workshop-demo"), out.getvalue())
+
+
+def test_a_delay_below_zero_or_an_svg_it_could_not_write_is_refused_before_the_run(capsys, tmp_path):
+    # both were taken: a negative delay ran a demo Go's flag check refuses, and a folder as --svg
+    # ended the two runs with a traceback
+    parser = argparse.ArgumentParser(prog="genericserver")
+    cli.add_parser(parser.add_subparsers(dest="command"))
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["demo", "--shutdown-delay", "-1"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "genericserver demo: error: argument --shutdown-delay: invalid value '-1': must be 0 or more")
+    out = io.StringIO()
+    args = parser.parse_args(["demo", "--svg", str(tmp_path), "--no-live"])
+    assert cli.run(args, Console(file=out)) == 2
+    assert capsys.readouterr().err == f"error: --svg {tmp_path}: is a folder, not a file\n"
+    assert out.getvalue() == ""  # nothing ran

@@ -124,18 +124,6 @@ def write_kubeconfig(path: str, port: int, *, host: str = "127.0.0.1", ca_file: 
     os.replace(tmp, path)  # whoever waits for the file never reads half of it
 
 
-def kubeconfig_problem(path: str) -> str:
-    """Why :func:`write_kubeconfig` could not write ``path``, or "" (checked before serving)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        return "is a folder, not a file"
-    if not os.path.isdir(folder):
-        return f"its folder {folder} does not exist"
-    if not os.access(folder, os.W_OK):
-        return f"its folder {folder} is not writable"
-    return ""
-
-
 def first_token(token_auth_file: str) -> str:
     """The first token of a ``--token-auth-file`` (a CSV of token,user,uid...), for the kubeconfig."""
     if not token_auth_file:

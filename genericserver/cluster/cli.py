@@ -25,6 +25,7 @@ from genericserver.cluster.kubectl import DeleteFlags, KubectlError, complete_de
 from genericserver.cluster.losses import format_loss
 from genericserver.cluster.scenario import PRE_STOPS, ScenarioConfig, run_scenario
 from genericserver.cluster.sweep import DEFAULT_SWEEP_SCALE, cases, manifest_cases, render_sweep, run_sweep, sweep_points
+from genericserver.argtypes import at_least, writable
 from genericserver.cluster.timeline import render
 
 HELP = "run replicas of the server behind kube-proxy, delete one (or roll them) under load, and show the timeline"
@@ -54,24 +55,24 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
                    help="with --roll: pods below the replicas that may be unavailable (default 25%%, rounded down)")
     p.add_argument("--manifest", metavar="FILE", help="take the pod settings from this Deployment manifest (deploy/deployment.yaml)")
     g = p.add_argument_group("lags")
-    g.add_argument("--endpoints-lag", type=float, default=1.0, metavar="S", help="endpoints controller's processing lag (default 1)")
-    g.add_argument("--proxy-lag", type=float, default=1.0, metavar="S", help="kube-proxy's sync lag after the slice changed (default 1)")
+    g.add_argument("--endpoints-lag", type=at_least(0), default=1.0, metavar="S", help="endpoints controller's processing lag (default 1)")
+    g.add_argument("--proxy-lag", type=at_least(0), default=1.0, metavar="S", help="kube-proxy's sync lag after the slice changed (default 1)")
     g = p.add_argument_group("the pod (or --manifest)")
     g.add_argument("--pre-stop", choices=PRE_STOPS, default=None, help="preStop hook: none, sleep (see --pre-stop-sleep), or contour (Envoy + shutdown-manager)")
-    g.add_argument("--pre-stop-sleep", type=int, default=None, metavar="N", help="seconds of the sleep preStop (default 5)")
-    g.add_argument("--termination-grace-period", type=int, default=None, metavar="N", help="the pod's terminationGracePeriodSeconds (default 30)")
-    g.add_argument("--shutdown-delay", type=float, default=None, metavar="S", help="the server's ShutdownDelayDuration (default 0)")
+    g.add_argument("--pre-stop-sleep", type=at_least(0, int), default=None, metavar="N", help="seconds of the sleep preStop (default 5)")
+    g.add_argument("--termination-grace-period", type=at_least(0, int), default=None, metavar="N", help="the pod's terminationGracePeriodSeconds (default 30)")
+    g.add_argument("--shutdown-delay", type=at_least(0), default=None, metavar="S", help="the server's ShutdownDelayDuration (default 0)")
     g.add_argument("--retry-after", action="store_const", const=True, default=None, help="the server's ShutdownSendRetryAfter mode")
-    g.add_argument("--probe-period", type=int, default=None, metavar="N", help="readiness probe period (default 1; 0: no probe)")
+    g.add_argument("--probe-period", type=at_least(0, int), default=None, metavar="N", help="readiness probe period (default 1; 0: no probe)")
     g = p.add_argument_group("kubectl delete")
     g.add_argument("--grace-period", type=int, default=-1, metavar="N", help="kubectl's --grace-period (default -1: the pod's own)")
     g.add_argument("--now", action="store_true", help="kubectl's --now (grace 1)")
     g.add_argument("--force", action="store_true", help="kubectl's --force (with grace 0: remove from the API at once)")
     g = p.add_argument_group("contour envoy shutdown (with --pre-stop contour)")
-    g.add_argument("--drain-delay", type=float, default=0.0, metavar="S", help="wait before failing Envoy's health check (default 0)")
-    g.add_argument("--check-delay", type=float, default=0.0, metavar="S", help="wait before polling connections (default 0; Contour's shutdown-manager once waited 60)")
-    g.add_argument("--check-interval", type=float, default=1.0, metavar="S", help="poll interval of the open connections (default 1)")
-    g.add_argument("--min-open-connections", type=int, default=0, metavar="N", help="connections that may stay open (default 0)")
+    g.add_argument("--drain-delay", type=at_least(0), default=0.0, metavar="S", help="wait before failing Envoy's health check (default 0)")
+    g.add_argument("--check-delay", type=at_least(0), default=0.0, metavar="S", help="wait before polling connections (default 0; Contour's shutdown-manager once waited 60)")
+    g.add_argument("--check-interval", type=at_least(0, strict=True), default=1.0, metavar="S", help="poll interval of the open connections (default 1)")
+    g.add_argument("--min-open-connections", type=at_least(0, int), default=0, metavar="N", help="connections that may stay open (default 0)")
     g.add_argument("--read-only-root-filesystem", action="store_true",
                    help="the shutdown-manager's root filesystem is read-only: the ok file cannot be written (contour#3771)")
     g = p.add_argument_group("the run")
@@ -131,9 +132,7 @@ def serve_api(args: argparse.Namespace, cfg: ScenarioConfig, serve: Any) -> int:
         return 2
     from genericserver.cluster import apiserver
 
-    problem = apiserver.kubeconfig_problem(args.kubeconfig)
-    if problem:  # found now, not once the cluster runs and the file is due
-        print(f"error: --kubeconfig {args.kubeconfig}: {problem}", file=sys.stderr)
+    if not writable("--kubeconfig", args.kubeconfig):
         return 2
     args.serve_options.logs.read(args)
     return apiserver.run(cfg, args.serve_options, args.kubeconfig, serve)
@@ -174,6 +173,8 @@ def run(args: argparse.Namespace, console: Optional[Console] = None, serve: Any 
         except ImportError:
             print("error: --svg needs matplotlib: pip install 'genericserver[plot]'", file=sys.stderr)
             return 1
+        if not writable("--svg", args.svg):
+            return 2
     if args.sweep:
         todo = manifest_cases(replace(cfg, roll=True)) if args.manifest else cases(cfg)
         console.print(f"Sweep: {len(todo)} scenarios, time scaled down to {cfg.scale:g} real s per cluster s")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.live import Live
 
 from genericserver import runtime as rt
+from genericserver.argtypes import at_least, writable
 from genericserver.demo.render import LivePanel, report
 from genericserver.demo.scenario import Demo, DemoResult, DemoSettings, run_demo
 
@@ -26,7 +27,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--svg", metavar="PATH", help="also save the output as an SVG picture")
     p.add_argument("--mode", choices=["default", "retry-after", "both"], default="both", help="which shutdown mode(s) to run (default: both)")
-    p.add_argument("--shutdown-delay", type=float, default=1.5, metavar="SECONDS", help="the server's --shutdown-delay-duration (default 1.5)")
+    p.add_argument("--shutdown-delay", type=at_least(0), default=1.5, metavar="SECONDS", help="the server's --shutdown-delay-duration (default 1.5)")
     p.add_argument("--no-live", action="store_true", help="no live view, only the final tables")
 
 
@@ -46,6 +47,8 @@ def run_mode(console: Console, mode: str, settings: DemoSettings, live: bool) ->
 
 
 def run(args: argparse.Namespace, console: Optional[Console] = None) -> int:
+    if args.svg and not writable("--svg", args.svg):
+        return 2
     console = console or Console(record=bool(args.svg))
     # the tables tell the story; the server's own log is shown after them (DemoResult.log)
     logger = logging.getLogger("genericserver")
