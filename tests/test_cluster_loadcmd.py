@@ -78,6 +78,23 @@ def test_bad_urls_and_flags_exit_2_with_one_line(capsys):
         parse("--url", "http://web/", "--duration", "soon")
 
 
+@pytest.mark.parametrize("flag", ["--timeout", "--interval", "--report-every"])
+def test_a_negative_duration_exits_2_naming_the_flag(flag, capsys):
+    # --timeout=-1s sent nothing and exited 0 ("failed 0"), every worker's dial refused by Python
+    assert loadcmd.run(parse("--url", "http://web/", f"{flag}=-1s")) == 2
+    assert capsys.readouterr().err == f"genericserver load: error: {flag} -1s can not be negative\n"
+
+
+def test_a_timeout_of_0_is_no_timeout_as_in_gos_client(service):
+    # Go's http.Client and net.Dialer read a zero Timeout as none; Python's socket as "do not
+    # wait at all", so every request failed at once
+    port, _ = service
+    out = io.StringIO()
+    assert loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/", "--duration", "100ms", "--workers", "1",
+                             "--timeout", "0s"), out) == 0
+    assert " failed 0 " in out.getvalue().splitlines()[-1]
+
+
 def test_the_load_command_is_dispatched(monkeypatch):
     from genericserver import cmd
 

@@ -71,7 +71,7 @@ class LoadClient:
     """``start()``; ``stop()`` waits for the workers; ``counts()`` and ``samples`` after."""
 
     def __init__(self, dial: Dial, *, workers: int = 4, interval: float = 0.005, keep_alive: bool = False,
-                 path: str = "/echo?message=load", timeout: float = 5.0, host: str = "service.default.svc", port: int = 80):
+                 path: str = "/echo?message=load", timeout: Optional[float] = 5.0, host: str = "service.default.svc", port: int = 80):
         self.dial, self.workers, self.interval, self.host, self.port = dial, workers, interval, host, port
         self.keep_alive, self.path, self.timeout = keep_alive, path, timeout
         self.samples: list[Sample] = []

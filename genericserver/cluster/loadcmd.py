@@ -21,6 +21,7 @@ import sys
 import urllib.parse
 from typing import Any, Optional, TextIO
 
+from genericserver import godur
 from genericserver import runtime as rt
 from genericserver.cluster.loadclient import LoadClient
 from genericserver.options import duration_flag, int_flag
@@ -37,7 +38,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--interval", type=duration_flag("--interval"), default=0.01, metavar="duration",
                    help="pause between one client's requests (default 10ms)")
     p.add_argument("--timeout", type=duration_flag("--timeout"), default=5.0, metavar="duration",
-                   help="connect and read timeout of one request (default 5s)")
+                   help="connect and read timeout of one request (default 5s; 0: none)")
     p.add_argument("--report-every", type=duration_flag("--report-every"), default=10.0, metavar="duration",
                    help="print a progress line this often (default 10s; 0: never)")
     return p
@@ -63,6 +64,9 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
         host, port, path = target(args.url)
         if args.workers < 1 or args.duration <= 0:
             raise ValueError("--workers must be at least 1 and --duration positive")
+        for flag, value in (("--timeout", args.timeout), ("--interval", args.interval), ("--report-every", args.report_every)):
+            if value < 0:
+                raise ValueError(f"{flag} {godur.format_go_duration(value)} can not be negative")
     except ValueError as err:
         print(f"genericserver load: error: {err}", file=sys.stderr)
         return 2
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     def dial(timeout: Optional[float]) -> tuple[socket.socket, str]:
         return socket.create_connection((host, port), timeout=timeout), ""
 
-    client = LoadClient(dial, workers=args.workers, interval=args.interval, path=path, timeout=args.timeout,
+    # a zero timeout is none, as in Go's http.Client and net.Dialer (Python's would not wait at all)
+    client = LoadClient(dial, workers=args.workers, interval=args.interval, path=path, timeout=args.timeout or None,
                         host=host, port=port)
     start = rt.now()
     client.start()
