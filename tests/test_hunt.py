@@ -70,6 +70,13 @@ def test_fuzz_refuses_what_it_cannot_hunt_in_one_line(argv, message, capsys):
     assert err.startswith(message) and err.count("\n") == 1
 
 
+def test_fuzz_refuses_a_folder_as_out_before_the_hunt(capsys, tmp_path):
+    # the hunt ran, then its file went beside the folder and the write ended in a traceback
+    assert cmd.main(["fuzz", "--variant", "once-runs-twice", "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"genericserver fuzz: error: --out {tmp_path}: is a folder, not a file\n"
+    assert list(tmp_path.parent.glob("lincheck-*.json")) == []
+
+
 def test_replay_of_a_missing_file_is_one_line(capsys):
     assert cmd.main(["replay", "missing.json"]) == 2
     assert capsys.readouterr().err == "genericserver replay: error: missing.json: no such file\n"

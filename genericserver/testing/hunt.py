@@ -90,6 +90,9 @@ def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:
         print("genericserver fuzz: error: the hunt needs Hypothesis: pip install 'genericserver[test]'", file=sys.stderr)
         return 2
     out = pathlib.Path(args.out) if args.out else None
+    if out is not None and out.is_dir():  # found now, not after the hunt (its folders are made then)
+        print(f"genericserver fuzz: error: --out {out}: is a folder, not a file", file=sys.stderr)
+        return 2
     with quiet_logs():
         if v.kind == "primitive":
             found = hunt_lincheck(v, seed=args.seed, examples=args.examples or LINCHECK_EXAMPLES, shrink=not args.no_shrink)
