@@ -58,6 +58,7 @@ def no_leaks(request: pytest.FixtureRequest):
     ports_before = listening_ports()
     panics_before = len(runtime.THREADS.panics)
     goroutines_before = set(runtime.THREADS.live())
+    on_panic_before = runtime.THREADS.on_panic
     yield
     runtime.THREADS.release_idle()  # idle goroutine threads end now instead of lingering
     stray = stray_threads(threads_before)
@@ -71,6 +72,11 @@ def no_leaks(request: pytest.FixtureRequest):
         problems.append("goroutines left running: " + ", ".join(sorted(g.name for g in goroutines)))
     if ports:
         problems.append(f"listening sockets left open on ports {sorted(ports)}")
+    if runtime.THREADS.on_panic is not on_panic_before:
+        # genericserver.cmd.serve makes a goroutine's panic end the process, as Go's runtime
+        # does: left set, the next test whose goroutine panics on purpose ends the worker
+        runtime.THREADS.on_panic = on_panic_before
+        problems.append("the process's goroutine-panic handler was left changed (cmd.serve run in the test process?)")
     if panics and request.node.get_closest_marker("expect_goroutine_panic") is None:
         problems.append("goroutines panicked: " + "; ".join(f"{n}: {e!r}" for n, e in panics))
     if problems:

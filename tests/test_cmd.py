@@ -16,6 +16,8 @@ import pytest
 
 from genericserver import cmd
 from genericserver.testing.client import Client
+
+import zygote
 from serverprocess import ServerProcess
 
 WAIT = 30.0
@@ -189,14 +191,15 @@ def test_a_used_port_is_a_one_line_error(server_process):
     assert sp.wait() == 0
 
 
-def test_cluster_serve_api_takes_serves_checks_before_any_pod_runs(capsys, tmp_path):
+def test_cluster_serve_api_takes_serves_checks_before_any_pod_runs(tmp_path):
     # a token file serve cannot read ended the command only after the cluster had started, its
-    # pods' timeline printed and then the load client's "lost 0% (0 of 4)"
-    argv = ["cluster", "--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--secure-port", "0",
-            "--token-auth-file", str(tmp_path / "missing.csv")]
-    code, out, err = run_main(argv, capsys)
-    assert (code, out) == (1, "")
-    assert err == f"genericserver cluster: error: open {tmp_path / 'missing.csv'}: no such file or directory\n"
+    # pods' timeline printed and then the load client's "lost 0% (0 of 4)". A process of its own:
+    # serve sets up what a process has once (its logging, a goroutine's panic ending it)
+    proc = zygote.Process(["cluster", "--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--secure-port", "0",
+                           "--token-auth-file", str(tmp_path / "missing.csv")])
+    assert proc.wait(WAIT) == 1
+    assert (proc.stdout.read(), proc.stderr.read()) == (
+        "", f"genericserver cluster: error: open {tmp_path / 'missing.csv'}: no such file or directory\n")
     assert not (tmp_path / "kubeconfig").exists()
 
 
