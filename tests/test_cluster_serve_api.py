@@ -280,3 +280,35 @@ def test_rollout_restart_without_a_shutdown_delay_loses_requests(tmp_path):
     # listener (15-21 of 60-75 requests in three runs; a worker sending flat out cost 4 CPU-s more)
     line = rollout_restart(tmp_path, "--replicas", "3", "--shutdown-delay", "0", "--workers", "1", "--interval", "0.02")
     assert not line.startswith("load client: lost 0% ("), line
+
+
+def test_a_server_build_that_fails_prints_none_of_the_cluster(monkeypatch):
+    # the timeline printed from the world's start: when serve's build (imports, 5 s on a loaded
+    # machine) outlasted the controllers' start, their first write (the service's EndpointSlice)
+    # came out before serve's error line. Here the write comes during the build, by construction
+    import io
+
+    from rich.console import Console
+
+    from genericserver.cluster import apiserver
+    from genericserver.cluster.scenario import ScenarioConfig
+
+    worlds = []
+
+    class Recorded(apiserver.World):
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            worlds.append(self)
+
+    def refused_after_a_controller_wrote(opts, prog, install, built):
+        worlds[0].events.record("store", "endpointslice web created")
+        return 1  # what serve returns when the build fails, before built()
+
+    class Options:
+        def validate(self):
+            return []
+
+    monkeypatch.setattr(apiserver, "World", Recorded)
+    out = io.StringIO()
+    assert apiserver.run(ScenarioConfig(workers=0), Options(), "unused", refused_after_a_controller_wrote, Console(file=out)) == 1
+    assert out.getvalue() == ""

@@ -197,9 +197,9 @@ def test_cluster_serve_api_takes_serves_checks_before_any_pod_runs(tmp_path):
     # serve sets up what a process has once (its logging, a goroutine's panic ending it)
     proc = zygote.Process(["cluster", "--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--secure-port", "0",
                            "--token-auth-file", str(tmp_path / "missing.csv")])
-    assert proc.wait(WAIT) == 1
-    assert (proc.stdout.read(), proc.stderr.read()) == (
-        "", f"genericserver cluster: error: open {tmp_path / 'missing.csv'}: no such file or directory\n")
+    out, err = proc.stdout.read(), proc.stderr.read()  # until it ends (a few lines at most)
+    assert (proc.wait(WAIT), out, err) == (
+        1, "", f"genericserver cluster: error: open {tmp_path / 'missing.csv'}: no such file or directory\n")
     assert not (tmp_path / "kubeconfig").exists()
 
 

@@ -181,7 +181,6 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
     started = False
     try:
         view = APIView(world.clock)
-        world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
 
         def installer(server: Any, config: Any, external_address: str) -> None:
             install(server.handler.non_go_restful_mux, world.store, view, min_request_timeout=config.min_request_timeout,
@@ -190,7 +189,10 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
         def built(server: Any) -> None:
             # the cluster starts once serve has taken every flag, the certificate, the token
             # file and the port: a flag it refuses stops the command before any pod runs
+            # (the timeline too: a controller's first write, the service's EndpointSlice, would
+            # otherwise print before serve's error when the build outlasts the controller's start)
             nonlocal started
+            world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
             world.start_pods(30.0 + 10 * cfg.scale)
             world.load.start()
             started = True

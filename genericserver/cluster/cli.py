@@ -20,12 +20,12 @@ from typing import Any, Optional
 
 from rich.console import Console
 
+from genericserver.argtypes import at_least, writable
 from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, FencepostError, parse_int_or_percent
 from genericserver.cluster.kubectl import DeleteFlags, KubectlError, complete_delete_flags
 from genericserver.cluster.losses import format_loss
 from genericserver.cluster.scenario import PRE_STOPS, ScenarioConfig, run_scenario
 from genericserver.cluster.sweep import DEFAULT_SWEEP_SCALE, cases, manifest_cases, render_sweep, run_sweep, sweep_points
-from genericserver.argtypes import at_least, writable
 from genericserver.cluster.timeline import render
 
 HELP = "run replicas of the server behind kube-proxy, delete one (or roll them) under load, and show the timeline"
