@@ -26,7 +26,7 @@ from genericserver import cmd
 from genericserver.cluster.manifest import check_manifests, load_documents
 from genericserver.genericapiserver import PreparedGenericAPIServer
 from genericserver.labs import LABS, lab, pytest_plugin, state
-from genericserver.labs.check import LabCheckError, check
+from genericserver.labs.check import LabCheckError, check, pytest_outcome
 from docs_output import assert_shows, expected
 from genericserver.labs.registry import EXERCISES
 from genericserver.testing import replay
@@ -141,6 +141,46 @@ def test_a_wrong_answer_gets_one_line_saying_what_to_change(case, here):
     if case == "passes both ways":  # docs/workshop.md's weak test: its verdict, as shown there
         shown = expected("workshop-lab-check-weak")
         assert_shows(shown[next(i for i, line in enumerate(shown) if line.startswith("not caught")):], verdict.message)
+
+
+# what pytest -q --tb=line prints of a file it cannot import (abridged: the library's frames)
+SYNTAX_ERROR = """
+_______________________ ERROR collecting test_mine.py ________________________
+/work/.venv/lib/python3.11/site-packages/_pytest/python.py:528: in importtestmodule
+    mod = import_path(
+<frozen importlib._bootstrap>:1204: in _gcd_import
+    ???
+E     File "/tmp/genericserver-lab-check-x1/test_mine.py", line 7
+E       def test_x(:
+E                  ^
+E   SyntaxError: invalid syntax
+1 error in 0.31s
+"""
+IMPORT_ERROR = """
+_________________________ ERROR collecting test_mine.py _________________________
+ImportError while importing test module '/tmp/genericserver-lab-check-x1/test_mine.py'.
+/root/.pyenv/versions/3.11.7/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+test_mine.py:1: in <module>
+    import helpers
+helpers.py:3: in <module>
+    import nosuchmodule
+E   ModuleNotFoundError: No module named 'nosuchmodule'
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+1 error in 0.38s
+"""
+
+
+@pytest.mark.parametrize("output, why", [
+    (SYNTAX_ERROR, "SyntaxError: invalid syntax (test_mine.py, line 7)"),
+    (IMPORT_ERROR, "ModuleNotFoundError: No module named 'nosuchmodule' (helpers.py:3)"),
+    ("Interrupted\n2 errors in 0.1s\n", "2 errors in 0.1s"),
+])
+def test_a_file_pytest_cannot_import_is_reported_with_its_error_and_line(output, why):
+    # the verdict said "pytest could not run it: 1 error in 0.31s", and a pair had to run
+    # pytest themselves to learn what
+    outcome = pytest_outcome(2, output)
+    assert (outcome.passed, outcome.ran, outcome.summary) == (False, False, f"pytest could not run it: {why}")
 
 
 def test_check_refuses_files_it_cannot_judge(here):

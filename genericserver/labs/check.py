@@ -58,6 +58,9 @@ WHAT_IF_SCALE = 0.2
 PYTEST_TIMEOUT = 300.0  # seconds one pytest run of a learner's file may take
 _module_names = itertools.count()
 _TB_LINE = re.compile(r"^\S*?([^/\\\s]+\.py:\d+): (.*)$")
+_ERROR_LINE = re.compile(r"^E\s+(\w*(?:Error|Exception)\b.*)$")
+_SYNTAX_AT = re.compile(r'^E\s+File ".*?([^/\\]+\.py)", line (\d+)')
+_OWN_FRAME = re.compile(r"^([^/\s<][^\s:]*\.py:\d+): in ")
 
 
 class LabCheckError(Exception):
@@ -223,7 +226,22 @@ def pytest_outcome(status: int, output: str) -> Outcome:
         return Outcome(False, "no test in it (a test is a function whose name starts with test_)", ran=False)
     if status == -signal.SIGALRM:
         return Outcome(False, f"pytest did not finish within {PYTEST_TIMEOUT:g} s")
-    return Outcome(False, f"pytest could not run it: {summary}", ran=False)
+    return Outcome(False, f"pytest could not run it: {collection_error(lines) or summary}", ran=False)
+
+
+def collection_error(lines: list[str]) -> str:
+    """``SyntaxError: invalid syntax (test_x.py, line 1)`` from pytest's report of a file it
+    could not import ("1 error in 0.3s" alone sends a pair to run pytest themselves)."""
+    error = next((m.group(1) for m in map(_ERROR_LINE.match, reversed(lines)) if m), "")
+    if not error:
+        return ""
+    # where: a syntax error's own line, else the deepest frame in the pair's files (relative
+    # paths: pytest runs in their directory; its own frames and the library's are absolute)
+    syntax = next((m for m in map(_SYNTAX_AT.match, lines) if m), None)
+    if syntax is not None:
+        return f"{error} ({syntax.group(1)}, line {syntax.group(2)})"
+    frames = [m.group(1) for m in map(_OWN_FRAME.match, lines) if m]
+    return f"{error} ({frames[-1]})" if frames else error
 
 
 def first_failure(lines: list[str]) -> str:
