@@ -203,6 +203,22 @@ def test_cluster_serve_api_takes_serves_checks_before_any_pod_runs(tmp_path):
     assert not (tmp_path / "kubeconfig").exists()
 
 
+@pytest.mark.parametrize("argv", [
+    ["load", "--url", "http://127.0.0.1:1/", "--duration", "60s", "--report-every", "10ms"],
+    ["demo", "--no-live", "--mode", "default"],
+], ids=["load", "demo"])
+def test_ctrl_c_ends_a_command_at_once_without_a_traceback(argv):
+    # ^C in a room: thirty lines of KeyboardInterrupt traceback from a goroutine's wait. Now as
+    # kubectl ends: no message, killed by SIGINT as the shell sees it, what it printed kept
+    proc = zygote.Process(argv)
+    first = proc.stdout.readline()  # it runs: a progress line, the demo's heading
+    assert first.strip()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert (proc.wait(WAIT), err) == (-signal.SIGINT, "")
+    assert "Traceback" not in out
+
+
 def test_a_hung_handler_is_bounded_by_the_request_timeout_and_bad_input_gets_a_4xx(server_process):
     import socket
 

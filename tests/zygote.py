@@ -197,6 +197,9 @@ def _child(request: dict, fds: list[int]) -> None:
 
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # Ctrl-C as in a terminal, even when the suite runs as a shell's background job (which
+    # starts with SIGINT ignored, and python -m would keep ignoring it)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     for target, fd in zip((0, 1, 2), fds):
         os.dup2(fd, target)
         os.close(fd)
