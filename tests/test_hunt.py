@@ -77,6 +77,20 @@ def test_fuzz_refuses_a_folder_as_out_before_the_hunt(capsys, tmp_path):
     assert list(tmp_path.parent.glob("lincheck-*.json")) == []
 
 
+@pytest.mark.parametrize("where, why", [
+    ("genericserver/runtime/__init__.py:abc", "want FILE:LINE, such as genericserver/filters/waitgroup.py:51"),
+    ("nofile.py:12", "no file nofile.py here or in genericserver/"),
+])
+def test_replay_refuses_a_break_location_that_could_never_stop(where, why, capsys, tmp_path):
+    # a line that is not a number ended in a ValueError's traceback; a file that does not exist
+    # replayed the whole run without stopping, as if the line were never reached
+    (tmp_path / "run.json").write_text("{}")
+    with pytest.raises(SystemExit) as exit_:
+        cmd.main(["replay", "--break", where, str(tmp_path / "run.json")])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"genericserver replay: error: argument --break: {where!r}: {why}"
+
+
 def test_replay_of_a_missing_file_is_one_line(capsys):
     assert cmd.main(["replay", "missing.json"]) == 2
     assert capsys.readouterr().err == "genericserver replay: error: missing.json: no such file\n"

@@ -14,8 +14,9 @@ The same command replays a linearizability failure (a ``lincheck-*.json`` file w
 :mod:`genericserver.testing.lincheck`): it prints the history, one column per goroutine, and
 whether an order of it fits the model.
 
-``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (each goroutine is a
-real thread; the others wait for the baton, so nothing moves while you look around);
+``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (a path, or the end
+of one under ``genericserver/``; a location that names no such file is refused, since it would
+never stop) (each goroutine is a real thread; the others wait for the baton, so nothing moves while you look around);
 ``goroutines`` at the prompt lists them all, each with its state and its line
 (:mod:`genericserver.testing.debugger`). The
 simulation switches its watchdog off under a debugger and never reads real time, so the run
@@ -201,12 +202,26 @@ def stop_at(location: str, action: Callable[[Any], None]) -> Iterator[None]:
         threading.settrace(None)  # type: ignore[arg-type]
 
 
+def break_location(value: str) -> str:
+    """``--break``'s argparse type: ``FILE:LINE`` with a line number and a Python file that is a
+    path here or the end of one in this package (what :func:`stop_at` matches)."""
+    filename, sep, line = value.rpartition(":")
+    if not (sep and filename and line.isdigit() and int(line) > 0):
+        raise argparse.ArgumentTypeError(f"{value!r}: want FILE:LINE, such as genericserver/filters/waitgroup.py:51")
+    suffix = os.path.normpath(filename)
+    tree = pathlib.Path(__file__).resolve().parent.parent.parent  # the folder genericserver/ is in
+    if not os.path.isfile(filename) and not any(str(p).endswith(suffix) for p in tree.glob("genericserver/**/*.py")):
+        raise argparse.ArgumentTypeError(f"{value!r}: no file {filename} here or in genericserver/")
+    return value
+
+
 def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay") -> int:
     parser = argparse.ArgumentParser(prog=prog, description="Replay a saved fuzzing run.")
     parser.add_argument("file", help="a replay file written by a failing property")
     parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
     parser.add_argument("--quiet", action="store_true", help="print only the violations")
-    parser.add_argument("--break", dest="brk", metavar="FILE:LINE", help="stop in pdb when any goroutine reaches FILE:LINE")
+    parser.add_argument("--break", dest="brk", type=break_location, metavar="FILE:LINE",
+                        help="stop in pdb when any goroutine reaches FILE:LINE")
     args = parser.parse_args(argv)
     try:
         doc = read(args.file)
