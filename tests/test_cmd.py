@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import queue
 import re
 import signal
 import subprocess
 import sys
 import threading
-from typing import Optional
 
 import pytest
 
 from genericserver import cmd
-from genericserver.testing.client import Client
 
 import zygote
 from serverprocess import ServerProcess
