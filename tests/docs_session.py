@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from genericserver import godur
+import zygote
 from kubectl import KUBECTL
 from serverprocess import ServerProcess
 
@@ -260,9 +261,10 @@ class Session:
     def debug(self, argv: list[str], where: str) -> None:
         """``--break``: at the debugger's prompt, two of the commands the workshop has the room type
         (``p rt.now()``, ``goroutines``), then ``c``; it must have stopped there."""
-        proc = subprocess.run([sys.executable, "-m", "genericserver", *argv], input="p rt.now()\ngoroutines\nc\n",
-                              capture_output=True, text=True, env=self.env, timeout=120)
-        assert proc.returncode in (0, 1) and "(Pdb)" in proc.stdout, f"{where} exited {proc.returncode}: {proc.stdout}{proc.stderr}"
+        proc = zygote.Process(argv, env=self.env, input="p rt.now()\ngoroutines\nc\n")
+        out, err = proc.stdout.read(), proc.stderr.read()
+        code = proc.wait(120)
+        assert code in (0, 1) and "(Pdb)" in out, f"{where} exited {code}: {out}{err}"
 
     def start_server(self, argv: list[str], where: str) -> None:
         if self.server is not None:

@@ -180,9 +180,10 @@ def test_help_explains_each_flag(capsys):
 
 def test_a_used_port_is_a_one_line_error(server_process):
     sp = server_process()
-    proc = subprocess.run([sys.executable, "-m", "genericserver", "serve", "--secure-port", str(sp.port)], capture_output=True, text=True, timeout=WAIT)
-    assert proc.returncode == 1
-    assert "address already in use" in proc.stderr and "Traceback" not in proc.stderr
+    proc = zygote.Process(["serve", "--secure-port", str(sp.port)])
+    err = proc.stderr.read()
+    assert proc.wait(WAIT) == 1
+    assert "address already in use" in err and "Traceback" not in err
     sp.signal()
     assert sp.wait() == 0
 
@@ -240,10 +241,8 @@ def test_with_a_certificate_it_serves_securely(tls_cert):
     import ssl
 
     cert, key = tls_cert
-    proc = subprocess.Popen([sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--tls-cert-file", cert,
-                             "--tls-private-key-file", key], stderr=subprocess.PIPE, text=True)
+    proc = zygote.Process(["serve", "--secure-port", "0", "--tls-cert-file", cert, "--tls-private-key-file", key])
     try:
-        assert proc.stderr is not None
         for line in proc.stderr:
             m = re.search(r"Serving securely on 127\.0\.0\.1:(\d+)", line)
             if m:
@@ -263,6 +262,7 @@ def test_with_a_certificate_it_serves_securely(tls_cert):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stdout.close()
         proc.stderr.close()
 
 
@@ -282,13 +282,12 @@ def test_each_command_is_dispatched(command, monkeypatch):
 
 def test_a_reader_that_goes_away_gets_no_traceback():
     # `genericserver lab list | head -1`: the pipe closes before Python flushes its output
-    proc = subprocess.Popen([sys.executable, "-m", "genericserver", "lab", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    proc.stdout.close()  # type: ignore[union-attr]
-    err = proc.stderr.read()  # type: ignore[union-attr]
+    proc = zygote.Process(["lab", "list"])
+    proc.stdout.close()
+    err = proc.stderr.read()
     assert proc.wait(WAIT) == 1
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
-    proc.stderr.close()  # type: ignore[union-attr]
+    proc.stderr.close()
 
 
 def test_serve_waits_for_no_goroutine_of_another_server(monkeypatch):

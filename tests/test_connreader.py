@@ -8,8 +8,6 @@ import re
 import select
 import signal
 import socket
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,6 +15,8 @@ import pytest
 from genericserver import runtime as rt
 from genericserver.net.http import connreader
 from genericserver.net.http.connreader import BackgroundReads, ConnReader
+
+import zygote
 
 WAIT = 20.0
 
@@ -104,7 +104,7 @@ def _threads(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/task"))
 
 
-def _wait_until(predicate, what: str, proc: "subprocess.Popen | None" = None) -> None:
+def _wait_until(predicate, what: str, proc: "zygote.Process | None" = None) -> None:
     deadline = time.monotonic() + WAIT
     while not predicate():
         if time.monotonic() >= deadline:
@@ -120,11 +120,8 @@ def _wait_until(predicate, what: str, proc: "subprocess.Popen | None" = None) ->
 def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
     # Go's background read cancels a request whose client went away; without it a quiet watch
     # holds its goroutine until its 30-60 min timeout and the shutdown waits out its 60 s
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--shutdown-delay-duration", "1s", "--v=1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
-    )
+    proc = zygote.Process(["serve", "--secure-port", "0", "--shutdown-delay-duration", "1s", "--v=1"],
+                          env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     try:
         port = None
         for line in proc.stderr:  # type: ignore[union-attr]
@@ -166,4 +163,5 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        proc.stderr.close()  # type: ignore[union-attr]
+        proc.stdout.close()
+        proc.stderr.close()

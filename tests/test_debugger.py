@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import io
 import re
-import subprocess
-import sys
 
+import zygote
 from docs_output import assert_shows, expected
 from genericserver.labs.registry import LABS
 from genericserver.testing.debugger import GoroutinePdb
@@ -20,15 +19,16 @@ def test_goroutines_lists_each_goroutine_with_its_state_and_line():
     shown = expected("workshop-debugger")
     commands = [line.removeprefix("(Pdb) ") for line in shown if line.startswith("(Pdb) ")]
     assert "goroutines" in commands and commands[-1] == "c"
-    proc = subprocess.run(
-        [sys.executable, "-m", "genericserver", "replay", str(next(lab for lab in LABS if lab.name == "no-shutdown-delay").answer_path), "--quiet",
+    proc = zygote.Process(
+        ["replay", str(next(lab for lab in LABS if lab.name == "no-shutdown-delay").answer_path), "--quiet",
          "--break", "genericserver/genericapiserver.py:386"],
-        input="".join(f"{c}\n" for c in commands), capture_output=True, text=True, timeout=WAIT)
-    assert proc.returncode == 0, proc.stderr
+        input="".join(f"{c}\n" for c in commands))
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert proc.wait(WAIT) == 0, err
     # what a terminal shows: each command typed after its prompt (a pipe does not echo it)
     prompts = iter(commands)
-    assert_shows(shown, re.sub(r"\(Pdb\) ", lambda _: f"(Pdb) {next(prompts, '')}\n", proc.stdout))
-    rows = re.findall(r"^ *(\d+) (\S+)\n   (.+)\n   at (\S+) in (\w+)$", proc.stdout, re.MULTILINE)
+    assert_shows(shown, re.sub(r"\(Pdb\) ", lambda _: f"(Pdb) {next(prompts, '')}\n", out))
+    rows = re.findall(r"^ *(\d+) (\S+)\n   (.+)\n   at (\S+) in (\w+)$", out, re.MULTILINE)
     by_name = {name: (state.strip(), where, fn) for _, name, state, where, fn in rows}
     assert by_name["not-accepting-new-requests"] == ("running", "genericapiserver.py:386", "_not_accepting_new_requests")
     state, where, fn = by_name["drain-non-long-running"]
@@ -37,7 +37,7 @@ def test_goroutines_lists_each_goroutine_with_its_state_and_line():
     # one row per goroutine, each named, none inside the runtime's machinery
     assert len(rows) == len(by_name) >= 10
     assert not any("genericserver/runtime/" in where or "testing/sim" in where for _, where, _ in by_name.values())
-    assert "all invariants hold" in proc.stdout
+    assert "all invariants hold" in out
 
 
 def test_goroutines_outside_a_simulation_says_so():

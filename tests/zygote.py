@@ -12,7 +12,8 @@ a Unix socket) and runs ``python -m genericserver`` as the interpreter would: th
 ``atexit`` run before it ends, ``PYTHONFAULTHANDLER`` honoured. It is a process of its own: signals
 reach it by its pid, ``/proc/<pid>`` is its own. :class:`Process` has what the tests use of
 ``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``,
-``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal that ended it).
+``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal that ended it); its
+standard input is empty, or the ``input`` given.
 
 The process that starts the zygote binds and listens on its socket first and hands it over, so a
 command can be sent at once: it waits in the socket's backlog while the zygote imports. The
@@ -75,23 +76,28 @@ def _stop(owner: int, proc: subprocess.Popen) -> None:
 class Process:
     """``python -m genericserver *args``, forked by the zygote; stdout and stderr are pipes."""
 
-    def __init__(self, args: list[str], *, env: Optional[dict] = None, text: bool = True) -> None:
+    def __init__(self, args: list[str], *, env: Optional[dict] = None, text: bool = True, input: Optional[str] = None) -> None:
         self.args = [sys.executable, "-m", "genericserver", *args]
         self.returncode: Optional[int] = None
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        devnull = os.open(os.devnull, os.O_RDONLY)
+        if input is None:
+            in_r = os.open(os.devnull, os.O_RDONLY)
+        else:  # what a person types at its prompts, all of it at once (a pipe's buffer holds it)
+            in_r, in_w = os.pipe()
+            os.write(in_w, input.encode())
+            os.close(in_w)
         request = {"args": list(args), "env": dict(os.environ if env is None else env), "cwd": os.getcwd()}
         self._conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._conn.connect(_address())
-            socket.send_fds(self._conn, [pickle.dumps(request)], [devnull, out_w, err_w])
+            socket.send_fds(self._conn, [pickle.dumps(request)], [in_r, out_w, err_w])
             reply = self._conn.recv(_STATUS.size)
             if not reply:
                 raise RuntimeError(f"the zygote went away before it started {self.args}")
             (self.pid,) = _STATUS.unpack(reply)
         finally:
-            for fd in (devnull, out_w, err_w):
+            for fd in (in_r, out_w, err_w):
                 os.close(fd)
         mode = "r" if text else "rb"
         self.stdout: IO = open(out_r, mode)
