@@ -262,9 +262,8 @@ class Session:
         """``--break``: at the debugger's prompt, two of the commands the workshop has the room type
         (``p rt.now()``, ``goroutines``), then ``c``; it must have stopped there."""
         proc = zygote.Process(argv, env=self.env, input="p rt.now()\ngoroutines\nc\n")
-        out, err = proc.stdout.read(), proc.stderr.read()
-        code = proc.wait(120)
-        assert code in (0, 1) and "(Pdb)" in out, f"{where} exited {code}: {out}{err}"
+        out, err = proc.communicate(120)
+        assert proc.returncode in (0, 1) and "(Pdb)" in out, f"{where} exited {proc.returncode}: {out}{err}"
 
     def start_server(self, argv: list[str], where: str) -> None:
         if self.server is not None:

@@ -181,8 +181,8 @@ def test_help_explains_each_flag(capsys):
 def test_a_used_port_is_a_one_line_error(server_process):
     sp = server_process()
     proc = zygote.Process(["serve", "--secure-port", str(sp.port)])
-    err = proc.stderr.read()
-    assert proc.wait(WAIT) == 1
+    _, err = proc.communicate(WAIT)
+    assert proc.returncode == 1
     assert "address already in use" in err and "Traceback" not in err
     sp.signal()
     assert sp.wait() == 0
@@ -194,8 +194,8 @@ def test_cluster_serve_api_takes_serves_checks_before_any_pod_runs(tmp_path):
     # serve sets up what a process has once (its logging, a goroutine's panic ending it)
     proc = zygote.Process(["cluster", "--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--secure-port", "0",
                            "--token-auth-file", str(tmp_path / "missing.csv")])
-    out, err = proc.stdout.read(), proc.stderr.read()  # until it ends (a few lines at most)
-    assert (proc.wait(WAIT), out, err) == (
+    out, err = proc.communicate(WAIT)
+    assert (proc.returncode, out, err) == (
         1, "", f"genericserver cluster: error: open {tmp_path / 'missing.csv'}: no such file or directory\n")
     assert not (tmp_path / "kubeconfig").exists()
 

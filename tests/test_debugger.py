@@ -23,8 +23,8 @@ def test_goroutines_lists_each_goroutine_with_its_state_and_line():
         ["replay", str(next(lab for lab in LABS if lab.name == "no-shutdown-delay").answer_path), "--quiet",
          "--break", "genericserver/genericapiserver.py:386"],
         input="".join(f"{c}\n" for c in commands))
-    out, err = proc.stdout.read(), proc.stderr.read()
-    assert proc.wait(WAIT) == 0, err
+    out, err = proc.communicate(WAIT)
+    assert proc.returncode == 0, err
     # what a terminal shows: each command typed after its prompt (a pipe does not echo it)
     prompts = iter(commands)
     assert_shows(shown, re.sub(r"\(Pdb\) ", lambda _: f"(Pdb) {next(prompts, '')}\n", out))

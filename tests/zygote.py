@@ -11,7 +11,7 @@ a Unix socket) and runs ``python -m genericserver`` as the interpreter would: th
 ``sys.exit`` gives, a traceback and 1 for an uncaught exception, non-daemon threads joined and
 ``atexit`` run before it ends, ``PYTHONFAULTHANDLER`` honoured. It is a process of its own: signals
 reach it by its pid, ``/proc/<pid>`` is its own. :class:`Process` has what the tests use of
-``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``,
+``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``, ``communicate``,
 ``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal that ended it); its
 standard input is empty, or the ``input`` given.
 
@@ -137,6 +137,28 @@ class Process:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: Optional[float] = None) -> tuple:
+        """``subprocess.Popen.communicate`` for a process none of whose output was read yet: both
+        streams read to their end side by side (so neither fills its pipe while the other is
+        read), closed, and the process waited for (``returncode``)."""
+        chunks: dict = {self.stdout: [], self.stderr: []}
+        with selectors.DefaultSelector() as selector:
+            for stream in chunks:
+                selector.register(stream.fileno(), selectors.EVENT_READ, stream)
+            while selector.get_map():
+                for key, _ in selector.select():
+                    data = os.read(key.fd, 65536)
+                    if data:
+                        chunks[key.data].append(data)
+                    else:
+                        selector.unregister(key.fd)
+        text = "b" not in self.stdout.mode
+        out, err = (b"".join(chunks[s]).decode() if text else b"".join(chunks[s]) for s in (self.stdout, self.stderr))
+        self.stdout.close()
+        self.stderr.close()
+        self.wait(timeout)
+        return out, err
 
 
 # -- the zygote itself (this file run as a script) ---------------------------------------------
