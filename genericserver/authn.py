@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import csv
 import logging
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Protocol, Sequence
 
+from genericserver import patherror
 from genericserver.apimachinery import errors
 from genericserver.request import UserInfo
 
@@ -106,18 +106,12 @@ def new(tokens: dict[str, UserInfo]) -> TokenAuthenticator:
     return TokenAuthenticator(tokens)
 
 
-def _os_error_text(op: str, path: str, err: OSError) -> str:
-    # Go's *PathError text: "open /x: no such file or directory"
-    text = os.strerror(err.errno) if err.errno else str(err)
-    return f"{op} {path}: {text[:1].lower()}{text[1:]}"
-
-
 def new_csv(path: str) -> tuple[Optional[TokenAuthenticator], Optional[Exception]]:
     """Read a token file; ``(authenticator, None)`` or ``(None, error)`` as Go returns them."""
     try:
         f = open(path, newline="", encoding="utf-8")
     except OSError as err:
-        return None, Exception(_os_error_text("open", path, err))
+        return None, Exception(patherror.text("open", path, err))
     tokens: dict[str, UserInfo] = {}
     record_num = 0
     with f:

@@ -30,12 +30,13 @@ Where this differs from Go:
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from genericserver import authn, authz
+from genericserver import authn, authz, patherror
 from genericserver.audit import log_backend
 from genericserver.audit.buffered import BatchConfig, new_backend as new_buffered_backend
 from genericserver.audit.policy import default_policy, new_policy_rule_evaluator
@@ -197,12 +198,19 @@ class AuditOptions:
     def _writer(self) -> Any:
         if self.log_path == "-":
             return log_backend.LogBackend(sys.stdout, self.log_format)
+        # as Go's ensureLogFile: the directory private to us, the file too; each error the
+        # *PathError Go's MkdirAll or OpenFile returns
+        directory = os.path.dirname(self.log_path) or "."
         try:
-            # as Go's ensureLogFile: the directory private to us, the file too
-            os.makedirs(os.path.dirname(self.log_path) or ".", mode=0o700, exist_ok=True)
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        except FileExistsError:  # there, and not a directory: MkdirAll's ENOTDIR
+            raise OptionsError(f"ensureLogFile: {patherror.text('mkdir', directory, errno.ENOTDIR)}") from None
+        except OSError as err:
+            raise OptionsError(f"ensureLogFile: {patherror.text('mkdir', err.filename or directory, err)}") from None
+        try:
             os.close(os.open(self.log_path, os.O_CREAT | os.O_APPEND | os.O_RDWR, 0o600))
         except OSError as err:
-            raise OptionsError(f"ensureLogFile: {err}") from err
+            raise OptionsError(f"ensureLogFile: {patherror.text('open', self.log_path, err)}") from None
         return log_backend.new_file_backend(self.log_path, self.log_format)
 
     def apply_to(self, c: Any) -> None:

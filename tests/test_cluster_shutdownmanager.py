@@ -311,6 +311,15 @@ def test_shutdown_logs_the_failed_create_and_returns_as_if_done(tmp_path):
         "shutdown: open /ok: read-only file system"]
 
 
+def test_any_failed_create_is_logged_as_gos_path_error(tmp_path):
+    # not only the modelled read-only root: a create the OS refuses (here its folder is gone)
+    # logs what Go's os.Create returns, the path as the container sees it
+    events = EventStream()
+    opts = ShutdownOptions(str(tmp_path / "gone" / "ok"), check_interval=1, check_delay=0.0, display_name="/ok")
+    assert Simulation().run(lambda: shutdown(opts, FakeAdmin(open_connections=0), events=events)) is False
+    assert [e.name for e in events.events()][-1] == "shutdown: open /ok: no such file or directory"
+
+
 def test_on_a_read_only_root_the_drain_ends_when_the_shutdown_manager_is_stopped():
     from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 

@@ -239,6 +239,7 @@ GO_PORT = re.compile(r"^Port of Go's (\S+) package")
 # Go's own packages whose port cannot sit at the import path, and why
 GO_PATH_EXCEPTIONS = {
     "godur.py": "Go's time package: a genericserver/time/ folder would shadow Python's time module for a file run from genericserver/",
+    "patherror.py": "Go's os package: a genericserver/os/ folder would shadow Python's os module for a file run from genericserver/",
 }
 GO_PORTS = [(p, m.group(1)) for p in MODULES if (m := GO_PORT.match(first_doc_line(p)))]
 

@@ -169,11 +169,16 @@ def test_audit_batch_mode_buffers(tmp_path):
     assert isinstance(c.audit_backend, BufferedBackend)
 
 
-def test_audit_log_file_that_cannot_be_made(tmp_path):
+def test_audit_log_file_that_cannot_be_made_is_named_as_go_names_it(tmp_path):
+    # Go's ensureLogFile: MkdirAll of the folder, then OpenFile; each error a *PathError
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(OptionsError, match="^ensureLogFile: "):
+    with pytest.raises(OptionsError) as err:
         AuditOptions(log_path=str(blocker / "audit.log")).apply_to(new_config())
+    assert str(err.value) == f"ensureLogFile: mkdir {blocker}: not a directory"
+    with pytest.raises(OptionsError) as err:
+        AuditOptions(log_path=str(tmp_path)).apply_to(new_config())  # a folder given as the file
+    assert str(err.value) == f"ensureLogFile: open {tmp_path}: is a directory"
 
 
 # -- authentication ------------------------------------------------------------------------------

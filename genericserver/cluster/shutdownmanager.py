@@ -36,6 +36,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
+from genericserver import patherror
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.cluster import backoff
@@ -126,12 +127,16 @@ class ShutdownOptions:
 
 
 def create_ready_file(opts: ShutdownOptions) -> None:
-    """Go's ``os.Create`` of the ok file; on a read-only root filesystem it fails as the
-    kernel makes it fail (EROFS), with Go's ``*PathError`` text."""
-    if opts.read_only_root_filesystem:
-        raise OSError(errno.EROFS, f"open {opts.display_name}: read-only file system")
-    with open(opts.ready_file, "w"):
-        pass
+    """Go's ``os.Create`` of the ok file; an error is Go's ``*PathError`` (its text as the
+    ``strerror``, the path as the container sees it). On a read-only root filesystem it fails as
+    the kernel makes it fail (EROFS)."""
+    try:
+        if opts.read_only_root_filesystem:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        with open(opts.ready_file, "w"):
+            pass
+    except OSError as err:
+        raise OSError(err.errno, patherror.text("open", opts.display_name, err)) from None
 
 
 class EnvoyAdmin:
