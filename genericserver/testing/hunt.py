@@ -30,8 +30,9 @@ import importlib.util
 import logging
 import pathlib
 import random
+import signal
 import sys
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 LIFECYCLE_EXAMPLES = 2000  # a run costs 5-50 ms; the slowest variant needs hundreds at random
 LINCHECK_EXAMPLES = 400
@@ -114,6 +115,37 @@ def quiet_logs() -> Iterator[None]:
         logging.disable(previous)
 
 
+@contextlib.contextmanager
+def interrupts_kept() -> Iterator[Callable[[], None]]:
+    """Ctrl-C during a hunt is never lost; yields the check each example makes first.
+
+    Python raises KeyboardInterrupt wherever the main thread is when the signal comes; in a
+    garbage collector's callback (Hypothesis keeps one) the interpreter reports it as ignored and
+    drops it, and the hunt went on. While this lasts, SIGINT also leaves a mark that the next
+    example's check raises again. Only where Ctrl-C would raise KeyboardInterrupt anyway (the
+    main thread, Python's own handler): a shell's background job ignores it, and so does this."""
+    pending: list[int] = []
+
+    def interrupted(signum: int, frame: Any) -> None:
+        pending.append(signum)
+        raise KeyboardInterrupt
+
+    def check() -> None:
+        if pending:
+            raise KeyboardInterrupt
+
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        installed = previous is signal.default_int_handler and signal.signal(signal.SIGINT, interrupted) is not None
+    except ValueError:  # not the main thread: signals are not ours to handle
+        installed = False
+    try:
+        yield check
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, previous)
+
+
 def _settings(examples: int, shrink: bool, seed: Optional[int]) -> Any:
     from hypothesis import HealthCheck, Phase, settings
 
@@ -135,14 +167,16 @@ def hunt_lifecycle(v: Any, *, seed: Optional[int] = None, examples: int = LIFECY
     from genericserver.testing.invariants import check
     from genericserver.testing.scenario import deep_schedules, run_scenario, scenarios
 
-    def violates(example: tuple) -> bool:
-        return bool(check(run_scenario(example[0], example[1], v)))
+    with interrupts_kept() as interrupted:
+        def violates(example: tuple) -> bool:
+            interrupted()
+            return bool(check(run_scenario(example[0], example[1], v)))
 
-    try:
-        scenario, schedule = find(st.tuples(scenarios(), deep_schedules()), violates,
-                                  settings=_settings(examples, shrink, seed), random=_random(seed))
-    except NoSuchExample:
-        return None
+        try:
+            scenario, schedule = find(st.tuples(scenarios(), deep_schedules()), violates,
+                                      settings=_settings(examples, shrink, seed), random=_random(seed))
+        except NoSuchExample:
+            return None
     return run_scenario(scenario, schedule, v)
 
 
@@ -157,15 +191,17 @@ def hunt_lincheck(v: Any, *, seed: Optional[int] = None, examples: int = LINCHEC
 
     target = TARGETS[v.target]
 
-    def not_linearizable(example: tuple) -> bool:
-        with v.switched_in():
-            return lincheck.explore(target, example[0], example[1], seed=example[2], tries=LINCHECK_TRIES, variant=v.name)[1] is not None
-
     strategy = st.tuples(scenarios(v.target), schedules(), st.integers(0, 2**16))
-    try:
-        scenario, schedule, pct_seed = find(strategy, not_linearizable, settings=_settings(examples, shrink, seed), random=_random(seed))
-    except NoSuchExample:
-        return None
+    with interrupts_kept() as interrupted:
+        def not_linearizable(example: tuple) -> bool:
+            interrupted()
+            with v.switched_in():
+                return lincheck.explore(target, example[0], example[1], seed=example[2], tries=LINCHECK_TRIES, variant=v.name)[1] is not None
+
+        try:
+            scenario, schedule, pct_seed = find(strategy, not_linearizable, settings=_settings(examples, shrink, seed), random=_random(seed))
+        except NoSuchExample:
+            return None
     with v.switched_in():
         history, why = lincheck.explore(target, scenario, schedule, seed=pct_seed, tries=LINCHECK_TRIES, variant=v.name)
     assert why is not None, "the example found must fail again"
