@@ -134,16 +134,18 @@ def interrupts_kept() -> Iterator[Callable[[], None]]:
         if pending:
             raise KeyboardInterrupt
 
-    previous = signal.getsignal(signal.SIGINT)
-    try:
-        installed = previous is signal.default_int_handler and signal.signal(signal.SIGINT, interrupted) is not None
-    except ValueError:  # not the main thread: signals are not ours to handle
-        installed = False
+    installed = False
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        try:
+            signal.signal(signal.SIGINT, interrupted)
+            installed = True
+        except ValueError:  # not the main thread: signals are not ours to handle
+            pass
     try:
         yield check
     finally:
         if installed:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _settings(examples: int, shrink: bool, seed: Optional[int]) -> Any:
