@@ -11,9 +11,9 @@ a Unix socket) and runs ``python -m genericserver`` as the interpreter would: th
 ``sys.exit`` gives, a traceback and 1 for an uncaught exception, non-daemon threads joined and
 ``atexit`` run before it ends, ``PYTHONFAULTHANDLER`` honoured. It is a process of its own: signals
 reach it by its pid, ``/proc/<pid>`` is its own. :class:`Process` has what the tests use of
-``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``, ``communicate``,
-``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal that ended it); its
-standard input is empty, or the ``input`` given.
+``subprocess.Popen``: ``pid``, ``stdout``, ``stderr``, ``send_signal``, ``kill``, ``poll``,
+``communicate``, ``wait`` (``subprocess.TimeoutExpired``) and ``returncode`` (minus the signal
+that ended it); its standard input is empty, or the ``input`` given.
 
 The process that starts the zygote binds and listens on its socket first and hands it over, so a
 command can be sent at once: it waits in the socket's backlog while the zygote imports. The
