@@ -15,17 +15,17 @@ export PYTHONDONTWRITEBYTECODE :=
 # first `make test` spent 44 s (37 CPU-seconds) installing, with uv 8 s, the same releases. The
 # venv's own pip installs uv first (4 s), and the project itself where uv cannot (uv reads no
 # pip.conf: a package index only pip is told about). Neither compiles the dependencies up front
-# (38 CPU-seconds for all of them): instead one process compiles what the suite imports, by
-# collecting it and importing the two packages tests import late: on a fresh checkout the
-# workers of `make test`, starting together, would otherwise each compile it all again
-# (8 CPU-seconds each, 40 s of wall time). Only a warm-up: a test file that does not collect
-# fails `make test`, not the install.
+# (38 CPU-seconds for all of them): instead two processes side by side compile what the suite
+# imports, one collecting it, one importing the two packages tests import late: on a fresh
+# checkout the workers of `make test`, starting together, would otherwise each compile it all
+# again (8 CPU-seconds each, 40 s of wall time). Only a warm-up: a test file that does not
+# collect fails `make test`, not the install.
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --no-compile uv && $(VENV)/bin/uv pip install -q --python $(PY) -e '.[test]' \
 		|| { echo "uv could not install the project: pip does it"; $(PY) -m pip install -q --no-compile -e '.[test]'; }
-	$(PY) -m pytest --collect-only -q > /dev/null 2>&1 || true
-	$(PY) -c 'import kubernetes.client, matplotlib.backends.backend_svg'
+	{ $(PY) -m pytest --collect-only -q > /dev/null 2>&1 || true; } & \
+		$(PY) -c 'import kubernetes.client, matplotlib.backends.backend_svg' && wait
 	touch $(STAMP)
 
 # Four workers per core, each test file on one worker (module fixtures run once): much of the
