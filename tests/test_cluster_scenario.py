@@ -179,6 +179,15 @@ def test_cli_refuses_a_file_it_could_not_write_before_the_run(argv, capsys, tmp_
     assert capsys.readouterr().err == f"error: {flag} {missing}: its folder {missing.parent} does not exist\n"
 
 
+def test_cli_without_matplotlib_refuses_svg_before_the_run(capsys, tmp_path, monkeypatch):
+    # whether it is installed is asked, not imported (half a CPU-second): a None in sys.modules
+    # is how Python marks a module that cannot be imported
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert cli.run(parse("--svg", str(tmp_path / "x.svg")), Console(file=io.StringIO())) == 1
+    assert capsys.readouterr().err == "error: --svg needs matplotlib: pip install 'genericserver[plot]'\n"
+    assert not (tmp_path / "x.svg").exists()
+
+
 @pytest.mark.parametrize("flag, value, words", [
     ("--endpoints-lag", "-1", "must be 0 or more"), ("--proxy-lag", "-0.5", "must be 0 or more"),
     ("--pre-stop-sleep", "-1", "must be 0 or more"), ("--termination-grace-period", "-1", "must be 0 or more"),

@@ -13,6 +13,7 @@ a picture (:mod:`.pictures`).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from dataclasses import replace
@@ -168,9 +169,8 @@ def run(args: argparse.Namespace, console: Optional[Console] = None, serve: Any 
     if getattr(args, "serve_api", False):
         return serve_api(args, cfg, serve)
     if args.svg:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
+        # asked, not imported: importing matplotlib costs half a CPU-second, paid only if it draws
+        if importlib.util.find_spec("matplotlib") is None:
             print("error: --svg needs matplotlib: pip install 'genericserver[plot]'", file=sys.stderr)
             return 1
         if not writable("--svg", args.svg):
