@@ -22,6 +22,7 @@ wherever GET is).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Iterable, Optional
 
 from werkzeug.exceptions import MethodNotAllowed, NotFound
@@ -59,6 +60,28 @@ def _method_not_allowed(start_response: StartResponse) -> Iterable[bytes]:
     return [body]
 
 
+@functools.lru_cache(maxsize=None)
+def _routes(prefix: str, shape: tuple[tuple[str, bool, bool], ...]) -> Map:
+    """The rule table of resources shaped so, (name, a subresource?, namespaced?) each: built once
+    per shape and shared (a werkzeug ``Map`` is only read once built), as every server of a test
+    run, and each replica of a simulated cluster, serves the same few group versions."""
+    rules = []
+    for r, subresource, namespaced in shape:
+        if subresource:  # PREFIX/namespaces/NS/R/NAME/SUB: the item's verbs only
+            parent, sub = r.split("/", 1)
+            ns = "/namespaces/<namespace>" if namespaced else ""
+            rules.append(Rule(f"{prefix}{ns}/{parent}/<name>/{sub}", endpoint=("item", r)))
+        elif namespaced:
+            rules += [Rule(f"{prefix}/{r}", endpoint=("all", r)),
+                      Rule(f"{prefix}/namespaces/<namespace>/{r}", endpoint=("collection", r)),
+                      Rule(f"{prefix}/namespaces/<namespace>/{r}/<name>", endpoint=("item", r))]
+        else:
+            rules += [Rule(f"{prefix}/{r}", endpoint=("collection", r)),
+                      Rule(f"{prefix}/{r}/<name>", endpoint=("item", r))]
+    with RULES_COMPILING:  # (see the lock's comment)
+        return Map(rules, merge_slashes=False)  # "a//b" is a 404, not a redirect
+
+
 class APIGroupVersion:
     """The resources of one group version, served under ``prefix`` (Go's ``APIGroupVersion``
     and its ``InstallREST``). ``scopes`` maps each resource name to its :class:`RequestScope`."""
@@ -67,22 +90,8 @@ class APIGroupVersion:
         self.prefix = prefix
         self.scopes = {s.resource.name: s for s in scopes}
         self.not_found_app = not_found_app
-        rules = []
-        for s in scopes:
-            r = s.resource.name
-            if s.resource.subresource:  # PREFIX/namespaces/NS/R/NAME/SUB: the item's verbs only
-                parent, sub = r.split("/", 1)
-                ns = "/namespaces/<namespace>" if s.resource.namespaced else ""
-                rules.append(Rule(f"{prefix}{ns}/{parent}/<name>/{sub}", endpoint=("item", r)))
-            elif s.resource.namespaced:
-                rules += [Rule(f"{prefix}/{r}", endpoint=("all", r)),
-                          Rule(f"{prefix}/namespaces/<namespace>/{r}", endpoint=("collection", r)),
-                          Rule(f"{prefix}/namespaces/<namespace>/{r}/<name>", endpoint=("item", r))]
-            else:
-                rules += [Rule(f"{prefix}/{r}", endpoint=("collection", r)),
-                          Rule(f"{prefix}/{r}/<name>", endpoint=("item", r))]
-        with RULES_COMPILING:  # (see the lock's comment)
-            self.urls = Map(rules, merge_slashes=False)  # "a//b" is a 404, not a redirect
+        shape = tuple((s.resource.name, bool(s.resource.subresource), s.resource.namespaced) for s in scopes)
+        self.urls = _routes(prefix, shape)
 
     def discovery(self) -> list[dict]:
         """The ``APIResource`` s of this group version, as the installer lists them."""
