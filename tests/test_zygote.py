@@ -67,6 +67,18 @@ def test_a_signal_ends_it_and_returncode_is_minus_the_signal():
             slow.stderr.close()
 
 
+def test_communicate_gives_up_at_its_timeout_and_a_later_call_has_all_the_output():
+    # as subprocess's: the timeout bounds the reading too (a server never closes its pipes),
+    # and what was read before it is not lost
+    proc = zygote.Process(["serve", "--secure-port", "0"])
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.communicate(0.2)
+    proc.kill()
+    out, err = proc.communicate(WAIT)
+    assert "Serving insecurely" in err and out == ""
+    assert proc.returncode == -signal.SIGKILL
+
+
 def test_one_zygote_serves_the_processes_forked_after_it_started(monkeypatch):
     # make test's parent starts the zygote before it forks its workers: a worker's command is
     # forked by that zygote, not by one of its own; and a command sent at once, while the zygote

@@ -38,6 +38,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 from typing import IO, Optional
 
 _STATUS = struct.Struct("!q")
@@ -79,6 +80,7 @@ class Process:
     def __init__(self, args: list[str], *, env: Optional[dict] = None, text: bool = True, input: Optional[str] = None) -> None:
         self.args = [sys.executable, "-m", "genericserver", *args]
         self.returncode: Optional[int] = None
+        self._read: Optional[dict] = None  # what communicate() has read of stdout and stderr
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         if input is None:
@@ -141,24 +143,31 @@ class Process:
     def communicate(self, timeout: Optional[float] = None) -> tuple:
         """``subprocess.Popen.communicate`` for a process none of whose output was read yet: both
         streams read to their end side by side (so neither fills its pipe while the other is
-        read), closed, and the process waited for (``returncode``)."""
-        chunks: dict = {self.stdout: [], self.stderr: []}
+        read), closed, and the process waited for (``returncode``). ``timeout`` bounds it all:
+        past it, ``subprocess.TimeoutExpired``, and what was read is kept for the next call."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if self._read is None:
+            self._read = {self.stdout: [], self.stderr: []}
         with selectors.DefaultSelector() as selector:
-            for stream in chunks:
-                selector.register(stream.fileno(), selectors.EVENT_READ, stream)
+            for stream in self._read:
+                if not stream.closed:
+                    selector.register(stream.fileno(), selectors.EVENT_READ, stream)
             while selector.get_map():
-                for key, _ in selector.select():
+                left = None if deadline is None else deadline - time.monotonic()
+                ready = selector.select(left) if left is None or left > 0 else []
+                if not ready:
+                    raise subprocess.TimeoutExpired(self.args, timeout)
+                for key, _ in ready:
                     data = os.read(key.fd, 65536)
                     if data:
-                        chunks[key.data].append(data)
+                        self._read[key.data].append(data)
                     else:
                         selector.unregister(key.fd)
+                        key.data.close()
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
         text = "b" not in self.stdout.mode
-        out, err = (b"".join(chunks[s]).decode() if text else b"".join(chunks[s]) for s in (self.stdout, self.stderr))
-        self.stdout.close()
-        self.stderr.close()
-        self.wait(timeout)
-        return out, err
+        out, err = (b"".join(self._read[s]) for s in (self.stdout, self.stderr))
+        return (out.decode(), err.decode()) if text else (out, err)
 
 
 # -- the zygote itself (this file run as a script) ---------------------------------------------
