@@ -14,9 +14,10 @@ The same command replays a linearizability failure (a ``lincheck-*.json`` file w
 :mod:`genericserver.testing.lincheck`): it prints the history, one column per goroutine, and
 whether an order of it fits the model.
 
-``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (a path, or the end
-of one under ``genericserver/``; a location that names no such file is refused, since it would
-never stop) (each goroutine is a real thread; the others wait for the baton, so nothing moves while you look around);
+``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (each goroutine is a
+real thread; the others wait for the baton, so nothing moves while you look around). FILE is a
+path, or the end of one under ``genericserver/``; one that names no such file is refused, as it
+would never stop;
 ``goroutines`` at the prompt lists them all, each with its state and its line
 (:mod:`genericserver.testing.debugger`). The
 simulation switches its watchdog off under a debugger and never reads real time, so the run
