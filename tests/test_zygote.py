@@ -3,6 +3,7 @@ started cold does, with the caller's environment and working directory, and its 
 
 from __future__ import annotations
 
+import select
 import signal
 import subprocess
 import sys
@@ -71,6 +72,8 @@ def test_communicate_gives_up_at_its_timeout_and_a_later_call_has_all_the_output
     # as subprocess's: the timeout bounds the reading too (a server never closes its pipes),
     # and what was read before it is not lost
     proc = zygote.Process(["serve", "--secure-port", "0"])
+    # its first line waits in the pipe (looked at, not read): the first call reads it
+    assert select.select([proc.stderr.fileno()], [], [], WAIT)[0]
     with pytest.raises(subprocess.TimeoutExpired):
         proc.communicate(0.2)
     proc.kill()
