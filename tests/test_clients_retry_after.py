@@ -26,9 +26,9 @@ from serverprocess import WAIT, ServerProcess
 
 @pytest.fixture
 def k8s():
-    """The official client, imported before the 429 window opens: the import takes half a second,
-    more on a busy machine, and the window lasts about four (imported when the file is collected,
-    it would cost every test worker that half second)."""
+    """The official client, imported by the one test that uses it: imported when the file is
+    collected, it would cost every test worker half a second (CoreV1Api, loaded on first use,
+    a second more). The 429 window waits for the client's list however long that takes."""
     from kubernetes import client
 
     return client
