@@ -26,7 +26,8 @@ export PYTHONDONTWRITEBYTECODE :=
 # after all and does it. pip also does the install where uv cannot (uv reads no pip.conf: a package
 # index only pip is told about). Neither compiles the dependencies up front
 # (38 CPU-seconds for all of them): instead two processes side by side compile what the suite
-# imports, one collecting it, one importing the two packages tests import late: on a fresh
+# imports, one collecting it, one importing what tests import late (the Python client's API
+# classes, with the 253 models CoreV1Api names, and matplotlib's figure and backends): on a fresh
 # checkout the workers of `make test`, starting together, would otherwise each compile it all
 # again (8 CPU-seconds each, 40 s of wall time). Only a warm-up: a test file that does not
 # collect fails `make test`, not the install.
@@ -39,7 +40,8 @@ $(STAMP): setup.cfg pyproject.toml
 		|| { echo "uv could not install the project: pip does it"; $(PY) -m ensurepip >/dev/null; \
 		     $(PY) -m pip install -q --no-compile -e '.[test]'; }
 	{ $(PY) -m pytest --collect-only -q > /dev/null 2>&1 || true; } & \
-		$(PY) -c 'import kubernetes.client, matplotlib.backends.backend_svg' && wait
+		$(PY) -c 'from kubernetes.client import CoreApi, CoreV1Api, VersionApi; \
+			import matplotlib.figure, matplotlib.backends.backend_svg, matplotlib.backends.backend_agg' && wait
 	touch $(STAMP)
 
 # Four workers per core, each test file on one worker (module fixtures run once): much of the
