@@ -22,7 +22,7 @@ export PYTHONDONTWRITEBYTECODE :=
 # uv installs the project, editable from setup.cfg, into the venv: with pip a fresh machine's
 # first `make test` spent 44 s (37 CPU-seconds) installing, with uv 8 s, the same releases. The
 # venv starts without pip (ensurepip installs and compiles it: 5 to 7 s), and uv goes into a
-# folder of its own by the machine's pip (3 s); where there is none, the venv's pip is bootstrapped
+# folder of its own by the machine's pip (2.5 s); where there is none, the venv's pip is bootstrapped
 # after all and does it. pip also does the install where uv cannot (uv reads no pip.conf: a package
 # index only pip is told about). Neither compiles the dependencies up front
 # (38 CPU-seconds for all of them): instead two processes side by side compile what the suite
@@ -32,7 +32,9 @@ export PYTHONDONTWRITEBYTECODE :=
 # again (8 CPU-seconds each, 40 s of wall time). Only a warm-up: a test file that does not
 # collect fails `make test`, not the install.
 UV := $(VENV)/uv/bin/uv
-PIP_UV := pip install -q --no-compile --upgrade --target $(VENV)/uv uv
+# uv is one wheel with no dependencies; pip's check for a newer pip is a round trip to the index
+PIP_UV := pip install -q --no-compile --upgrade --no-deps --only-binary=:all: --disable-pip-version-check \
+	--target $(VENV)/uv uv
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	$(PYTHON) -m $(PIP_UV) 2>/dev/null || { $(PY) -m ensurepip >/dev/null && $(PY) -m $(PIP_UV); }
