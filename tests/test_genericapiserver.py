@@ -844,8 +844,9 @@ def test_run_with_context_70s_delay_on_virtual_time():
     started = time.perf_counter()
     out = simulate(sim_run(70.0))
     real = time.perf_counter() - started
-    # a 70 s shutdown delay in milliseconds of real time
-    assert real < 2.0, f"took {real:.3f} s of real time"
+    # the 70 s shutdown delay is not waited in real time (the bound is the delay, not a speed:
+    # milliseconds here, seconds on a machine slowed many times)
+    assert real < 70.0, f"waited in real time: took {real:.3f} s"
     t0 = 1.0
     assert out["fired"] == [
         ("MuxAndDiscoveryComplete", 0.0),
