@@ -59,9 +59,10 @@ $(STAMP): setup.cfg pyproject.toml
 # with eight, the cores sampled twice a second, one stretch of 5 s at 0.4-1.5 where eight files
 # waited at once (the Go parity replays, kubectl watches, the rollouts); with sixteen none below 1.9
 # until the last second. Measured on 2 cores, runs alternating: 30.3 s on average with sixteen
-# (ten runs), 32.0 with twelve (six), 33.4 with eight (ten), 33.8 with twenty-four (four, more CPU
-# spent on switching than gained). The longest files are handed out first (tests/conftest.py's
-# LONGEST_FIRST). `pytest` by itself runs serially, as a debugger needs.
+# (ten runs), 32.0 with twelve (six), 33.4 with eight (ten), 33.8 with twenty-four (four: up to 5
+# CPU-seconds more a run than sixteen, more than the fuller cores gave back). The longest files
+# are handed out first (tests/conftest.py's LONGEST_FIRST). `pytest` by itself runs serially, as a
+# debugger needs.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 8)')
 test: $(STAMP)
 	$(PY) -m pytest --forks $(WORKERS)
