@@ -61,7 +61,7 @@ $(STAMP): setup.cfg pyproject.toml
 # 1.9-2.0 to the end and were faster (30.3 s on average against 33.4 with eight, alternating runs on
 # 2 cores), but not beside a second suite: 32 workers on two slowed cores starved a rollout's load
 # client and kubelet until the loss a test expects did not happen (sent 47 requests, lost none
-# where a run loses about 27 of 120). The real-time cluster tests hold at eight, so eight it is.
+# where a run loses about 27 of 120). The real-time cluster tests hold at four per core, so four it is.
 # The longest files are handed out first (tests/conftest.py's LONGEST_FIRST). `pytest` by itself
 # runs serially, as a debugger needs.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 4)')
