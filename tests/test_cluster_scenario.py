@@ -217,6 +217,10 @@ def test_cli_with_no_load_runs_the_cluster_alone():
 
 def test_cli_flags_map_onto_the_config():
     assert cli.config_from_args(parse("--interval", "0.02")).interval == 0.02
+    # the load client pauses in runtime seconds (real ones, outside the simulation), as --help says:
+    # it said cluster seconds, which --time-scale would have shrunk
+    cfg = cli.config_from_args(parse("--interval", "0.02", "--time-scale", "0.1"))
+    assert (cfg.interval, cfg.scale) == (0.02, 0.1)
     cfg = cli.config_from_args(parse("--pre-stop", "contour", "--drain-delay", "4", "--termination-grace-period", "60",
                                      "--force", "--grace-period", "0", "--sweep"))
     assert (cfg.pre_stop, cfg.drain_delay, cfg.grace_period, cfg.scale) == ("contour", 4.0, 60, 0.2)
@@ -234,4 +238,6 @@ def test_piped_output_honours_columns(monkeypatch, columns, width):
 def test_help_speaks_of_contour_not_of_a_seed(capsys):
     with pytest.raises(SystemExit):
         parse("--help")
-    assert "seed" not in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "seed" not in out
+    assert "pause between requests, in real seconds: --time-scale leaves it alone" in out

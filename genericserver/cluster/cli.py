@@ -79,7 +79,7 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
     g = p.add_argument_group("the run")
     g.add_argument("--workers", type=int, default=4, help="concurrent clients of the load (default 4; 0: no load, the cluster only)")
     g.add_argument("--interval", type=float, default=0.005, metavar="S",
-                   help="each load client's pause between requests, cluster seconds (default 0.005)")
+                   help="each load client's pause between requests, in real seconds: --time-scale leaves it alone (default 0.005)")
     g.add_argument("--keep-alive", action="store_true", help="clients keep their connections (default: one per request)")
     g.add_argument("--time-scale", type=float, default=None, metavar="X", help="real seconds per cluster second (default 1; 0.2 with --sweep)")
     g.add_argument("--sweep", action="store_true", help="print the what-if table instead (about a minute and a half)")
