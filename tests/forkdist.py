@@ -215,11 +215,16 @@ class _Parent:
 
 def _warm_up() -> None:
     """Work every worker would do on its own, done once before the fork."""
-    try:  # Hypothesis scans the loaded modules for constants at its first test (0.2 s)
+    try:
         from hypothesis.internal.conjecture.providers import _get_local_constants
+        from hypothesis.internal.entropy import deterministic_PRNG
     except ImportError:
         return
-    _get_local_constants()
+    _get_local_constants()  # Hypothesis scans the loaded modules for constants at its first test (0.2 s)
+    # and at a thread's first example it makes that thread a Random and registers it, with a full
+    # collection to check that something else refers to it: 0.1-0.4 CPU-seconds in each worker
+    with deterministic_PRNG():
+        pass
 
 
 class _Forwarder:
