@@ -94,6 +94,15 @@ def test_the_cluster_is_served_with_kubes_columns(cluster, kubectl):
     assert "--shutdown-delay-duration=3s" in container["args"] and pod["spec"]["terminationGracePeriodSeconds"] == 30
 
 
+def test_describe_reads_the_pod_as_protobuf(cluster, kubectl):
+    # kubectl describe asks for protobuf: a probe whose handler was not a message of its own failed
+    # it ("proto: wrong wireType = 2 for field InitialDelaySeconds")
+    out = kubectl.run("describe", "pod", running_pod(cluster)).stdout
+    assert re.search(r"^Status: +Running$", out, re.M), out
+    assert re.search(r"^ +Readiness: +http-get http://:http/readyz delay=0s timeout=1s period=1s #success=1 #failure=3$", out, re.M), out
+    assert re.search(r"^ +--shutdown-delay-duration=3s$", out, re.M), out
+
+
 def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
     name = running_pod(cluster)
     watch = kubectl.popen("get", "pods", "-w", "--output-watch-events")

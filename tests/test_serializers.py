@@ -42,6 +42,21 @@ def test_protobuf_writes_what_gos_generated_code_writes():
                           "1a00" "2200")
 
 
+def test_a_probe_s_handler_is_a_message_of_its_own_and_an_int_or_string_has_all_three_fields():
+    # Go embeds ProbeHandler in Probe inline: in JSON its httpGet sits beside the delays, in protobuf
+    # it is message 1 and the delays are fields 2 to 6 (written as fields 1 to 7 of the probe,
+    # kubectl describe pod failed: "proto: wrong wireType = 2 for field InitialDelaySeconds");
+    # IntOrString's generated marshaller writes type, intVal and strVal, the unused one empty
+    probe = {"httpGet": {"path": "/readyz", "port": 8080}, "timeoutSeconds": 1, "periodSeconds": 1,
+             "successThreshold": 1, "failureThreshold": 3}
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a"},
+           "spec": {"containers": [{"name": "app", "readinessProbe": probe}]}}
+    port = "1207" "0800" "10903f" "1a00"  # type 0, intVal 8080, strVal ""
+    http_get = "0a07" + b"/readyz".hex() + port + "1a00" "2200"  # path, port, host, scheme
+    assert ("0a18" "1216" + http_get + "1000" "1801" "2001" "2801" "3003") in protobuf.encode(pod).hex()
+    assert protobuf.decode(protobuf.encode(pod))["spec"]["containers"][0]["readinessProbe"] == probe
+
+
 @pytest.mark.parametrize("data, message", [
     (b"{}", "provided data does not appear to be a protobuf message, expected prefix [107, 56, 115, 0]"),
     (b"k8s\x00" + bytes.fromhex("0a0c0a0276311206536563726574"), 'no kind "Secret" is registered for version "v1"'),

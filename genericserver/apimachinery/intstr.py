@@ -2,8 +2,8 @@
 
 A port may be given as ``8080`` or as the container port's name ``"http"``; a Deployment's
 ``maxSurge`` as ``1`` or ``"25%"``. In JSON the value is just the number or the string; in
-protobuf it is a small message with a ``type`` (0 for the int, 1 for the string) and the one
-value that is set.
+protobuf it is a small message with a ``type`` (0 for the int, 1 for the string) and both values,
+the one not in use at its zero: Go's generated marshaller writes all three fields every time.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ INT_OR_STRING = Struct(
 def to_message_fields(value: Union[int, str]) -> dict[str, Any]:
     """The protobuf message's fields for a JSON value."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return {"type": INT_TYPE, "intVal": value}
-    return {"type": STRING_TYPE, "strVal": str(value)}
+        return {"type": INT_TYPE, "intVal": value, "strVal": ""}
+    return {"type": STRING_TYPE, "intVal": 0, "strVal": str(value)}
 
 
 def from_message_fields(typ: int, int_val: int, str_val: str) -> Union[int, str]:

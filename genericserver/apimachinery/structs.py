@@ -15,7 +15,10 @@ those consumers reads the same description:
 
 Field order is the Go struct's, which is the order Go's JSON encoder writes. A type with
 ``type_meta`` embeds ``metav1.TypeMeta`` (``kind`` and ``apiVersion`` in JSON and OpenAPI; in
-protobuf they travel in the ``runtime.Unknown`` envelope instead, so they have no number).
+protobuf they travel in the ``runtime.Unknown`` envelope instead, so they have no number). Any
+other embedded struct is an ``inline`` field (``core/v1.Probe`` embeds ``ProbeHandler``): JSON,
+OpenAPI and strategic merge patch see its fields among the embedding struct's own
+(:attr:`Struct.json_fields`), protobuf a message of its own under the field's number.
 
 A few Go types have a JSON form of their own that is not an object (``metav1.Time`` is an
 RFC 3339 string, ``intstr.IntOrString`` an int or a string, ``resource.Quantity`` a string,
@@ -54,7 +57,7 @@ class ListOf:
 class Field:
     """One field of a Go struct, with what its tags and markers say."""
 
-    json: str  # the JSON name in the struct tag
+    json: str  # the JSON name in the struct tag (an inline field has none: its protobuf tag's name)
     number: int  # the protobuf field number
     type: "Type"
     doc: str = ""
@@ -66,6 +69,7 @@ class Field:
     map_type: str = ""  # +mapType: "atomic" or "granular"
     pointer: bool = False  # *T in Go: absent and zero differ
     default: object = None  # +default, as OpenAPI shows it
+    inline: bool = False  # an embedded struct, `json:",inline"`: its fields are the embedding struct's in JSON
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,18 @@ class Struct:
     gvks: tuple[tuple[str, str, str], ...] = ()  # x-kubernetes-group-version-kind of a top-level kind
     _by_json: dict = _field(default_factory=dict, compare=False, repr=False, hash=False)
 
+    @property
+    def json_fields(self) -> tuple[Field, ...]:
+        """The fields as JSON has them: an inline field's own fields in its place."""
+        out: list[Field] = []
+        for f in self.fields:
+            out.extend(f.type.json_fields if f.inline and isinstance(f.type, Struct) else (f,))
+        return tuple(out)
+
     def field(self, json_name: str) -> Optional[Field]:
         """The field with this JSON name, or None."""
         if not self._by_json:
-            self._by_json.update((f.json, f) for f in self.fields)
+            self._by_json.update((f.json, f) for f in self.json_fields)
         return self._by_json.get(json_name)
 
     @property

@@ -60,7 +60,7 @@ def definition(s: Struct, structs: dict[str, Struct]) -> dict:
     if s.type_meta:
         props["apiVersion"] = {"description": "The versioned schema of this representation of an object.", "type": "string"}
         props["kind"] = {"description": "The REST resource this object represents, in CamelCase.", "type": "string"}
-    for f in s.fields:
+    for f in s.json_fields:
         sub = schema_of(f.type, structs)
         prop: dict[str, Any]
         if "$ref" in sub:
@@ -81,7 +81,7 @@ def definition(s: Struct, structs: dict[str, Struct]) -> dict:
             prop["x-kubernetes-patch-strategy"] = f.patch_strategy
         props[f.json] = prop
     out: dict[str, Any] = {"description": s.doc, "type": "object", "properties": dict(sorted(props.items()))}
-    required = [f.json for f in s.fields if f.required]
+    required = [f.json for f in s.json_fields if f.required]
     if required:
         out["required"] = required
     if s.gvks:

@@ -37,9 +37,6 @@ CONFIG_MAP_LIST = register(Struct(
 
 
 # -- pods (the fields the cluster simulation fills; the rest of PodSpec is left out) ---------------
-# A Probe embeds its ProbeHandler inline in JSON (exec, httpGet... at the probe's own level) while
-# protobuf nests it as field 1; :class:`Struct` has no inline fields, so PROBE lists the handler's
-# fields itself and its protobuf form is not Go's. kubectl never sends a pod as protobuf.
 
 OBJECT_REFERENCE = register(Struct(
     API + "ObjectReference", PROTO + "ObjectReference", "Points at one object, and optionally a field within it.",
@@ -99,16 +96,25 @@ LIFECYCLE = Struct(
     ),
 )
 
-PROBE = Struct(
-    API + "Probe", PROTO + "Probe", "A check the kubelet runs on the container periodically.",
+PROBE_HANDLER = Struct(
+    API + "ProbeHandler", PROTO + "ProbeHandler", "How a probe checks the container: exactly one action.",
     (
         Field("exec", 1, EXEC_ACTION, "Run a command; exit 0 is success.", pointer=True),
         Field("httpGet", 2, HTTP_GET_ACTION, "Send an HTTP GET.", pointer=True),
-        Field("initialDelaySeconds", 3, "int32", "Seconds after the start before the first check."),
-        Field("timeoutSeconds", 4, "int32", "Seconds after which a check fails; 1 by default."),
-        Field("periodSeconds", 5, "int32", "Seconds between checks; 10 by default."),
-        Field("successThreshold", 6, "int32", "Successes in a row that make a failed probe pass; 1 by default."),
-        Field("failureThreshold", 7, "int32", "Failures in a row that make a passing probe fail; 3 by default."),
+    ),
+)
+
+# The handler is embedded: its fields sit beside the delays in JSON, and are message 1 in protobuf
+# (kubectl describe reads a pod as protobuf)
+PROBE = Struct(
+    API + "Probe", PROTO + "Probe", "A check the kubelet runs on the container periodically.",
+    (
+        Field("handler", 1, PROBE_HANDLER, "The action that checks the container.", inline=True),
+        Field("initialDelaySeconds", 2, "int32", "Seconds after the start before the first check."),
+        Field("timeoutSeconds", 3, "int32", "Seconds after which a check fails; 1 by default."),
+        Field("periodSeconds", 4, "int32", "Seconds between checks; 10 by default."),
+        Field("successThreshold", 5, "int32", "Successes in a row that make a failed probe pass; 1 by default."),
+        Field("failureThreshold", 6, "int32", "Failures in a row that make a passing probe fail; 3 by default."),
     ),
 )
 

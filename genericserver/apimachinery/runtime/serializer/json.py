@@ -138,7 +138,7 @@ class _Reader:
         for key in raw:
             if s.field(key) is None and not (s.type_meta and key in ("kind", "apiVersion")):
                 self.strict.append(f'unknown field "{path + "." if path else ""}{key}"')
-        for f in s.fields:
+        for f in s.json_fields:
             if f.json not in raw:
                 if f.required and isinstance(f.type, ListOf):
                     out[f.json] = []

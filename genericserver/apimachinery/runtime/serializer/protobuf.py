@@ -4,7 +4,9 @@ kubectl's typed calls (``create configmap``, ``auth whoami``) send and accept pr
 wire an object is the four bytes ``k8s\\x00`` and then a ``runtime.Unknown`` message: its
 ``typeMeta`` (apiVersion 1, kind 2), ``raw`` (the object's own message), ``contentEncoding`` and
 ``contentType`` (both empty). The object's message has the field numbers of the kind's
-generated.proto, which the :class:`~genericserver.apimachinery.structs.Struct` s carry.
+generated.proto, which the :class:`~genericserver.apimachinery.structs.Struct` s carry; a struct
+Go embeds inline (a Probe's handler) is a message of its own here, its fields read from and
+written to the embedding object's own JSON keys.
 
 The messages are built at run time from the Structs with the ``protobuf`` package's descriptor
 pool (no protoc, no generated code), so the wire format is the library's. What Go's generated
@@ -136,6 +138,9 @@ def _time_seconds(text: str) -> tuple[int, int]:
 
 def _fill(msg: Any, obj: dict, s: Struct) -> None:
     for f in s.fields:
+        if f.inline:  # its fields are the object's own in JSON, a message of their own here
+            _fill_struct(getattr(msg, f.json), obj, f.type)
+            continue
         value = obj.get(f.json) if obj else None
         t = f.type
         if isinstance(t, MapOf):
@@ -209,6 +214,9 @@ def _read(msg: Any, s: Struct) -> dict:
         if not msg.HasField(f.json):
             continue
         v = getattr(msg, f.json)
+        if f.inline:
+            out.update(_read(v, t))
+            continue
         value = _read_struct(v, t) if isinstance(t, Struct) else _json_scalar(v, t)
         if value is None or (not f.pointer and not f.required and value in ("", 0, False, {})):
             continue
