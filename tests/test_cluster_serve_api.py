@@ -175,11 +175,32 @@ def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster,
     seen(cluster, rf"store +pod {name} kept: finalizers example.com/hold must be removed first")
     row = kubectl.run("get", "pod", name, "--no-headers").stdout.split()
     assert row[2] == "Terminating"
+    # describe finds the pod's events by its name, namespace and uid: the kubelet's Killing, which
+    # it records before it runs the preStop hook (about the container: kubectl shows its field path)
+    described = kubectl.run("describe", "pod", name).stdout
+    assert re.search(r"^Status: +Terminating \(lasts .+\)$", described, re.M), described
+    assert re.search(r"^  Normal +Killing +\S+ +kubelet +spec\.containers\{app\}: Stopping container app$", described, re.M), described
+    killing = json.loads(kubectl.run("get", "events", "-o", "json", "--field-selector",
+                                     f"involvedObject.name={name},reason=Killing").stdout)["items"]
+    uid = json.loads(kubectl.run("get", "pod", name, "-o", "json").stdout)["metadata"]["uid"]
+    assert [(e["involvedObject"]["uid"], e["involvedObject"]["fieldPath"]) for e in killing] == [(uid, "spec.containers{app}")]
     pod = json.loads(kubectl.run("get", "pod", name, "-o", "json").stdout)
     assert pod["metadata"]["deletionGracePeriodSeconds"] == 0
     kubectl.run("patch", "pod", name, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
     seen(cluster, rf"store +pod {name} deleted: its last finalizer was removed")
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
+
+
+def test_pods_and_events_are_selected_by_their_own_fields(cluster, kubectl):
+    names = lambda *args: sorted(kubectl.run("get", *args, "-o", "name").stdout.split())  # noqa: E731
+    every = names("pods")
+    running, not_running = names("pods", "--field-selector", "status.phase=Running"), names("pods", "--field-selector", "status.phase!=Running")
+    assert running and sorted(running + not_running) == every
+    assert names("pods", "--field-selector", "spec.nodeName=node-1,spec.restartPolicy=Always") == every
+    assert names("pods", "--field-selector", "spec.nodeName=node-2") == []
+    for resource in ("pods", "events"):
+        bad = kubectl.run("get", resource, "--field-selector", "spec.image=x", check=False)
+        assert bad.returncode == 1 and bad.stderr.rstrip().endswith(": field label not supported: spec.image"), bad.stderr
 
 
 def test_bad_input_gets_kubes_answers_and_loses_nothing(cluster, kubectl):

@@ -157,6 +157,7 @@ FOLDERS = [
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
+    ("kubernetes:pkg/registry/core/", "registry/core"),
     ("kubernetes:pkg/printers/internalversion/", "printers/internalversion"),
     ("kube-openapi:pkg/", "openapi"),
     ("apimachinery:pkg/util/duration/", "apimachinery"),

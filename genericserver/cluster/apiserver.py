@@ -13,7 +13,9 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
 * ``v1`` ``pods`` (get, list, watch, patch, update, delete, deletecollection; the pod
   registry's graceful delete) and ``pods/status``; ``endpoints`` (get, list, watch: the
   service's slice as the older API shows it, with v1.33's deprecation warning) and ``events``
-  (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``);
+  (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``, and by the
+  involved object's fields, as ``kubectl describe pod`` asks); pods and events are selected by
+  their own fields (``registry/core``'s ``to_selectable_fields``);
 * ``apps/v1`` ``deployments`` (get, list, watch, patch, update) and ``deployments/scale``:
   ``kubectl scale``, ``set image`` and ``rollout restart`` drive the simulated rollout, and
   ``rollout status`` follows the controller's status;
@@ -60,6 +62,8 @@ from genericserver.printers.internalversion.printers import (
     EVENT_TABLE,
     POD_TABLE,
 )
+from genericserver.registry.core import event_strategy
+from genericserver.registry.core import pod_strategy
 from genericserver.registry.rest.rest import Resource
 
 READ = ("get", "list", "watch")
@@ -67,14 +71,16 @@ READ = ("get", "list", "watch")
 ENDPOINTS_DEPRECATION = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 ITEM = ("get", "patch", "update")
 PODS = Resource("", "v1", "pods", "Pod", POD, POD_LIST, short_names=("po",), categories=("all",), table=POD_TABLE,
-                verbs=("delete", "deletecollection", "get", "list", "patch", "update", "watch"))
+                verbs=("delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+                field_labels=pod_strategy.to_selectable_fields)
 POD_STATUS = Resource("", "v1", "pods/status", "Pod", POD, verbs=ITEM)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", DEPLOYMENT, DEPLOYMENT_LIST, short_names=("deploy",),
                        categories=("all",), table=DEPLOYMENT_TABLE, verbs=("get", "list", "patch", "update", "watch"))
 DEPLOYMENT_SCALE = Resource("apps", "v1", "deployments/scale", "Scale", SCALE, verbs=ITEM, kind_group_version="autoscaling/v1")
 ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints", ENDPOINTS_STRUCT, ENDPOINTS_LIST, short_names=("ep",), table=ENDPOINTS_TABLE,
                      verbs=READ, singular="endpoints", deprecation=ENDPOINTS_DEPRECATION)
-EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ)
+EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ,
+                  field_labels=event_strategy.to_selectable_fields)
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", ENDPOINT_SLICE, ENDPOINT_SLICE_LIST,
                            table=ENDPOINT_SLICE_TABLE, verbs=READ)
 

@@ -111,16 +111,21 @@ class Kubelet:
         return FakeContainer(spec["name"], sandbox.pod_name, term_after=spec.get("termAfter", 0.0),
                              clock=self.clock, events=self.events)
 
-    def record(self, pod: str, typ: str, reason: str, message: str) -> None:
+    def record(self, w: PodWorker, typ: str, reason: str, message: str, container: str = "") -> None:
         """The kubelet's event recorder: a line of the timeline, and an Event in the store
-        (``kubectl get events``), as client-go's recorder writes one to the API."""
+        (``kubectl get events``), as client-go's recorder writes one to the API: about the pod
+        (its uid too: ``kubectl describe pod`` selects its events by it), or one of its containers."""
+        pod = w.name
         with self._lock:
             self.pod_events.append((pod, typ, reason, message))
             seq = len(self.pod_events)
         self.events.record("kubelet", f"{pod}: {typ} {reason}: {message}", reason=reason, pod=pod)
         now = self.clock.now()
+        ref = {"kind": "Pod", "namespace": "default", "name": pod, "uid": w.uid, "apiVersion": "v1"}
+        if container:
+            ref["fieldPath"] = f"spec.containers{{{container}}}"
         self.store.create({"kind": EVENT, "metadata": {"name": f"{pod}.{seq:016x}", "namespace": "default"},
-                           "involvedObject": {"kind": "Pod", "namespace": "default", "name": pod, "apiVersion": "v1"},
+                           "involvedObject": ref,
                            "reason": reason, "message": message, "source": {"component": "kubelet", "host": self.node_name},
                            "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": typ,
                            "reportingComponent": "kubelet", "reportingInstance": self.node_name}, record=False)
@@ -252,7 +257,7 @@ class Kubelet:
             if ok != ready:
                 ready = ok
                 if not ok:
-                    self.record(w.name, "Warning", "Unhealthy", f"Readiness probe failed: {why}")
+                    self.record(w, "Warning", "Unhealthy", f"Readiness probe failed: {why}")
                 self._set_status(w, ready=ok)
             if self.clock.select(w.probe_ctx.done(), timeout=probe.get("periodSeconds", 10)) is not None:
                 return
@@ -273,11 +278,12 @@ class Kubelet:
         """``killContainer``: preStop within the grace, then SIGTERM, SIGKILL at the deadline."""
         spec = next(s for s in w.pod["spec"]["containers"] if s["name"] == c.name)
         pre_stop = (spec.get("lifecycle") or {}).get("preStop")
+        # the event comes first, before the preStop hook runs (kubectl describe shows it while it sleeps)
+        self.record(w, "Normal", "Killing", f"Stopping container {c.name}", container=c.name)
         if pre_stop is not None and grace > 0:
             grace -= self.execute_pre_stop_hook(w, c, pre_stop, grace)
         if grace < MINIMUM_GRACE_PERIOD_SECONDS:
             grace = MINIMUM_GRACE_PERIOD_SECONDS
-        self.record(w.name, "Normal", "Killing", f"Stopping container {c.name}")
         self.events.record("kubelet", f"{w.name}/{c.name}: StopContainer with {grace}s grace: SIGTERM", pod=w.name, what="SIGTERM")
         c.signal(SIGTERM)
         if self.clock.select(c.exited, w.stop_ctx.done(), timeout=grace) is None:
@@ -297,7 +303,7 @@ class Kubelet:
             except handlers.HookError as err:
                 # the message stays out of the event: it could carry secrets (as in Go)
                 self.events.record("kubelet", f"{w.name}/{c.name}: {err}", pod=w.name)
-                self.record(w.name, "Warning", "FailedPreStopHook", "PreStopHook failed")
+                self.record(w, "Warning", "FailedPreStopHook", "PreStopHook failed", container=c.name)
             finally:
                 done.set()
 

@@ -15,7 +15,7 @@ installer, discovery, OpenAPI and the handlers read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from genericserver.apimachinery.structs import Struct
 
@@ -43,6 +43,10 @@ class Resource:
     kind_group_version: str = ""
     # the Warning every request to it is answered with (v1 Endpoints: deprecated since v1.33)
     deprecation: str = ""
+    # the fields a fieldSelector may name besides the metadata's, by an object's values of them
+    # (the strategy's GetAttrs; the keys are the field label conversion's labels, so an empty
+    # object gives them all); None: metadata.name and metadata.namespace only
+    field_labels: Optional[Callable[[dict], dict[str, str]]] = None
 
     @property
     def group_version(self) -> str:

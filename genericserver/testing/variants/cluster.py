@@ -42,11 +42,11 @@ class KubeletPreStopFullGrace(Variant):
     def kill_container(self: Kubelet, w: PodWorker, c: Container, grace: int) -> None:
         spec = next(s for s in w.pod["spec"]["containers"] if s["name"] == c.name)
         pre_stop = (spec.get("lifecycle") or {}).get("preStop")
+        self.record(w, "Normal", "Killing", f"Stopping container {c.name}", container=c.name)
         if pre_stop is not None and grace > 0:
             self.execute_pre_stop_hook(w, c, pre_stop, grace)  # the bug: what it took is not subtracted
         if grace < MINIMUM_GRACE_PERIOD_SECONDS:
             grace = MINIMUM_GRACE_PERIOD_SECONDS
-        self.record(w.name, "Normal", "Killing", f"Stopping container {c.name}")
         self.events.record("kubelet", f"{w.name}/{c.name}: StopContainer with {grace}s grace: SIGTERM", pod=w.name, what="SIGTERM")
         c.signal(SIGTERM)
         if self.clock.select(c.exited, w.stop_ctx.done(), timeout=grace) is None:
