@@ -101,6 +101,10 @@ def test_describe_reads_the_pod_as_protobuf(cluster, kubectl):
     assert re.search(r"^Status: +Running$", out, re.M), out
     assert re.search(r"^ +Readiness: +http-get http://:http/readyz delay=0s timeout=1s period=1s #success=1 #failure=3$", out, re.M), out
     assert re.search(r"^ +--shutdown-delay-duration=3s$", out, re.M), out
+    # when the kubelet took the pod on, and when its container started (it showed year 1)
+    year = r"\w{3}, \d\d \w{3} (\d{4}) \d\d:\d\d:\d\d \+0000"
+    times = [re.search(rf"^ *{what}: +{year}$", out, re.M) for what in ("Start Time", "Started")]
+    assert all(m and int(m.group(1)) > 2000 for m in times), out
 
 
 def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):

@@ -135,15 +135,19 @@ class APIView:
         if st.get("podIP"):
             ip = self.pod_ip(pod["metadata"]["uid"])
             out.update(hostIP=NODE_IP, hostIPs=[{"ip": NODE_IP}], podIP=ip, podIPs=[{"ip": ip}])
+        if st.get("startTime") is not None:
+            out["startTime"] = self.time(st["startTime"])
         images = {c["name"]: c.get("image", "") for c in pod["spec"].get("containers", [])}
         statuses = []
         for cs in st.get("containerStatuses", []):
             running = cs.get("state") == "running"
+            started = {"startedAt": self.time(cs["startedAt"])} if cs.get("startedAt") is not None else {}
             if running:
-                state: dict = {"running": {}}
+                state: dict = {"running": started}
             else:
                 code = cs.get("exitCode", 0) or 0
-                state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error"}}
+                state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error", **started,
+                                        **({"finishedAt": self.time(cs["finishedAt"])} if cs.get("finishedAt") is not None else {})}}
             statuses.append({"name": cs["name"], "state": state, "ready": bool(cs.get("ready")), "restartCount": 0,
                              "image": images.get(cs["name"], ""), "imageID": "", "started": running})
         if statuses:

@@ -85,6 +85,10 @@ class PodWorker:
         # probes end with the containers (or with the kubelet)
         self.probe_ctx, self.stop_probes = gocontext.with_cancel(self.stop_ctx)
         self.grace = 0
+        # cluster times the status reports: the kubelet took the pod on (startTime), its
+        # containers started
+        self.accepted_at: Optional[float] = None
+        self.started_at: Optional[float] = None
         self.goroutines: list[rt.Goroutine] = []
 
 
@@ -184,6 +188,7 @@ class Kubelet:
                 if typ == DELETED or pod["metadata"].get("deletionTimestamp") is not None:
                     return  # never ran here
                 w = self.pods[uid] = PodWorker(pod)
+                w.accepted_at = self.clock.now()
                 self._new_worker.notify_all()
                 self._go(w, self._start_pod, w, name=f"kubelet-start-{w.name}")
                 return
@@ -213,6 +218,7 @@ class Kubelet:
                 c = self.factory(w.pod, spec, w.sandbox)
                 w.containers[spec["name"]] = c
                 c.start()
+            w.started_at = self.clock.now()
             probe = w.pod["spec"].get("readinessProbe")
             self._set_status(w, phase="Running", ready=probe is None)
             self.events.record("kubelet", f"{w.name}: started {len(w.containers)} container(s)", pod=w.name)
@@ -228,7 +234,9 @@ class Kubelet:
                 st["phase"] = phase
             st["podIP"] = "127.0.0.1"
             st["ports"] = dict(w.sandbox.ports)
-            st["containerStatuses"] = [{"name": n, "ready": ready, "state": state} for n in w.containers]
+            st.setdefault("startTime", w.accepted_at)
+            times = {"startedAt": w.started_at, **({"finishedAt": self.clock.now()} if state == "terminated" else {})}
+            st["containerStatuses"] = [{"name": n, "ready": ready, "state": state, **times} for n in w.containers]
             st["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
             return pod
 
