@@ -23,7 +23,7 @@ from genericserver.cluster.deployment import (
 )
 from genericserver.cluster.endpoints import pod_is_ready
 from genericserver.cluster.kubelet import Kubelet
-from genericserver.cluster.store import DELETED, POD, Store, is_terminating, new_pod
+from genericserver.cluster.store import DELETED, DEPLOYMENT, POD, Store, is_terminating, new_pod
 from genericserver.testing.choosers import SeededRandom
 from genericserver.testing.sim import Simulation
 
@@ -157,3 +157,47 @@ def test_with_no_surge_an_old_pod_goes_first():
     assert r["steps"][1:4] == ["web: Scaled down replica set web-v1 from 3 to 2",
                                "web: Scaled up replica set web-v2 from 0 to 1",
                                "web: Scaled down replica set web-v1 from 2 to 1"]
+
+
+def test_a_paused_deployment_scales_but_rolls_out_a_new_template_only_once_resumed():
+    # kubectl rollout pause, set image, scale, rollout resume: the controller ignored spec.paused
+    # and started the new revision at once
+    def main() -> dict:
+        store = Store()
+        kubelet = Kubelet(store, start_delay=1.0)
+        kubelet.run()
+        d = DeploymentController(store, "web", 2, lambda name, labels: new_pod(
+            name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 1.0}]))
+        d.run()
+        assert d.wait_complete(100.0)
+
+        def change(mutate) -> None:
+            def update(obj: dict) -> dict:
+                mutate(obj["spec"])
+                obj["metadata"]["generation"] += 1
+                return obj
+            store.guaranteed_update(DEPLOYMENT, "web", update)
+
+        def templates() -> set:
+            return {p["metadata"]["labels"]["pod-template-hash"] for p in store.list(POD) if not is_terminating(p)}
+
+        change(lambda spec: spec.update(paused=True))
+        change(lambda spec: spec["template"]["spec"]["containers"][0].update(image="fake:2"))
+        change(lambda spec: spec.update(replicas=3))
+        rt.sleep(30.0)  # virtual time: long enough for any rollout to have started
+        paused = {"templates": templates(), "status": store.get(DEPLOYMENT, "web")["status"]}
+        change(lambda spec: spec.pop("paused"))
+        rt.sleep(1.0)  # virtual time: the controller sees the resume before completion is asked
+        assert d.wait_complete(100.0)
+        resumed = templates()
+        d.stop()
+        kubelet.stop()
+        return {"paused": paused, "resumed": resumed}
+
+    r = Simulation().run(main)
+    status = r["paused"]["status"]
+    assert r["paused"]["templates"] == {"web-v1"} and status["replicas"] == 3  # scaled, not rolled
+    assert status["updatedReplicas"] == 0
+    assert status["conditions"][1] == {"type": "Progressing", "status": "Unknown", "reason": "DeploymentPaused",
+                                       "message": "Deployment is paused"}
+    assert r["resumed"] == {"web-v2"}

@@ -281,6 +281,21 @@ def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluste
     scale = json.loads(kubectl.run("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/web/scale").stdout)
     assert (scale["kind"], scale["apiVersion"], scale["spec"], scale["status"]["selector"]) == (
         "Scale", "autoscaling/v1", {"replicas": 3}, "app=web")
+    # paused, a new image waits: no new pod, UP-TO-DATE 0, until the resume rolls it out
+    assert kubectl.run("rollout", "pause", "deployment/web").stdout.strip() == "deployment.apps/web paused"
+    kubectl.run("set", "image", "deployment/web", "app=genericserver:v3")
+    kubectl.run("wait", "deployment/web", "--timeout=30s",
+                '--for=jsonpath={.status.conditions[?(@.type=="Progressing")].reason}=DeploymentPaused')
+    assert kubectl.run("get", "deployment/web", "--no-headers").stdout.split()[1:3] == ["3/3", "0"]
+    pods = json.loads(kubectl.run("get", "pods", "-o", "json").stdout)["items"]
+    assert {p["spec"]["containers"][0]["image"] for p in pods if "deletionTimestamp" not in p["metadata"]} == {"genericserver:v2"}
+    refused = kubectl.run("rollout", "restart", "deployment/web", check=False)
+    assert "can't restart paused deployment (run rollout resume first)" in refused.stderr, refused.stderr
+    kubectl.run("rollout", "resume", "deployment/web")
+    out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s").stdout
+    assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+    pods = json.loads(kubectl.run("get", "pods", "-o", "json").stdout)["items"]
+    assert {p["spec"]["containers"][0]["image"] for p in pods if "deletionTimestamp" not in p["metadata"]} == {"genericserver:v3"}
 
 
 def rollout_restart(tmp_path, *flags: str) -> str:

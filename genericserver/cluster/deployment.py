@@ -16,6 +16,9 @@ What it follows, from Kubernetes v1.36.0 (links in walkthrough.md section 6.5):
   ``replicas - unavailable`` pods stay available (``scaleDownOldReplicaSetsForRollingUpdate``).
 * availability as the controller counts it: a pod is available once it is Ready and not
   terminating (``minReadySeconds`` is 0 here, so Ready is enough).
+* ``deployment_controller.go`` ``syncDeployment``: a paused Deployment (``kubectl rollout
+  pause``) is only scaled; a template changed meanwhile starts its ReplicaSet once resumed, and
+  until then the status says ``DeploymentPaused`` (``progress.go`` ``checkPausedConditions``).
 * the ReplicaSet controller (``replica_set.go`` ``manageReplicas``) creates or deletes pods until
   the non-terminating ones match ``spec.replicas``; it deletes pods that are not Ready first,
   then the newest (``getPodsToDelete``'s ranking, simplified). Its pods
@@ -156,6 +159,9 @@ class DeploymentController:
         self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, replicas)
         self.unavailable = min(self.unavailable, replicas)
         self.replica_sets: list[ReplicaSet] = []
+        # spec.paused (kubectl rollout pause): the controller still scales, but a template
+        # changed meanwhile waits for the resume (pending) instead of starting a revision
+        self.paused = self.pending = False
         self._lock = rt.lock()
         # a template change and the revision it makes happen as one step: roll() writes the
         # Deployment and adds the revision while its own watch sees the write; without this the
@@ -236,6 +242,10 @@ class DeploymentController:
                     self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, max(replicas, 1))
                     self.unavailable = min(self.unavailable, replicas)
                 changed = spec.get("template") != self.replica_sets[-1].template
+                # syncDeployment: a paused Deployment goes through sync() (scaling) and returns
+                # before the rollout, so no new ReplicaSet until it is resumed
+                self.paused = bool(spec.get("paused"))
+                self.pending, changed = changed and self.paused, changed and not self.paused
             if changed:
                 self._new_revision(spec["template"])
         if not changed:
@@ -286,17 +296,21 @@ class DeploymentController:
         active = sum(len(t.active) for t in tallies.values())
         available = sum(t.available for t in tallies.values())
         complete = self._complete_locked()
-        progressing = ("NewReplicaSetAvailable", f'ReplicaSet "{new.name}" has successfully progressed.') if complete else (
-            "ReplicaSetUpdated", f'ReplicaSet "{new.name}" is progressing.')
+        progressing = ("True", "NewReplicaSetAvailable", f'ReplicaSet "{new.name}" has successfully progressed.') if complete else (
+            "True", "ReplicaSetUpdated", f'ReplicaSet "{new.name}" is progressing.')
+        if self.paused:  # checkPausedConditions (its "DeploymentResumed" is left out: the next sync replaces it)
+            progressing = ("Unknown", "DeploymentPaused", "Deployment is paused")
         enough = available >= self.replicas - self.unavailable
-        return {"replicas": active, "updatedReplicas": len(tallies[new.name].active), "readyReplicas": available,
+        # a template change that waits for the resume has no pods yet
+        updated = 0 if self.pending else len(tallies[new.name].active)
+        return {"replicas": active, "updatedReplicas": updated, "readyReplicas": available,
                 "availableReplicas": available, "unavailableReplicas": max(0, self.replicas - available),
                 "terminatingReplicas": sum(t.terminating for t in tallies.values()),
                 "conditions": [
                     {"type": "Available", "status": "True" if enough else "False",
                      "reason": "MinimumReplicasAvailable" if enough else "MinimumReplicasUnavailable",
                      "message": "Deployment has minimum availability." if enough else "Deployment does not have minimum availability."},
-                    {"type": "Progressing", "status": "True", "reason": progressing[0], "message": progressing[1]}]}
+                    {"type": "Progressing", "status": progressing[0], "reason": progressing[1], "message": progressing[2]}]}
 
     def _write_status(self, status: dict) -> None:
         """The status with the generation it was computed for; no write when nothing changed."""
