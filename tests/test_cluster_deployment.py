@@ -13,6 +13,7 @@ import pytest
 
 from genericserver import runtime as rt
 from genericserver.cluster.deployment import (
+    REVISION_ANNOTATION,
     DeploymentController,
     FencepostError,
     parse_int_or_percent,
@@ -23,7 +24,7 @@ from genericserver.cluster.deployment import (
 )
 from genericserver.cluster.endpoints import pod_is_ready
 from genericserver.cluster.kubelet import Kubelet
-from genericserver.cluster.store import DELETED, DEPLOYMENT, POD, Store, is_terminating, new_pod
+from genericserver.cluster.store import DELETED, DEPLOYMENT, POD, REPLICA_SET, Store, is_terminating, new_pod
 from genericserver.testing.choosers import SeededRandom
 from genericserver.testing.sim import Simulation
 
@@ -201,3 +202,54 @@ def test_a_paused_deployment_scales_but_rolls_out_a_new_template_only_once_resum
     assert status["conditions"][1] == {"type": "Progressing", "status": "Unknown", "reason": "DeploymentPaused",
                                        "message": "Deployment is paused"}
     assert r["resumed"] == {"web-v2"}
+
+
+def test_the_replica_sets_are_stored_owned_and_a_template_brought_back_reuses_its_own():
+    def main() -> dict:
+        store = Store()
+        kubelet = Kubelet(store, start_delay=1.0)
+        kubelet.run()
+        d = DeploymentController(store, "web", 2, lambda name, labels: new_pod(
+            name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 1.0}]))
+        d.run()
+        seen = []
+
+        def settle_and_look() -> None:
+            rt.sleep(1.0)  # virtual time: the controller sees the change first
+            assert d.wait_complete(100.0)
+            rt.sleep(1.0)  # and writes the statuses the last pod changes make
+            deployment = store.get(DEPLOYMENT, "web")
+            seen.append({"revision": deployment["metadata"]["annotations"][REVISION_ANNOTATION],
+                         "replica sets": {rs["metadata"]["name"]: (rs["metadata"]["annotations"][REVISION_ANNOTATION], rs["spec"]["replicas"],
+                                                                   rs["status"]["readyReplicas"], rs["metadata"]["generation"])
+                                          for rs in store.list(REPLICA_SET)},
+                         "owners": {(p["metadata"]["ownerReferences"][0]["name"], p["metadata"]["ownerReferences"][0]["uid"])
+                                    for p in store.list(POD) if not is_terminating(p)},
+                         "uids": {rs["metadata"]["name"]: rs["metadata"]["uid"] for rs in store.list(REPLICA_SET)},
+                         "rs owners": {rs["metadata"]["ownerReferences"][0]["uid"] == deployment["metadata"]["uid"] for rs in store.list(REPLICA_SET)}})
+
+        def set_image(image: str) -> None:
+            def update(obj: dict) -> dict:
+                obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
+                obj["metadata"]["generation"] += 1
+                return obj
+            store.guaranteed_update(DEPLOYMENT, "web", update)
+
+        settle_and_look()
+        set_image("fake:2")
+        settle_and_look()
+        set_image("fake")  # rollout undo's template
+        settle_and_look()
+        d.stop()
+        kubelet.stop()
+        return seen
+
+    first, second, undone = Simulation().run(main)
+    assert first["revision"] == "1" and first["replica sets"] == {"web-v1": ("1", 2, 2, 1)}
+    assert second["revision"] == "2" and second["replica sets"] == {"web-v1": ("1", 0, 0, 3), "web-v2": ("2", 2, 2, 3)}
+    # web-v1 again, with the next revision; no web-v3
+    assert undone["revision"] == "3" and undone["replica sets"] == {"web-v1": ("3", 2, 2, 5), "web-v2": ("2", 0, 0, 5)}
+    for look in (first, second, undone):
+        assert look["rs owners"] == {True}
+        assert look["owners"] == {(name, uid) for name, uid in look["uids"].items()
+                                  if look["replica sets"][name][1] > 0}

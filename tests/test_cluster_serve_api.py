@@ -298,6 +298,32 @@ def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluste
     assert {p["spec"]["containers"][0]["image"] for p in pods if "deletionTimestamp" not in p["metadata"]} == {"genericserver:v3"}
 
 
+def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_back(cluster, kubectl):
+    # (after the test above: revisions web-v1, web-v2 and web-v3, the last one scaled to 3)
+    def replica_sets() -> list[list[str]]:
+        return [row.split()[:4] for row in kubectl.run("get", "rs", "--no-headers").stdout.splitlines()]
+
+    def history() -> list[str]:
+        return [row.split()[0] for row in kubectl.run("rollout", "history", "deployment/web").stdout.splitlines()[2:] if row.strip()]
+
+    assert replica_sets() == [["web-v1", "0", "0", "0"], ["web-v2", "0", "0", "0"], ["web-v3", "3", "3", "3"]]
+    assert history() == ["1", "2", "3"]
+    owner = json.loads(kubectl.run("get", "rs", "web-v3", "-o", "json").stdout)["metadata"]["ownerReferences"]
+    assert [(o["kind"], o["name"], o["controller"]) for o in owner] == [("Deployment", "web", True)]
+    # undo: the previous template again, on its own ReplicaSet, which takes the next revision
+    undo = kubectl.run("rollout", "undo", "deployment/web")
+    # (no warning: the container's resources, which kubectl sends empty, are a known field)
+    assert (undo.stdout.strip(), undo.stderr) == ("deployment.apps/web rolled back", "")
+    out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s").stdout
+    assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+    assert replica_sets() == [["web-v1", "0", "0", "0"], ["web-v2", "3", "3", "3"], ["web-v3", "0", "0", "0"]]
+    assert history() == ["1", "3", "4"]
+    pod = kubectl.run("get", "pods", "-l", "pod-template-hash=web-v2", "-o", "name").stdout.split()[0]
+    assert re.search(r"^Controlled By: +ReplicaSet/web-v2$", kubectl.run("describe", pod).stdout, re.M)
+    described = kubectl.run("describe", "deployment", "web").stdout
+    assert re.search(r"^NewReplicaSet: +web-v2 \(3/3 replicas created\)$", described, re.M), described
+
+
 def rollout_restart(tmp_path, *flags: str) -> str:
     """``kubectl rollout restart`` and ``rollout status`` on a cluster of its own; the load
     client's tally line once SIGTERM ended it."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from werkzeug.test import Client
 
 from genericserver import sampleapi
-from genericserver.api.core.v1.types import CONFIG_MAP
+from genericserver.api.core.v1.types import CONFIG_MAP, POD
 from genericserver.apimachinery.runtime.serializer import codec_factory, protobuf
 from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.endpoints.handlers.negotiation import negotiate
@@ -55,6 +55,20 @@ def test_a_probe_s_handler_is_a_message_of_its_own_and_an_int_or_string_has_all_
     http_get = "0a07" + b"/readyz".hex() + port + "1a00" "2200"  # path, port, host, scheme
     assert ("0a18" "1216" + http_get + "1000" "1801" "2001" "2801" "3003") in protobuf.encode(pod).hex()
     assert protobuf.decode(protobuf.encode(pod))["spec"]["containers"][0]["readinessProbe"] == probe
+
+
+def test_a_quantity_is_a_string_in_json_and_a_message_in_protobuf():
+    container = {"name": "app", "resources": {"limits": {"cpu": "250m"}, "requests": {"memory": "64Mi"}}}
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a"}, "spec": {"containers": [container]}}
+    data = protobuf.encode(pod).hex()
+    # resources (8): limits (1) an entry cpu -> Quantity{string (1): 250m}; requests (2) memory -> 64Mi
+    limits = "0a0d" "0a03" + b"cpu".hex() + "1206" "0a04" + b"250m".hex()
+    requests = "1210" "0a06" + b"memory".hex() + "1206" "0a04" + b"64Mi".hex()
+    assert ("4221" + limits + requests) in data
+    assert protobuf.decode(bytes.fromhex(data))["spec"]["containers"][0]["resources"] == container["resources"]
+    # a bare number is a quantity too (YAML's cpu: 1), as Go's UnmarshalJSON reads it
+    _, obj, strict = jsonserializer.decode(json.dumps({**pod, "spec": {"containers": [{"name": "app", "resources": {"limits": {"cpu": 1}}}]}}).encode(), POD)
+    assert obj["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}} and strict == []
 
 
 @pytest.mark.parametrize("data, message", [

@@ -18,7 +18,8 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
   their own fields (``registry/core``'s ``to_selectable_fields``);
 * ``apps/v1`` ``deployments`` (get, list, watch, patch, update) and ``deployments/scale``:
   ``kubectl scale``, ``set image`` and ``rollout restart`` drive the simulated rollout, and
-  ``rollout status`` follows the controller's status;
+  ``rollout status`` follows the controller's status; ``replicasets`` (get, list, watch), one
+  per revision as the controller writes them (``get rs -w``, ``rollout history``, ``rollout undo``);
 * ``discovery.k8s.io/v1`` ``endpointslices`` (get, list, watch), as the endpoints controller
   writes them.
 
@@ -42,7 +43,7 @@ from typing import Any, Callable, Optional
 from rich.console import Console
 
 from genericserver import runtime as rt
-from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST
+from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST, REPLICA_SET, REPLICA_SET_LIST
 from genericserver.api.autoscaling.v1.types import SCALE
 from genericserver.api.core.v1.types import ENDPOINTS as ENDPOINTS_STRUCT
 from genericserver.api.core.v1.types import ENDPOINTS_LIST, EVENT, EVENT_LIST, POD, POD_LIST
@@ -61,6 +62,7 @@ from genericserver.printers.internalversion.printers import (
     ENDPOINTS_TABLE,
     EVENT_TABLE,
     POD_TABLE,
+    REPLICA_SET_TABLE,
 )
 from genericserver.registry.core import event_strategy
 from genericserver.registry.core import pod_strategy
@@ -76,6 +78,8 @@ PODS = Resource("", "v1", "pods", "Pod", POD, POD_LIST, short_names=("po",), cat
 POD_STATUS = Resource("", "v1", "pods/status", "Pod", POD, verbs=ITEM)
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", DEPLOYMENT, DEPLOYMENT_LIST, short_names=("deploy",),
                        categories=("all",), table=DEPLOYMENT_TABLE, verbs=("get", "list", "patch", "update", "watch"))
+REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", REPLICA_SET, REPLICA_SET_LIST, short_names=("rs",),
+                        categories=("all",), table=REPLICA_SET_TABLE, verbs=READ)
 DEPLOYMENT_SCALE = Resource("apps", "v1", "deployments/scale", "Scale", SCALE, verbs=ITEM, kind_group_version="autoscaling/v1")
 ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints", ENDPOINTS_STRUCT, ENDPOINTS_LIST, short_names=("ep",), table=ENDPOINTS_TABLE,
                      verbs=READ, singular="endpoints", deprecation=ENDPOINTS_DEPRECATION)
@@ -102,7 +106,9 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)
     scale = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENT_SCALE, lambda d: apistorage.scale_of(view, d),
                            merge=apistorage.scale_merge)
-    groups.install_api_group("apps", {"v1": [scope(DEPLOYMENTS, deployments), scope(DEPLOYMENT_SCALE, scale)]})
+    replica_sets = ClusterStorage(store, cluster_store.REPLICA_SET, REPLICA_SETS, view.replica_set)
+    groups.install_api_group("apps", {"v1": [scope(DEPLOYMENTS, deployments), scope(DEPLOYMENT_SCALE, scale),
+                                             scope(REPLICA_SETS, replica_sets)]})
     slices = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINT_SLICES, view.endpoint_slice)
     groups.install_api_group("discovery.k8s.io", {"v1": [scope(ENDPOINT_SLICES, slices)]})
     return groups

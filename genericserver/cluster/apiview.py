@@ -234,6 +234,10 @@ class APIView:
         return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
                 "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}
 
+    def replica_set(self, rs: dict) -> dict:
+        return {"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": self.meta(rs["metadata"]),
+                "spec": copy.deepcopy(rs["spec"]), "status": copy.deepcopy(rs.get("status") or {})}
+
 
 def handler_json(h: Any) -> dict:
     """A lifecycle handler as a pod spec writes it."""

@@ -30,9 +30,11 @@ route to the old one for E + P seconds - the preStop hook and ``ShutdownDelayDur
 cover that, exactly as for a single ``kubectl delete``.
 
 Simpler than the real thing: the two controllers are one loop here (the Deployment's step,
-then the ReplicaSets'), ReplicaSets are records of this controller rather than API objects, and
-the ReplicaSets' status is read straight from the pods instead of from the ReplicaSet
-controller's status updates (which lag a little in a cluster).
+then the ReplicaSets'), ReplicaSets are records of this controller that it also writes to the
+store for the API (owned by the Deployment, their revision in the annotation ``rollout history``
+reads; a template brought back by ``rollout undo`` reuses its old ReplicaSet, as
+``FindNewReplicaSet`` does), and their status is read straight from the pods instead of from
+the ReplicaSet controller's status updates (which lag a little in a cluster).
 """
 
 from __future__ import annotations
@@ -45,7 +47,16 @@ from typing import Callable, Optional, Union
 from genericserver import runtime as rt
 from genericserver.cluster.apiview import handler_json
 from genericserver.cluster.endpoints import pod_is_ready
-from genericserver.cluster.store import DEPLOYMENT, POD, DeleteOptions, Store, is_conflict, is_not_found, is_terminating
+from genericserver.cluster.store import (
+    DEPLOYMENT,
+    POD,
+    REPLICA_SET,
+    DeleteOptions,
+    Store,
+    is_conflict,
+    is_not_found,
+    is_terminating,
+)
 from genericserver.apimachinery.api.errors import StatusError
 
 IntOrPercent = Union[int, str]
@@ -53,6 +64,11 @@ RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"  # the annotation kubectl rol
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
 TEMPLATE_HASH_LABEL = "pod-template-hash"
+# the annotations the deployment controller keeps on its ReplicaSets (kubectl rollout history
+# reads the revision)
+REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+DESIRED_REPLICAS_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
+MAX_REPLICAS_ANNOTATION = "deployment.kubernetes.io/max-replicas"
 
 
 class FencepostError(ValueError):
@@ -132,6 +148,7 @@ class ReplicaSet:
     made: int = 0  # pods created so far (their names count up)
     deleted: list[str] = field(default_factory=list)  # pods this ReplicaSet deleted
     template: dict = field(default_factory=dict)  # the Deployment's spec.template of this revision
+    uid: str = ""  # the stored ReplicaSet's: its pods' owner reference names it
 
 
 @dataclass
@@ -159,6 +176,7 @@ class DeploymentController:
         self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, replicas)
         self.unavailable = min(self.unavailable, replicas)
         self.replica_sets: list[ReplicaSet] = []
+        self.uid = ""  # the stored Deployment's: its ReplicaSets' owner reference names it
         # spec.paused (kubectl rollout pause): the controller still scales, but a template
         # changed meanwhile waits for the resume (pending) instead of starting a revision
         self.paused = self.pending = False
@@ -176,8 +194,9 @@ class DeploymentController:
         """Store the Deployment, create revision 1 with every replica and start reacting to
         changes of its pods and of the Deployment itself."""
         stored = self.store.create(self._deployment_object())
+        self.uid = stored["metadata"]["uid"]
         with self._lock:
-            self.replica_sets.append(ReplicaSet(self._rs_name(1), 1, self.replicas, template=copy.deepcopy(stored["spec"]["template"])))
+            self._add_replica_set(ReplicaSet(self._rs_name(1), 1, self.replicas, template=copy.deepcopy(stored["spec"]["template"])))
         self._loop = rt.go(self._sync_loop, name="deployment-controller")
         self.sync()
 
@@ -200,13 +219,49 @@ class DeploymentController:
             self._new_revision(stored["spec"]["template"])
 
     def _new_revision(self, template: dict) -> None:
+        """A new template: a new ReplicaSet, or the old one of that template again
+        (``FindNewReplicaSet``: ``rollout undo`` brings a template back), with the next revision."""
         with self._lock:
-            rev = self.replica_sets[-1].revision + 1
-            self.replica_sets.append(ReplicaSet(self._rs_name(rev), rev, 0, template=copy.deepcopy(template)))
-        self._record(f"pod template changed: new replica set {self._rs_name(rev)} "
+            rev = max(rs.revision for rs in self.replica_sets) + 1
+            old = next((rs for rs in self.replica_sets[:-1] if rs.template == template), None)
+            if old is None:
+                rs = self._add_replica_set(ReplicaSet(self._rs_name(rev), rev, 0, template=copy.deepcopy(template)))
+                what = f"new replica set {rs.name}"
+            else:
+                self.replica_sets.remove(old)
+                self.replica_sets.append(old)
+                old.revision = rev
+                rs, what = old, f"back to replica set {old.name} (revision {rev})"
+        self._record(f"pod template changed: {what} "
                      f"(maxSurge {self.max_surge} = {self.surge}, maxUnavailable {self.max_unavailable} = {self.unavailable} "
                      f"of {self.replicas})", what="rollout-started")
         self.sync()
+
+    def _add_replica_set(self, rs: ReplicaSet) -> ReplicaSet:
+        """Store the ReplicaSet as the API shows it (``kubectl get rs``): owned by the Deployment,
+        its pods told apart by the template hash label."""
+        labels = {"app": self.name, TEMPLATE_HASH_LABEL: rs.name}
+        template = copy.deepcopy(rs.template)
+        meta = template.setdefault("metadata", {})
+        meta["labels"] = {**(meta.get("labels") or {}), TEMPLATE_HASH_LABEL: rs.name}
+        stored = self.store.create({
+            "kind": REPLICA_SET,
+            "metadata": {"name": rs.name, "namespace": self.namespace, "labels": labels, "generation": 1,
+                         "annotations": self._rs_annotations(rs), "ownerReferences": [self._owner("apps/v1", DEPLOYMENT, self.name, self.uid)]},
+            "spec": {"replicas": rs.replicas, "selector": {"matchLabels": dict(labels)}, "template": template},
+            "status": {"replicas": 0}}, record=False)
+        rs.uid = stored["metadata"]["uid"]
+        self.replica_sets.append(rs)
+        return rs
+
+    def _rs_annotations(self, rs: ReplicaSet) -> dict:
+        return {DESIRED_REPLICAS_ANNOTATION: str(self.replicas), MAX_REPLICAS_ANNOTATION: str(self.replicas + self.surge),
+                REVISION_ANNOTATION: str(rs.revision)}
+
+    @staticmethod
+    def _owner(api_version: str, kind: str, name: str, uid: str) -> dict:
+        """An owner reference of the object's controller (``metav1.NewControllerRef``)."""
+        return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}
 
     def _sync_loop(self) -> None:
         while True:
@@ -286,9 +341,42 @@ class DeploymentController:
                 self._reconcile_old(new, [rs for rs in olds if rs.replicas > 0], tallies)
             for rs in self.replica_sets:
                 self._manage_replicas(rs, tallies[rs.name])
-            status = self._status(self._tallies())
+            tallies = self._tallies()
+            status = self._status(tallies)
+            revision = str(self.replica_sets[-1].revision)
+            replica_sets = [(rs, rs.replicas, self._rs_annotations(rs), self._rs_status(tallies[rs.name])) for rs in self.replica_sets]
             self._changed.notify_all()
-        self._write_status(status)
+        self._write_status(status, revision)
+        for rs, replicas, annotations, rs_status in replica_sets:
+            self._write_replica_set(rs, replicas, annotations, rs_status)
+
+    @staticmethod
+    def _rs_status(t: Tally) -> dict:
+        """The ReplicaSet controller's status: its pods that are not terminating, ready, available."""
+        active = len(t.active)
+        return {"replicas": active, "fullyLabeledReplicas": active, "readyReplicas": t.available,
+                "availableReplicas": t.available, "terminatingReplicas": t.terminating}
+
+    def _write_replica_set(self, rs: ReplicaSet, replicas: int, annotations: dict, status: dict) -> None:
+        """The scale, annotations and status of one ReplicaSet; a new scale is a new generation
+        (the ReplicaSet strategy's ``PrepareForUpdate``); no write when nothing changed."""
+        def update(obj: dict) -> Optional[dict]:
+            meta = obj["metadata"]
+            scaled = obj["spec"].get("replicas") != replicas
+            if scaled:
+                obj["spec"]["replicas"] = replicas
+                meta["generation"] = meta.get("generation", 1) + 1
+            want = {**status, "observedGeneration": meta.get("generation", 1)}
+            if not scaled and obj.get("status") == want and meta.get("annotations") == annotations:
+                return None
+            obj["status"], meta["annotations"] = want, dict(annotations)
+            return obj
+
+        try:
+            self.store.guaranteed_update(REPLICA_SET, rs.name, update, self.namespace)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
 
     def _status(self, tallies: dict[str, Tally]) -> dict:
         """``syncRolloutStatus``'s counts and conditions, as ``kubectl rollout status`` reads them."""
@@ -312,13 +400,18 @@ class DeploymentController:
                      "message": "Deployment has minimum availability." if enough else "Deployment does not have minimum availability."},
                     {"type": "Progressing", "status": progressing[0], "reason": progressing[1], "message": progressing[2]}]}
 
-    def _write_status(self, status: dict) -> None:
-        """The status with the generation it was computed for; no write when nothing changed."""
+    def _write_status(self, status: dict, revision: str) -> None:
+        """The status with the generation it was computed for, and the newest ReplicaSet's
+        revision in the Deployment's annotations (``SetDeploymentRevision``; kubectl rollout undo
+        replaces the annotations, and a JSON patch cannot replace what is not there); no write
+        when nothing changed."""
         def update(d: dict) -> Optional[dict]:
             want = {"observedGeneration": d["metadata"].get("generation", 1), **status}
-            if d.get("status") == want:
+            annotations = d["metadata"].get("annotations") or {}
+            if d.get("status") == want and annotations.get(REVISION_ANNOTATION) == revision:
                 return None
             d["status"] = want
+            d["metadata"]["annotations"] = {**annotations, REVISION_ANNOTATION: revision}
             return d
 
         try:
@@ -400,6 +493,7 @@ class DeploymentController:
             name = f"{self.name}-{rs.made}" if rs.revision == 1 else f"{rs.name}-{rs.made}"
             rs.made += 1
             pod = with_template(self.template(name, {"app": self.name, TEMPLATE_HASH_LABEL: rs.name}), rs.template)
+            pod["metadata"]["ownerReferences"] = [self._owner("apps/v1", REPLICA_SET, rs.name, rs.uid)]
             self.store.events.record("replicaset", f"{rs.name}: creating pod {name}", pod=name, what="create")
             self.store.create(pod)
         for pod in rank_for_deletion(tally.active)[:max(0, diff)]:

@@ -4,8 +4,8 @@ kube-apiserver fills ``kubectl get``'s table itself, with the columns these prin
 kubectl prints them as they come (the server always fills the wide columns too; kubectl shows
 the ones of priority 1 only with ``-o wide``). A ConfigMap's are NAME, DATA (how many keys: ``data`` and
 ``binaryData`` together) and AGE (``HumanDuration`` of the time since its creation; a missing
-timestamp reads ``<unknown>``). A Pod's, a Deployment's and an EndpointSlice's follow
-``printPod``, ``printDeployment`` and ``printEndpointSlice``. Column descriptions are our field
+timestamp reads ``<unknown>``). A Pod's, a Deployment's, a ReplicaSet's and an EndpointSlice's
+follow ``printPod``, ``printDeployment``, ``printReplicaSet`` and ``printEndpointSlice``. Column descriptions are our field
 docs, or our words.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC, DEPLOYMENT_STATUS
+from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC, DEPLOYMENT_STATUS, REPLICA_SET_SPEC, REPLICA_SET_STATUS
 from genericserver.api.core.v1.types import CONFIG_MAP, ENDPOINTS, EVENT, POD_SPEC, POD_STATUS
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
@@ -139,6 +139,27 @@ DEPLOYMENT_TABLE = TableConvertor((
     column("Images", "string", "The images of the template's containers.", priority=1),
     column("Selector", "string", DEPLOYMENT_SPEC.field("selector").doc, priority=1),
 ), _deployment_cells)
+
+
+def _replica_set_cells(obj: dict, now: float) -> list:
+    """``printReplicaSet``: desired (the spec), current and ready (the status), as integers."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    names, images = _container_cells(((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
+    return [obj["metadata"].get("name", ""), spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0),
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now),
+            names, images, format_label_selector(spec.get("selector") or {})]
+
+
+REPLICA_SET_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("Desired", "integer", REPLICA_SET_SPEC.field("replicas").doc),
+    column("Current", "integer", REPLICA_SET_STATUS.field("replicas").doc),
+    column("Ready", "integer", REPLICA_SET_STATUS.field("readyReplicas").doc),
+    AGE_COLUMN,
+    column("Containers", "string", "The names of the template's containers.", priority=1),
+    column("Images", "string", "The images of the template's containers.", priority=1),
+    column("Selector", "string", REPLICA_SET_SPEC.field("selector").doc, priority=1),
+), _replica_set_cells)
 
 
 # -- endpoints and events ------------------------------------------------------------------------

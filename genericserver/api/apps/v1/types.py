@@ -1,4 +1,4 @@
-"""Port of k8s.io/api/apps/v1/types.go (v1.36.0): Deployment, as data.
+"""Port of k8s.io/api/apps/v1/types.go (v1.36.0): Deployment and ReplicaSet, as data.
 
 The fields the cluster simulation's Deployment uses (replicas, selector, template, the rolling
 update's strategy, status); field numbers from apps/v1's generated.proto, descriptions ours.
@@ -85,4 +85,44 @@ DEPLOYMENT_LIST = register(Struct(
     API + "DeploymentList", PROTO + "DeploymentList", "A list of Deployments.",
     (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(DEPLOYMENT), "The Deployments.", required=True)),
     type_meta=True, gvks=(("apps", "v1", "DeploymentList"),),
+))
+
+# -- replica sets: what a Deployment scales (each revision of its template is one) ------------------
+
+REPLICA_SET_SPEC = Struct(
+    API + "ReplicaSetSpec", PROTO + "ReplicaSetSpec", "How many copies of a pod template to run.",
+    (
+        Field("replicas", 1, "int32", "How many pods; 1 by default.", pointer=True),
+        Field("minReadySeconds", 4, "int32", "Seconds a new pod must be ready before it counts as available."),
+        Field("selector", 2, LABEL_SELECTOR, "Which pods are the ReplicaSet's; must match the template's labels.", required=True, pointer=True),
+        Field("template", 3, POD_TEMPLATE_SPEC, "The pods to make when there are too few."),
+    ),
+)
+
+REPLICA_SET_STATUS = Struct(
+    API + "ReplicaSetStatus", PROTO + "ReplicaSetStatus", "What the replica set controller last saw.",
+    (
+        Field("replicas", 1, "int32", "Pods of the ReplicaSet that are not terminating.", required=True),
+        Field("fullyLabeledReplicas", 2, "int32", "Of them, pods whose labels match the template's."),
+        Field("readyReplicas", 4, "int32", "Pods that are ready."),
+        Field("availableReplicas", 5, "int32", "Pods available (ready for minReadySeconds)."),
+        Field("terminatingReplicas", 7, "int32", "Pods of the ReplicaSet that are terminating.", pointer=True),
+        Field("observedGeneration", 3, "int64", "The generation the controller last acted on."),
+    ),
+)
+
+REPLICA_SET = register(Struct(
+    API + "ReplicaSet", PROTO + "ReplicaSet", "Keeps a number of pods of one template running; a Deployment makes one per revision.",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata; the Deployment that owns it is in ownerReferences."),
+        Field("spec", 2, REPLICA_SET_SPEC, "What the ReplicaSet should run."),
+        Field("status", 3, REPLICA_SET_STATUS, "What it runs; written by the controller."),
+    ),
+    type_meta=True, gvks=(("apps", "v1", "ReplicaSet"),),
+))
+
+REPLICA_SET_LIST = register(Struct(
+    API + "ReplicaSetList", PROTO + "ReplicaSetList", "A list of ReplicaSets.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(REPLICA_SET), "The ReplicaSets.", required=True)),
+    type_meta=True, gvks=(("apps", "v1", "ReplicaSetList"),),
 ))

@@ -7,6 +7,7 @@ registered under its group-version-kind so the serializers can find it.
 
 from __future__ import annotations
 
+from genericserver.apimachinery.api.quantity import QUANTITY
 from genericserver.apimachinery.apis.meta.v1.types import LIST_META, MICRO_TIME, OBJECT_META, TIME
 from genericserver.apimachinery.intstr import INT_OR_STRING
 from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct, register
@@ -118,6 +119,14 @@ PROBE = Struct(
     ),
 )
 
+RESOURCE_REQUIREMENTS = Struct(
+    API + "ResourceRequirements", PROTO + "ResourceRequirements", "What a container asks for and may use (cpu, memory).",
+    (
+        Field("limits", 1, MapOf(QUANTITY), "The most it may use."),
+        Field("requests", 2, MapOf(QUANTITY), "What it asks for; the scheduler finds room for that."),
+    ),
+)
+
 SECURITY_CONTEXT = Struct(
     API + "SecurityContext", PROTO + "SecurityContext", "Security settings of one container.",
     (Field("readOnlyRootFilesystem", 6, "bool", "True mounts the container's root filesystem read-only.", pointer=True),),
@@ -132,6 +141,7 @@ CONTAINER = Struct(
         Field("args", 4, ListOf("string"), "Arguments to the entrypoint.", list_type="atomic"),
         Field("ports", 6, ListOf(CONTAINER_PORT), "The ports the container listens on (informational).",
               patch_strategy="merge", patch_merge_key="containerPort", list_type="map", list_map_keys=("containerPort", "protocol")),
+        Field("resources", 8, RESOURCE_REQUIREMENTS, "The CPU and memory it asks for and may use."),
         Field("readinessProbe", 11, PROBE, "Whether the container is ready for traffic; a failing one takes the pod out of its services' endpoints.", pointer=True),
         Field("lifecycle", 12, LIFECYCLE, "Actions at the container's start and stop.", pointer=True),
         Field("terminationMessagePath", 13, "string", "Where the container may write why it ended."),

@@ -72,7 +72,7 @@ def _go_type(t: Type) -> str:
         return f"map[string]{_go_type(t.value)}"
     if isinstance(t, ListOf):
         return f"[]{_go_type(t.item)}"
-    return ("intstr." if t.short_name == "IntOrString" else "v1.") + t.short_name
+    return {"IntOrString": "intstr.", "Quantity": "resource."}.get(t.short_name, "v1.") + t.short_name
 
 
 class _Reader:
@@ -93,6 +93,8 @@ class _Reader:
                 if t.short_name == "IntOrString":  # a number or a string, nothing else
                     if isinstance(value, bool) or not isinstance(value, (int, str)):
                         raise self.fail(value, struct, path, t)
+                elif t.short_name == "Quantity" and isinstance(value, (int, float)) and not isinstance(value, bool):
+                    return str(value)  # UnmarshalJSON parses a bare number too (YAML's cpu: 1)
                 elif t.json_form.get("type") == "string" and not isinstance(value, str):
                     raise self.fail(value, struct, path, t)
                 return value

@@ -148,7 +148,7 @@ def _fill(msg: Any, obj: dict, s: Struct) -> None:
             for k in sorted(value or {}):
                 v = value[k]
                 if isinstance(t.value, Struct):
-                    _fill(target[k], v, t.value)
+                    _fill_struct(target[k], v, t.value)
                 else:
                     target[k] = _scalar(v, t.value)
             continue
@@ -178,6 +178,8 @@ def _fill_struct(msg: Any, value: Any, t: Struct) -> None:
     elif t.short_name == "IntOrString":
         for name, v in intstr.to_message_fields(value).items():
             setattr(msg, name, v)
+    elif t.short_name == "Quantity":  # a string in JSON, the message's one field here
+        msg.string = str(value or "")
     elif t.short_name in ("RawExtension", "FieldsV1"):
         if value is not None:
             setattr(msg, t.fields[0].json, json.dumps(value, separators=(",", ":")).encode())
@@ -233,6 +235,8 @@ def _read_struct(msg: Any, t: Struct) -> Any:
         return list(msg.items)
     if t.short_name == "IntOrString":
         return intstr.from_message_fields(msg.type, msg.intVal, msg.strVal)
+    if t.short_name == "Quantity":
+        return msg.string
     if t.short_name in ("RawExtension", "FieldsV1"):
         raw = getattr(msg, t.fields[0].json)
         return json.loads(raw) if raw else None
