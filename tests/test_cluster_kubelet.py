@@ -7,6 +7,7 @@ to the deletion at the instant of the delete, so signal times are relative to it
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 from typing import Any, Optional
 
@@ -195,3 +196,18 @@ def test_a_probe_at_a_tenth_of_real_time_still_gives_a_replica_a_real_second():
         replica.shutdown()
         replica.server_close()
         serving.join()
+
+
+def test_a_stopped_kubelet_leaves_no_emptydir_folder_of_a_pod_still_running():
+    # the folders were left to an exit-time finalizer, which a forked test worker never runs
+    def main() -> tuple[bool, bool]:
+        store = Store()
+        kubelet = Kubelet(store)
+        kubelet.run()
+        store.create(new_pod("p", containers=[{"name": "app", "image": "fake", "termAfter": None}]))
+        folder = kubelet.wait_started("p").sandbox.volume
+        there = os.path.isdir(folder)
+        kubelet.stop()
+        return there, os.path.exists(folder)
+
+    assert simulate(main) == (True, False)

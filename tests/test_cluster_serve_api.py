@@ -33,7 +33,13 @@ def cluster(tmp_path_factory):
                        "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
     cp.directory = d
     yield cp
-    cp.kill()
+    # gracefully: the cluster's end stops its kubelet, which removes its pods' emptyDir folders
+    # (SIGKILL left them in /tmp)
+    cp.signal(signal.SIGTERM)
+    try:
+        assert cp.wait() == 0
+    finally:
+        cp.kill()
 
 
 @pytest.fixture(scope="module")

@@ -170,6 +170,10 @@ class Kubelet:
         for w in workers:
             for g in list(w.goroutines):
                 g.join()
+            # the node goes with the run: so do the emptyDir folders of the pods it still had (left
+            # to the exit-time finalizer, they stayed behind every forked test worker, which ends
+            # without running it: a hundred folders in /tmp a suite)
+            w.sandbox.unmount_volume()
 
     def _sync_loop(self) -> None:
         while True:
