@@ -328,6 +328,11 @@ def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_ba
     assert re.search(r"^Controlled By: +ReplicaSet/web-v2$", kubectl.run("describe", pod).stdout, re.M)
     described = kubectl.run("describe", "deployment", "web").stdout
     assert re.search(r"^NewReplicaSet: +web-v2 \(3/3 replicas created\)$", described, re.M), described
+    # and the controllers' events: the deployment's scaling steps, the ReplicaSet's pods
+    assert re.search(r"^  Normal +ScalingReplicaSet +\S+ +deployment-controller +Scaled up replica set web-v2 from 0 to 1$",
+                     described, re.M), described
+    assert re.search(r"^  Normal +SuccessfulCreate +\S+ +replicaset-controller +Created pod: web-v2-\d+$",
+                     kubectl.run("describe", "rs", "web-v2").stdout, re.M)
 
 
 def rollout_restart(tmp_path, *flags: str) -> str:

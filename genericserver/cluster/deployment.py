@@ -436,7 +436,11 @@ class DeploymentController:
 
     def _scale(self, rs: ReplicaSet, to: int) -> None:
         verb = "up" if to > rs.replicas else "down"
-        self._record(f"Scaled {verb} replica set {rs.name} from {rs.replicas} to {to}", what=f"scaled-{verb}", rs=rs.name)
+        message = f"Scaled {verb} replica set {rs.name} from {rs.replicas} to {to}"
+        self._record(message, what=f"scaled-{verb}", rs=rs.name)
+        # the event describe deployment lists
+        self.store.record_event({"kind": DEPLOYMENT, "namespace": self.namespace, "name": self.name, "uid": self.uid,
+                                 "apiVersion": "apps/v1"}, "Normal", "ScalingReplicaSet", message, component="deployment-controller")
         rs.replicas = to
 
     def _reconcile_new(self, new: ReplicaSet, tallies: dict[str, Tally]) -> bool:
@@ -496,6 +500,7 @@ class DeploymentController:
             pod["metadata"]["ownerReferences"] = [self._owner("apps/v1", REPLICA_SET, rs.name, rs.uid)]
             self.store.events.record("replicaset", f"{rs.name}: creating pod {name}", pod=name, what="create")
             self.store.create(pod)
+            self._rs_event(rs, "SuccessfulCreate", f"Created pod: {name}")
         for pod in rank_for_deletion(tally.active)[:max(0, diff)]:
             name = pod["metadata"]["name"]
             self.store.events.record("replicaset", f"{rs.name}: deleting pod {name}", pod=name, what="delete")
@@ -505,6 +510,13 @@ class DeploymentController:
             except StatusError as err:
                 if not (is_not_found(err) or is_conflict(err)):
                     raise
+            else:
+                self._rs_event(rs, "SuccessfulDelete", f"Deleted pod: {name}")
+
+    def _rs_event(self, rs: ReplicaSet, reason: str, message: str) -> None:
+        """The ReplicaSet controller's event about one of its pods (describe rs lists them)."""
+        self.store.record_event({"kind": REPLICA_SET, "namespace": self.namespace, "name": rs.name, "uid": rs.uid,
+                                 "apiVersion": "apps/v1"}, "Normal", reason, message, component="replicaset-controller")
 
     # -- for callers that wait on the rollout --------------------------------------------------
     def complete(self) -> bool:

@@ -35,7 +35,7 @@ from genericserver.apimachinery.api.errors import StatusError
 from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
-from genericserver.cluster.store import DELETED, EVENT, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
+from genericserver.cluster.store import DELETED, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
 from genericserver.context import context as gocontext
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
@@ -122,17 +122,11 @@ class Kubelet:
         pod = w.name
         with self._lock:
             self.pod_events.append((pod, typ, reason, message))
-            seq = len(self.pod_events)
         self.events.record("kubelet", f"{pod}: {typ} {reason}: {message}", reason=reason, pod=pod)
-        now = self.clock.now()
         ref = {"kind": "Pod", "namespace": "default", "name": pod, "uid": w.uid, "apiVersion": "v1"}
         if container:
             ref["fieldPath"] = f"spec.containers{{{container}}}"
-        self.store.create({"kind": EVENT, "metadata": {"name": f"{pod}.{seq:016x}", "namespace": "default"},
-                           "involvedObject": ref,
-                           "reason": reason, "message": message, "source": {"component": "kubelet", "host": self.node_name},
-                           "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": typ,
-                           "reportingComponent": "kubelet", "reportingInstance": self.node_name}, record=False)
+        self.store.record_event(ref, typ, reason, message, component="kubelet", host=self.node_name, at=self.clock.now())
 
     def worker(self, name: str) -> PodWorker:
         """The newest worker of the pod called ``name``."""

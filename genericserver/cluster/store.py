@@ -347,6 +347,20 @@ class Store:
         # the changes, as etcd keeps them for watches that resume: (version, type, object)
         self._history: collections.deque = collections.deque(maxlen=HISTORY)
         self._changed = rt.event("cluster-store-changed")
+        self._event_names = itertools.count(1)
+
+    def record_event(self, ref: dict, typ: str, reason: str, message: str, *, component: str, host: str = "",
+                     at: Optional[float] = None) -> dict:
+        """An Event about the object ``ref`` names, as client-go's recorder writes one to the
+        API (``kubectl get events``, ``describe``'s Events): each a new one, count 1 (no
+        aggregation), and no line of the timeline (the component prints its own)."""
+        at = self.clock.now() if at is None else at
+        source = {"component": component, **({"host": host} if host else {})}
+        return self.create({"kind": EVENT, "metadata": {"name": f"{ref['name']}.{next(self._event_names):016x}",
+                                                         "namespace": ref.get("namespace", "default")},
+                            "involvedObject": ref, "reason": reason, "message": message, "source": source,
+                            "firstTimestamp": at, "lastTimestamp": at, "count": 1, "type": typ,
+                            "reportingComponent": component, "reportingInstance": host}, record=False)
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, kind: str, name: str, namespace: str = "default") -> dict:
