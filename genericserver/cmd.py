@@ -117,7 +117,7 @@ def add_serve_parser(subparsers: Any) -> ServeOptions:
 def install_sample_api(server: Any, config: Any, external_address: str) -> None:
     """What ``serve`` serves: :mod:`genericserver.sampleapi`."""
     sampleapi.install(server.handler.non_go_restful_mux, min_request_timeout=config.min_request_timeout, metrics=server.metrics,
-                      external_address=external_address)
+                      external_address=external_address, authorizer=config.authorizer)
 
 
 def build_server(opts: ServeOptions, install: Callable[[Any, Any, str], None] = install_sample_api) -> Any:

@@ -44,8 +44,7 @@ from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, Reques
 from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
 from genericserver.printers.internalversion.printers import CONFIG_MAP_TABLE
-from genericserver.registry.authentication import selfsubjectreview
-from genericserver.registry.authentication.selfsubjectreview import SELF_SUBJECT_REVIEWS
+from genericserver.registry import reviews
 from genericserver.registry.generic.registry import store as generic_store
 from genericserver.registry.rest.rest import Resource
 
@@ -152,18 +151,18 @@ def slow(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
 
 def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_request_timeout: float = 1800,
             rand: Callable[[], float] = random.random, not_found_app: WSGIApp = not_found, metrics: Any = None,
-            api_groups: Optional[APIGroups] = None, external_address: str = "") -> generic_store.Store:
+            api_groups: Optional[APIGroups] = None, external_address: str = "", authorizer: Any = None) -> generic_store.Store:
     """Serve configmaps (with discovery), ``/echo`` and ``/slow`` on ``mux``; returns the store
     (a new one unless given). ``min_request_timeout`` (seconds) sets the watch timeout range,
     ``rand`` picks within it; ``metrics`` (the server's ``Metrics``) instruments the REST routes;
-    ``api_groups`` is the server's (a new one on ``mux`` unless given)."""
+    ``api_groups`` is the server's (a new one on ``mux`` unless given); with the server's
+    ``authorizer``, ``kubectl auth can-i`` is answered too (:mod:`genericserver.registry.reviews`)."""
     store = store if store is not None else Store()
     groups = api_groups if api_groups is not None else APIGroups(mux, external_address=external_address, not_found_app=not_found_app)
     scope = RequestScope(CONFIGMAPS, store, min_request_timeout=min_request_timeout, rand=rand, metrics=metrics,
                          validate=validate_config_map)
     groups.install_legacy_api_group([scope])
-    reviews = RequestScope(SELF_SUBJECT_REVIEWS, None, extra={"create": selfsubjectreview.create})
-    groups.install_api_group("authentication.k8s.io", {"v1": [reviews]})
+    reviews.install(groups, authorizer)
     for path, app in (("/echo", echo), ("/slow", slow)):
         mux.handle(path, app)
     return store

@@ -201,6 +201,11 @@ def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster,
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
 
 
+def test_auth_whoami_and_can_i_are_answered_as_by_kube_apiserver(cluster, kubectl):
+    assert kubectl.run("auth", "whoami").stdout.splitlines()[1].split() == ["Username", "system:anonymous"]
+    assert kubectl.run("auth", "can-i", "delete", "pods").stdout == "yes\n"
+
+
 def test_pods_and_events_are_selected_by_their_own_fields(cluster, kubectl):
     names = lambda *args: sorted(kubectl.run("get", *args, "-o", "name").stdout.split())  # noqa: E731
     every = names("pods")

@@ -159,6 +159,8 @@ FOLDERS = [
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
     ("kubernetes:pkg/registry/core/", "registry/core"),
+    ("kubernetes:pkg/registry/authorization/selfsubjectaccessreview/", "registry/authorization"),
+    ("api:authorization/v1/", "api/authorization/v1"),
     ("kubernetes:pkg/printers/internalversion/", "printers/internalversion"),
     ("kube-openapi:pkg/", "openapi"),
     ("apimachinery:pkg/util/duration/", "apimachinery"),

@@ -9,7 +9,7 @@ import json
 import pytest
 from werkzeug.test import Client, EnvironBuilder
 
-from genericserver import request, sampleapi
+from genericserver import authz, request, sampleapi
 from genericserver.mux import PathRecorderMux
 from genericserver.testing.sim import Simulation
 
@@ -161,6 +161,46 @@ def test_a_watch_list_sends_the_state_then_the_bookmark_that_ends_it():
 
 REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 REVIEW = {"kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1"}
+ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+
+
+def test_a_self_subject_access_review_asks_the_servers_authorizer_about_the_requests_user():
+    asked = []
+
+    def decide(ctx, a):
+        asked.append(a)
+        return (authz.Decision.DENY, "no deleting here", None) if a.verb == "delete" else (authz.Decision.ALLOW, "", None)
+
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux, authorizer=authz.AuthorizerFunc(decide))
+    alice = request.UserInfo("alice", "uid-1", ("dev",), {})
+
+    def as_alice(environ, start_response):
+        request.with_user(environ, alice)
+        return mux(environ, start_response)
+
+    def review(spec: dict, **extra) -> tuple[int, dict]:
+        r = Client(as_alice).post(ACCESS_REVIEWS, json={"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                                                        "spec": spec, **extra})
+        return r.status_code, json.loads(r.data)
+
+    code, doc = review({"resourceAttributes": {"namespace": "ns", "verb": "delete", "resource": "configmaps", "name": "a"}})
+    assert (code, doc["status"]) == (201, {"allowed": False, "denied": True, "reason": "no deleting here"})
+    assert (asked[-1].user, asked[-1].verb, asked[-1].namespace, asked[-1].resource, asked[-1].name, asked[-1].resource_request) == (
+        alice, "delete", "ns", "configmaps", "a", True)
+    code, doc = review({"nonResourceAttributes": {"path": "/healthz", "verb": "get"}})
+    assert (code, doc["status"]) == (201, {"allowed": True})
+    assert (asked[-1].path, asked[-1].resource_request) == ("/healthz", False)
+    # Go's validation: exactly one kind of attributes, and no metadata
+    code, doc = review({})
+    assert code == 422 and doc["message"] == ('SelfSubjectAccessReview "" is invalid: spec.resourceAttributes: Invalid value: "null": '
+                                              "exactly one of nonResourceAttributes or resourceAttributes must be specified")
+    code, doc = review({"resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"path": "/"}})
+    assert code == 422 and "spec.nonResourceAttributes: Invalid value" in doc["message"] and \
+        doc["message"].endswith("cannot be specified in combination with resourceAttributes")
+    code, doc = review({"resourceAttributes": {"verb": "get"}}, metadata={"name": "mine"})
+    assert code == 422 and doc["details"]["causes"][0]["field"] == "metadata"
+    assert len(asked) == 2  # the invalid ones asked nobody
 
 
 def test_a_self_subject_review_answers_the_requests_user():

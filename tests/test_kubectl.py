@@ -63,10 +63,11 @@ def test_version_names_the_server_version(kubectl):
 
 
 def test_api_versions_and_api_resources_come_from_discovery(kubectl):
-    assert kubectl.run("api-versions").stdout.split() == ["authentication.k8s.io/v1", "v1"]
+    assert kubectl.run("api-versions").stdout.split() == ["authentication.k8s.io/v1", "authorization.k8s.io/v1", "v1"]
     lines = kubectl.run("api-resources", "--no-headers").stdout.splitlines()
     assert [line.split() for line in lines] == [["configmaps", "cm", "v1", "true", "ConfigMap"],
-                                                ["selfsubjectreviews", "authentication.k8s.io/v1", "false", "SelfSubjectReview"]]
+                                                ["selfsubjectreviews", "authentication.k8s.io/v1", "false", "SelfSubjectReview"],
+                                                ["selfsubjectaccessreviews", "authorization.k8s.io/v1", "false", "SelfSubjectAccessReview"]]
 
 
 def test_get_of_nothing_says_so(kubectl):
@@ -126,6 +127,13 @@ def test_auth_whoami(server, kubectl):
         assert rows == [["ATTRIBUTE", "VALUE"], ["Username", "alice"], ["UID", "uid-alice"], ["Groups", "[dev system:authenticated]"]]
     else:  # serve's defaults: anonymous requests allowed (--anonymous-auth), as kube-apiserver's
         assert rows == [["ATTRIBUTE", "VALUE"], ["Username", "system:anonymous"], ["Groups", "[system:unauthenticated]"]]
+
+
+def test_auth_can_i_asks_the_servers_authorizer(server, kubectl):
+    # a SelfSubjectAccessReview, sent as protobuf, answered by --authorization-mode's authorizer
+    for question in (("delete", "configmaps"), ("create", "configmaps", "-n", "other"), ("get", "/healthz")):
+        out = kubectl.run("auth", "can-i", *question)
+        assert (out.stdout, out.returncode) == ("yes\n", 0)
 
 
 def test_get_all_namespaces_and_by_label(stored, kubectl):

@@ -13,6 +13,7 @@ import pathlib
 
 import genericserver.api.apps.v1.types  # noqa: F401 - each module registers its kinds
 import genericserver.api.authentication.v1.types  # noqa: F401
+import genericserver.api.authorization.v1.types  # noqa: F401
 import genericserver.api.autoscaling.v1.types  # noqa: F401
 import genericserver.api.core.v1.types  # noqa: F401
 import genericserver.api.discovery.v1.types  # noqa: F401

@@ -64,6 +64,7 @@ from genericserver.printers.internalversion.printers import (
     POD_TABLE,
     REPLICA_SET_TABLE,
 )
+from genericserver.registry import reviews
 from genericserver.registry.core import event_strategy
 from genericserver.registry.core import pod_strategy
 from genericserver.registry.rest.rest import Resource
@@ -90,8 +91,9 @@ ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "Endpoint
 
 
 def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_timeout: float = 1800, metrics: Any = None,
-            external_address: str = "") -> APIGroups:
-    """Serve the cluster's pods, deployments and endpoint slices on ``mux`` (with discovery)."""
+            external_address: str = "", authorizer: Any = None) -> APIGroups:
+    """Serve the cluster's pods, deployments and endpoint slices on ``mux`` (with discovery),
+    and the review APIs (``auth whoami``; ``auth can-i`` with the server's ``authorizer``)."""
     groups = APIGroups(mux, external_address=external_address)
 
     def scope(resource: Resource, storage: ClusterStorage, **extra: Any) -> RequestScope:
@@ -111,6 +113,7 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
                                              scope(REPLICA_SETS, replica_sets)]})
     slices = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINT_SLICES, view.endpoint_slice)
     groups.install_api_group("discovery.k8s.io", {"v1": [scope(ENDPOINT_SLICES, slices)]})
+    reviews.install(groups, authorizer)
     return groups
 
 
@@ -196,7 +199,7 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
 
         def installer(server: Any, config: Any, external_address: str) -> None:
             install(server.handler.non_go_restful_mux, world.store, view, min_request_timeout=config.min_request_timeout,
-                    metrics=server.metrics, external_address=external_address)
+                    metrics=server.metrics, external_address=external_address, authorizer=config.authorizer)
 
         def built(server: Any) -> None:
             # the cluster starts once serve has taken every flag, the certificate, the token
