@@ -93,6 +93,12 @@ def test_the_cluster_is_served_with_kubes_columns(cluster, kubectl):
     assert re.fullmatch(r"web +10\.244\.0\.\d+:8080,10\.244\.0\.\d+:8080 +\d+s", ep.stdout.splitlines()[1])
     slices = kubectl.run("get", "endpointslices").stdout.splitlines()
     assert slices[0].split() == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"] and slices[1].split()[:3] == ["web", "IPv4", "8080"]
+    # the Service kube-proxy routes by, and describe's Endpoints line read from its slices
+    svc = kubectl.run("get", "svc", "-o", "wide").stdout.splitlines()
+    assert svc[0].split() == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
+    assert svc[1].split()[:5] + svc[1].split()[6:] == ["web", "ClusterIP", "10.96.0.10", "<none>", "80/TCP", "app=web"]
+    described = kubectl.run("describe", "svc", "web").stdout
+    assert re.search(r"^Endpoints: +10\.244\.0\.\d+:8080,10\.244\.0\.\d+:8080$", described, re.M), described
     # the pod as kube writes it: its preStop hook and the server's flags are in the spec
     pod = json.loads(kubectl.run("get", "pod", running_pod(cluster), "-o", "json").stdout)
     container = pod["spec"]["containers"][0]

@@ -38,6 +38,8 @@ from genericserver.godur import format_go_duration
 META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
               "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers")
 MUTABLE_META = ("labels", "annotations", "finalizers")
+# the service's nominal virtual IP and port (kube-proxy listens on a port of its own on 127.0.0.1)
+CLUSTER_IP, SERVICE_PORT = "10.96.0.10", 80
 # the nominal container ports of each image's named ports
 NOMINAL_PORTS = {"http": 8080, "app-http": 8081, "admin": 9001, "shutdown-manager": 8090}
 POD_IP_BASE = "10.244.0."
@@ -233,6 +235,18 @@ class APIView:
     def deployment(self, d: dict) -> dict:
         return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
                 "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}
+
+    def service(self, svc: dict) -> dict:
+        """The simulation's Service as the API would have defaulted it: a ClusterIP service on a
+        nominal virtual IP and port 80 (kube-proxy's real port is its own on 127.0.0.1)."""
+        spec = svc["spec"]
+        ports = [{"name": p["name"], "protocol": "TCP", "port": SERVICE_PORT, "targetPort": p.get("targetPort", p["name"])}
+                 for p in spec.get("ports", [])]
+        return {"kind": "Service", "apiVersion": "v1", "metadata": self.meta(svc["metadata"]),
+                "spec": {"ports": ports, "selector": dict(spec.get("selector") or {}), "clusterIP": CLUSTER_IP,
+                         "clusterIPs": [CLUSTER_IP], "type": "ClusterIP", "sessionAffinity": "None", "ipFamilies": ["IPv4"],
+                         "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster"},
+                "status": {"loadBalancer": {}}}
 
     def replica_set(self, rs: dict) -> dict:
         return {"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": self.meta(rs["metadata"]),

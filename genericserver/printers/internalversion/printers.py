@@ -4,8 +4,9 @@ kube-apiserver fills ``kubectl get``'s table itself, with the columns these prin
 kubectl prints them as they come (the server always fills the wide columns too; kubectl shows
 the ones of priority 1 only with ``-o wide``). A ConfigMap's are NAME, DATA (how many keys: ``data`` and
 ``binaryData`` together) and AGE (``HumanDuration`` of the time since its creation; a missing
-timestamp reads ``<unknown>``). A Pod's, a Deployment's, a ReplicaSet's and an EndpointSlice's
-follow ``printPod``, ``printDeployment``, ``printReplicaSet`` and ``printEndpointSlice``. Column descriptions are our field
+timestamp reads ``<unknown>``). A Pod's, a Deployment's, a ReplicaSet's, a Service's and an
+EndpointSlice's follow ``printPod``, ``printDeployment``, ``printReplicaSet``, ``printService``
+and ``printEndpointSlice``. Column descriptions are our field
 docs, or our words.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC, DEPLOYMENT_STATUS, REPLICA_SET_SPEC, REPLICA_SET_STATUS
-from genericserver.api.core.v1.types import CONFIG_MAP, ENDPOINTS, EVENT, POD_SPEC, POD_STATUS
+from genericserver.api.core.v1.types import CONFIG_MAP, ENDPOINTS, EVENT, POD_SPEC, POD_STATUS, SERVICE_SPEC
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
 from genericserver.apimachinery.duration import human_duration
@@ -160,6 +161,30 @@ REPLICA_SET_TABLE = TableConvertor((
     column("Images", "string", "The images of the template's containers.", priority=1),
     column("Selector", "string", REPLICA_SET_SPEC.field("selector").doc, priority=1),
 ), _replica_set_cells)
+
+
+def _service_cells(obj: dict, now: float) -> list:
+    """``printService``: the first cluster IP, the external IPs (``<none>``), the ports as
+    ``port/protocol`` (``port:nodePort/protocol`` with a node port), the selector when wide."""
+    spec = obj.get("spec") or {}
+    ports = ",".join(f"{p.get('port', 0)}:{p['nodePort']}/{p.get('protocol', 'TCP')}" if p.get("nodePort")
+                     else f"{p.get('port', 0)}/{p.get('protocol', 'TCP')}" for p in spec.get("ports") or [])
+    selector = spec.get("selector") or {}
+    return [obj["metadata"].get("name", ""), spec.get("type", ""), (spec.get("clusterIPs") or ["<none>"])[0],
+            ",".join(spec.get("externalIPs") or []) or "<none>", ports or "<none>",
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now),
+            ",".join(f"{k}={selector[k]}" for k in sorted(selector)) or "<none>"]
+
+
+SERVICE_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("Type", "string", SERVICE_SPEC.field("type").doc),
+    column("Cluster-IP", "string", SERVICE_SPEC.field("clusterIP").doc),
+    column("External-IP", "string", "Addresses outside the cluster that also reach the service."),
+    column("Port(s)", "string", SERVICE_SPEC.field("ports").doc),
+    AGE_COLUMN,
+    column("Selector", "string", SERVICE_SPEC.field("selector").doc, priority=1),
+), _service_cells)
 
 
 # -- endpoints and events ------------------------------------------------------------------------

@@ -342,3 +342,60 @@ EVENT_LIST = register(Struct(
     (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(EVENT), "The Events.", required=True)),
     type_meta=True, gvks=(("", "v1", "EventList"),),
 ))
+
+
+# -- services (what kube-proxy routes the load by; the simulation's one Service, read-only) ------------
+
+SERVICE_PORT = Struct(
+    API + "ServicePort", PROTO + "ServicePort", "One port the service offers and where it sends its traffic.",
+    (
+        Field("name", 1, "string", "The port's name; the endpoints' ports carry the same name."),
+        Field("protocol", 2, "string", "TCP, UDP or SCTP; TCP by default.", default="TCP"),
+        Field("port", 3, "int32", "The port the service listens on.", required=True),
+        Field("targetPort", 4, INT_OR_STRING, "The pods' port: a number, or the name of a container port."),
+    ),
+)
+
+SERVICE_SPEC = Struct(
+    API + "ServiceSpec", PROTO + "ServiceSpec", "Which pods a service sends its traffic to, and on which ports.",
+    (
+        Field("ports", 1, ListOf(SERVICE_PORT), "The ports the service offers.",
+              patch_strategy="merge", patch_merge_key="port", list_type="map", list_map_keys=("port", "protocol")),
+        Field("selector", 2, MapOf("string"), "The labels of the pods that receive the traffic.", map_type="atomic"),
+        Field("clusterIP", 3, "string", "The virtual IP kube-proxy routes, inside the cluster."),
+        Field("clusterIPs", 18, ListOf("string"), "The virtual IPs, one per IP family.", list_type="atomic"),
+        Field("type", 4, "string", "ClusterIP (the default), NodePort, LoadBalancer or ExternalName."),
+        Field("sessionAffinity", 7, "string", "None, or ClientIP to keep a client on one pod."),
+        Field("ipFamilies", 19, ListOf("string"), "IPv4, IPv6 or both.", list_type="atomic"),
+        Field("ipFamilyPolicy", 17, "string", "SingleStack, PreferDualStack or RequireDualStack.", pointer=True),
+        Field("internalTrafficPolicy", 22, "string", "Cluster (any ready pod) or Local (the node's own).", pointer=True),
+    ),
+)
+
+LOAD_BALANCER_INGRESS = Struct(
+    API + "LoadBalancerIngress", PROTO + "LoadBalancerIngress", "One address of the service's load balancer.",
+    (Field("ip", 1, "string", "An IP address."), Field("hostname", 2, "string", "A DNS name.")),
+)
+
+SERVICE_STATUS = Struct(
+    API + "ServiceStatus", PROTO + "ServiceStatus", "What the cluster set up for the service.",
+    (Field("loadBalancer", 1, Struct(API + "LoadBalancerStatus", PROTO + "LoadBalancerStatus", "The service's load balancer, if it has one.",
+                                     (Field("ingress", 1, ListOf(LOAD_BALANCER_INGRESS), "Its addresses.", list_type="atomic"),)),
+           "The service's load balancer, if it has one."),),
+)
+
+SERVICE = register(Struct(
+    API + "Service", PROTO + "Service", "A stable address for a changing set of pods: kube-proxy spreads its traffic over their endpoints.",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata."),
+        Field("spec", 2, SERVICE_SPEC, "What the service offers, and to which pods."),
+        Field("status", 3, SERVICE_STATUS, "What the cluster set up for it."),
+    ),
+    type_meta=True, gvks=(("", "v1", "Service"),),
+))
+
+SERVICE_LIST = register(Struct(
+    API + "ServiceList", PROTO + "ServiceList", "A list of Services.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(SERVICE), "The Services.", required=True)),
+    type_meta=True, gvks=(("", "v1", "ServiceList"),),
+))
