@@ -99,6 +99,12 @@ def test_the_cluster_is_served_with_kubes_columns(cluster, kubectl):
     assert svc[1].split()[:5] + svc[1].split()[6:] == ["web", "ClusterIP", "10.96.0.10", "<none>", "80/TCP", "app=web"]
     described = kubectl.run("describe", "svc", "web").stdout
     assert re.search(r"^Endpoints: +10\.244\.0\.\d+:8080,10\.244\.0\.\d+:8080$", described, re.M), described
+    # the node the kubelet registered, and its pods found by spec.nodeName
+    nodes = [line.split() for line in kubectl.run("get", "nodes", "-o", "wide").stdout.splitlines()]
+    assert nodes[0][:6] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP"]
+    assert nodes[1][:3] + nodes[1][4:6] == ["node-1", "Ready", "<none>", "v1.36.0", "192.168.49.2"] and len(nodes) == 2
+    described = kubectl.run("describe", "node", "node-1").stdout
+    assert re.search(r"^Non-terminated Pods: +\(2 in total\)$", described, re.M), described
     # the pod as kube writes it: its preStop hook and the server's flags are in the spec
     pod = json.loads(kubectl.run("get", "pod", running_pod(cluster), "-o", "json").stdout)
     container = pod["spec"]["containers"][0]

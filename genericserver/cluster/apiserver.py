@@ -13,7 +13,8 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
 * ``v1`` ``pods`` (get, list, watch, patch, update, delete, deletecollection; the pod
   registry's graceful delete) and ``pods/status``; ``endpoints`` (get, list, watch: the
   service's slice as the older API shows it, with v1.33's deprecation warning), ``services``
-  (get, list, watch: the Service kube-proxy routes by, on a nominal cluster IP) and ``events``
+  (get, list, watch: the Service kube-proxy routes by, on a nominal cluster IP), ``nodes`` (get,
+  list, watch: the node the kubelet registered) and ``events``
   (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``, and by the
   involved object's fields, as ``kubectl describe pod`` asks); pods and events are selected by
   their own fields (``registry/core``'s ``to_selectable_fields``);
@@ -47,7 +48,7 @@ from genericserver import runtime as rt
 from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST, REPLICA_SET, REPLICA_SET_LIST
 from genericserver.api.autoscaling.v1.types import SCALE
 from genericserver.api.core.v1.types import ENDPOINTS as ENDPOINTS_STRUCT
-from genericserver.api.core.v1.types import ENDPOINTS_LIST, EVENT, EVENT_LIST, POD, POD_LIST, SERVICE, SERVICE_LIST
+from genericserver.api.core.v1.types import ENDPOINTS_LIST, EVENT, EVENT_LIST, NODE, NODE_LIST, POD, POD_LIST, SERVICE, SERVICE_LIST
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.cluster import apistorage, store as cluster_store
@@ -62,6 +63,7 @@ from genericserver.printers.internalversion.printers import (
     ENDPOINT_SLICE_TABLE,
     ENDPOINTS_TABLE,
     EVENT_TABLE,
+    NODE_TABLE,
     POD_TABLE,
     REPLICA_SET_TABLE,
     SERVICE_TABLE,
@@ -86,6 +88,7 @@ REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", REPLICA_SET, 
 DEPLOYMENT_SCALE = Resource("apps", "v1", "deployments/scale", "Scale", SCALE, verbs=ITEM, kind_group_version="autoscaling/v1")
 ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints", ENDPOINTS_STRUCT, ENDPOINTS_LIST, short_names=("ep",), table=ENDPOINTS_TABLE,
                      verbs=READ, singular="endpoints", deprecation=ENDPOINTS_DEPRECATION)
+NODES = Resource("", "v1", "nodes", "Node", NODE, NODE_LIST, namespaced=False, short_names=("no",), table=NODE_TABLE, verbs=READ)
 SERVICES = Resource("", "v1", "services", "Service", SERVICE, SERVICE_LIST, short_names=("svc",), categories=("all",),
                     table=SERVICE_TABLE, verbs=READ)
 EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ,
@@ -108,8 +111,10 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     endpoints = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINTS, view.endpoints)
     events = ClusterStorage(store, cluster_store.EVENT, EVENTS, view.event)
     services = ClusterStorage(store, cluster_store.SERVICE, SERVICES, view.service)
+    nodes = ClusterStorage(store, cluster_store.NODE, NODES, view.node)
     groups.install_legacy_api_group([scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status),
-                                     scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services)])
+                                     scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services),
+                                     scope(NODES, nodes)])
     deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)
     scale = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENT_SCALE, lambda d: apistorage.scale_of(view, d),
                            merge=apistorage.scale_merge)

@@ -44,6 +44,10 @@ CLUSTER_IP, SERVICE_PORT = "10.96.0.10", 80
 NOMINAL_PORTS = {"http": 8080, "app-http": 8081, "admin": 9001, "shutdown-manager": 8090}
 POD_IP_BASE = "10.244.0."
 NODE_IP = "192.168.49.2"  # the node's address (the cluster has one node)
+# the conditions a healthy node reports False, with the kubelet's reasons and messages
+NODE_PRESSURES = (("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                  ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                  ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"))
 POD_UPDATE_FORBIDDEN = (
     "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
     "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
@@ -235,6 +239,24 @@ class APIView:
     def deployment(self, d: dict) -> dict:
         return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
                 "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}
+
+    def node(self, n: dict) -> dict:
+        """The node as its kubelet would report it: Ready, its one address, what runs on it
+        (this simulation, named as such)."""
+        meta = self.meta(n["metadata"])
+        since = meta.get("creationTimestamp")
+        conditions = [{"type": t, "status": "False", "lastHeartbeatTime": since, "lastTransitionTime": since, "reason": reason,
+                       "message": message} for t, reason, message in NODE_PRESSURES]
+        conditions.append({"type": "Ready", "status": "True", "lastHeartbeatTime": since, "lastTransitionTime": since,
+                           "reason": "KubeletReady", "message": "kubelet is posting ready status"})
+        resources = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+        return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": copy.deepcopy(n.get("spec") or {}),
+                "status": {"capacity": dict(resources), "allocatable": dict(resources), "conditions": conditions,
+                           "addresses": [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": n["metadata"]["name"]}],
+                           "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "simulated",
+                                        "osImage": "genericserver's simulated node", "containerRuntimeVersion": "simulated://genericserver",
+                                        "kubeletVersion": "v1.36.0", "kubeProxyVersion": "", "operatingSystem": "linux",
+                                        "architecture": "amd64"}}}
 
     def service(self, svc: dict) -> dict:
         """The simulation's Service as the API would have defaulted it: a ClusterIP service on a

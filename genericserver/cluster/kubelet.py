@@ -35,7 +35,7 @@ from genericserver.apimachinery.api.errors import StatusError
 from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
-from genericserver.cluster.store import DELETED, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
+from genericserver.cluster.store import DELETED, NODE, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
 from genericserver.context import context as gocontext
 
 MINIMUM_GRACE_PERIOD_SECONDS = 2  # the stop window a container always gets after its preStop hook
@@ -149,9 +149,21 @@ class Kubelet:
 
     # -- the sync loop ---------------------------------------------------------------------
     def run(self) -> None:
+        self._register_node()
         for pod in self.store.list(POD):
             self._handle("ADDED", pod)
         self._loop = rt.go(self._sync_loop, name="kubelet-sync-loop")
+
+    def _register_node(self) -> None:
+        """``registerWithAPIServer``: the Node object the kubelet runs as (``kubectl get nodes``,
+        ``describe node``), cluster-scoped; the API's view fills in its status."""
+        try:
+            self.store.create({"kind": NODE, "metadata": {"name": self.node_name, "namespace": "", "labels": {
+                "kubernetes.io/hostname": self.node_name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
+                "spec": {"podCIDR": "10.244.0.0/24", "podCIDRs": ["10.244.0.0/24"]}}, record=False)
+        except StatusError as err:
+            if err.status.get("reason") != "AlreadyExists":  # a kubelet started again on the same node
+                raise
 
     def stop(self) -> None:
         self._watch.stop()

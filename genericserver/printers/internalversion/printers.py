@@ -4,9 +4,9 @@ kube-apiserver fills ``kubectl get``'s table itself, with the columns these prin
 kubectl prints them as they come (the server always fills the wide columns too; kubectl shows
 the ones of priority 1 only with ``-o wide``). A ConfigMap's are NAME, DATA (how many keys: ``data`` and
 ``binaryData`` together) and AGE (``HumanDuration`` of the time since its creation; a missing
-timestamp reads ``<unknown>``). A Pod's, a Deployment's, a ReplicaSet's, a Service's and an
-EndpointSlice's follow ``printPod``, ``printDeployment``, ``printReplicaSet``, ``printService``
-and ``printEndpointSlice``. Column descriptions are our field
+timestamp reads ``<unknown>``). A Pod's, a Node's, a Deployment's, a ReplicaSet's, a Service's
+and an EndpointSlice's follow ``printPod``, ``printNode``, ``printDeployment``,
+``printReplicaSet``, ``printService`` and ``printEndpointSlice``. Column descriptions are our field
 docs, or our words.
 """
 
@@ -15,7 +15,16 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC, DEPLOYMENT_STATUS, REPLICA_SET_SPEC, REPLICA_SET_STATUS
-from genericserver.api.core.v1.types import CONFIG_MAP, ENDPOINTS, EVENT, POD_SPEC, POD_STATUS, SERVICE_SPEC
+from genericserver.api.core.v1.types import (
+    CONFIG_MAP,
+    ENDPOINTS,
+    EVENT,
+    NODE_STATUS,
+    NODE_SYSTEM_INFO,
+    POD_SPEC,
+    POD_STATUS,
+    SERVICE_SPEC,
+)
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
 from genericserver.apimachinery.duration import human_duration
@@ -185,6 +194,47 @@ SERVICE_TABLE = TableConvertor((
     AGE_COLUMN,
     column("Selector", "string", SERVICE_SPEC.field("selector").doc, priority=1),
 ), _service_cells)
+
+
+_ROLE_PREFIX = "node-role.kubernetes.io/"
+
+
+def _node_cells(obj: dict, now: float) -> list:
+    """``printNode``: Ready or NotReady by the Ready condition (Unknown without conditions,
+    ``SchedulingDisabled`` added when cordoned), the roles from the node-role labels, the
+    kubelet's version; wide, the addresses and what runs on the node."""
+    status, labels = obj.get("status") or {}, obj["metadata"].get("labels") or {}
+    ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    states = [] if ready is None else ["Ready" if ready.get("status") == "True" else "NotReady"]
+    if not status.get("conditions"):
+        states = ["Unknown"]
+    if (obj.get("spec") or {}).get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles = sorted({k[len(_ROLE_PREFIX):] for k in labels if k.startswith(_ROLE_PREFIX) and k != _ROLE_PREFIX}
+                   | ({labels["kubernetes.io/role"]} if labels.get("kubernetes.io/role") else set()))
+    info = status.get("nodeInfo") or {}
+
+    def address(kind: str) -> str:
+        return next((a["address"] for a in status.get("addresses") or [] if a.get("type") == kind), "<none>")
+
+    return [obj["metadata"].get("name", ""), ",".join(states), ",".join(roles) or "<none>",
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now), info.get("kubeletVersion", ""),
+            address("InternalIP"), address("ExternalIP"), info.get("osImage") or "<unknown>",
+            info.get("kernelVersion") or "<unknown>", info.get("containerRuntimeVersion") or "<unknown>"]
+
+
+NODE_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("Status", "string", "The status of the node"),
+    column("Roles", "string", "The roles of the node"),
+    AGE_COLUMN,
+    column("Version", "string", NODE_SYSTEM_INFO.field("kubeletVersion").doc),
+    column("Internal-IP", "string", NODE_STATUS.field("addresses").doc, priority=1),
+    column("External-IP", "string", NODE_STATUS.field("addresses").doc, priority=1),
+    column("OS-Image", "string", NODE_SYSTEM_INFO.field("osImage").doc, priority=1),
+    column("Kernel-Version", "string", NODE_SYSTEM_INFO.field("kernelVersion").doc, priority=1),
+    column("Container-Runtime", "string", NODE_SYSTEM_INFO.field("containerRuntimeVersion").doc, priority=1),
+), _node_cells)
 
 
 # -- endpoints and events ------------------------------------------------------------------------

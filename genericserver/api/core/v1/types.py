@@ -399,3 +399,68 @@ SERVICE_LIST = register(Struct(
     (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(SERVICE), "The Services.", required=True)),
     type_meta=True, gvks=(("", "v1", "ServiceList"),),
 ))
+
+
+# -- nodes (the simulated kubelet's one node, as it registers itself) -----------------------------------
+
+NODE_CONDITION = Struct(
+    API + "NodeCondition", PROTO + "NodeCondition", "One aspect of the node's health, true or false.",
+    (
+        Field("type", 1, "string", "Ready, MemoryPressure, DiskPressure, PIDPressure or NetworkUnavailable.", required=True),
+        Field("status", 2, "string", "True, False or Unknown.", required=True),
+        Field("lastHeartbeatTime", 3, TIME, "When the kubelet last reported it."),
+        Field("lastTransitionTime", 4, TIME, "When it last changed."),
+        Field("reason", 5, "string", "Why, as one word."),
+        Field("message", 6, "string", "Why, for people."),
+    ),
+)
+
+NODE_ADDRESS = Struct(API + "NodeAddress", PROTO + "NodeAddress", "One address of the node.", (
+    Field("type", 1, "string", "Hostname, InternalIP, ExternalIP, InternalDNS or ExternalDNS.", required=True),
+    Field("address", 2, "string", "The address.", required=True),
+))
+
+NODE_SYSTEM_INFO = Struct(API + "NodeSystemInfo", PROTO + "NodeSystemInfo", "What runs on the node.", (
+    Field("machineID", 1, "string", "The machine's ID.", required=True),
+    Field("systemUUID", 2, "string", "The system's UUID.", required=True),
+    Field("bootID", 3, "string", "The boot's ID.", required=True),
+    Field("kernelVersion", 4, "string", "The kernel's version.", required=True),
+    Field("osImage", 5, "string", "The operating system's name and version.", required=True),
+    Field("containerRuntimeVersion", 6, "string", "The container runtime, as runtime://version.", required=True),
+    Field("kubeletVersion", 7, "string", "The kubelet's version.", required=True),
+    Field("kubeProxyVersion", 8, "string", "Deprecated: the kubelet cannot know it.", required=True),
+    Field("operatingSystem", 9, "string", "linux or windows.", required=True),
+    Field("architecture", 10, "string", "The CPU architecture, as Go names it (amd64, arm64).", required=True),
+))
+
+NODE_SPEC = Struct(API + "NodeSpec", PROTO + "NodeSpec", "How the node may be used.", (
+    Field("podCIDR", 1, "string", "The range the node's pods get their IPs from."),
+    Field("podCIDRs", 7, ListOf("string"), "The ranges, one per IP family.", patch_strategy="merge", list_type="set"),
+    Field("unschedulable", 4, "bool", "True keeps new pods off the node (kubectl cordon)."),
+))
+
+NODE_STATUS = Struct(API + "NodeStatus", PROTO + "NodeStatus", "What the kubelet last reported of the node.", (
+    Field("capacity", 1, MapOf(QUANTITY), "The node's resources."),
+    Field("allocatable", 2, MapOf(QUANTITY), "What of them pods may use."),
+    Field("conditions", 4, ListOf(NODE_CONDITION), "The node's conditions.",
+          patch_strategy="merge", patch_merge_key="type", list_type="map", list_map_keys=("type",)),
+    Field("addresses", 5, ListOf(NODE_ADDRESS), "The node's addresses.",
+          patch_strategy="merge", patch_merge_key="type", list_type="map", list_map_keys=("type",)),
+    Field("nodeInfo", 7, NODE_SYSTEM_INFO, "What runs on the node."),
+))
+
+NODE = register(Struct(
+    API + "Node", PROTO + "Node", "A machine that runs pods; its kubelet registers it and reports its status.",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata."),
+        Field("spec", 2, NODE_SPEC, "How the node may be used."),
+        Field("status", 3, NODE_STATUS, "What the kubelet last reported."),
+    ),
+    type_meta=True, gvks=(("", "v1", "Node"),),
+))
+
+NODE_LIST = register(Struct(
+    API + "NodeList", PROTO + "NodeList", "A list of Nodes.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(NODE), "The Nodes.", required=True)),
+    type_meta=True, gvks=(("", "v1", "NodeList"),),
+))
