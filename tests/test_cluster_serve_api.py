@@ -105,6 +105,9 @@ def test_the_cluster_is_served_with_kubes_columns(cluster, kubectl):
     assert nodes[1][:3] + nodes[1][4:6] == ["node-1", "Ready", "<none>", "v1.36.0", "192.168.49.2"] and len(nodes) == 2
     described = kubectl.run("describe", "node", "node-1").stdout
     assert re.search(r"^Non-terminated Pods: +\(2 in total\)$", described, re.M), described
+    # and the namespaces kube-apiserver makes
+    assert [row.split()[:2] for row in kubectl.run("get", "ns", "--no-headers").stdout.splitlines()] == [
+        ["default", "Active"], ["kube-node-lease", "Active"], ["kube-public", "Active"], ["kube-system", "Active"]]
     # the pod as kube writes it: its preStop hook and the server's flags are in the spec
     pod = json.loads(kubectl.run("get", "pod", running_pod(cluster), "-o", "json").stdout)
     container = pod["spec"]["containers"][0]

@@ -14,7 +14,8 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
   registry's graceful delete) and ``pods/status``; ``endpoints`` (get, list, watch: the
   service's slice as the older API shows it, with v1.33's deprecation warning), ``services``
   (get, list, watch: the Service kube-proxy routes by, on a nominal cluster IP), ``nodes`` (get,
-  list, watch: the node the kubelet registered) and ``events``
+  list, watch: the node the kubelet registered), ``namespaces`` (get, list, watch: the four
+  kube-apiserver makes) and ``events``
   (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``, and by the
   involved object's fields, as ``kubectl describe pod`` asks); pods and events are selected by
   their own fields (``registry/core``'s ``to_selectable_fields``);
@@ -48,7 +49,19 @@ from genericserver import runtime as rt
 from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST, REPLICA_SET, REPLICA_SET_LIST
 from genericserver.api.autoscaling.v1.types import SCALE
 from genericserver.api.core.v1.types import ENDPOINTS as ENDPOINTS_STRUCT
-from genericserver.api.core.v1.types import ENDPOINTS_LIST, EVENT, EVENT_LIST, NODE, NODE_LIST, POD, POD_LIST, SERVICE, SERVICE_LIST
+from genericserver.api.core.v1.types import (
+    ENDPOINTS_LIST,
+    EVENT,
+    EVENT_LIST,
+    NAMESPACE,
+    NAMESPACE_LIST,
+    NODE,
+    NODE_LIST,
+    POD,
+    POD_LIST,
+    SERVICE,
+    SERVICE_LIST,
+)
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.cluster import apistorage, store as cluster_store
@@ -63,6 +76,7 @@ from genericserver.printers.internalversion.printers import (
     ENDPOINT_SLICE_TABLE,
     ENDPOINTS_TABLE,
     EVENT_TABLE,
+    NAMESPACE_TABLE,
     NODE_TABLE,
     POD_TABLE,
     REPLICA_SET_TABLE,
@@ -88,6 +102,10 @@ REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", REPLICA_SET, 
 DEPLOYMENT_SCALE = Resource("apps", "v1", "deployments/scale", "Scale", SCALE, verbs=ITEM, kind_group_version="autoscaling/v1")
 ENDPOINTS = Resource("", "v1", "endpoints", "Endpoints", ENDPOINTS_STRUCT, ENDPOINTS_LIST, short_names=("ep",), table=ENDPOINTS_TABLE,
                      verbs=READ, singular="endpoints", deprecation=ENDPOINTS_DEPRECATION)
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", NAMESPACE, NAMESPACE_LIST, namespaced=False, short_names=("ns",),
+                      table=NAMESPACE_TABLE, verbs=READ)
+# the namespaces kube-apiserver's system namespaces controller makes at its start
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 NODES = Resource("", "v1", "nodes", "Node", NODE, NODE_LIST, namespaced=False, short_names=("no",), table=NODE_TABLE, verbs=READ)
 SERVICES = Resource("", "v1", "services", "Service", SERVICE, SERVICE_LIST, short_names=("svc",), categories=("all",),
                     table=SERVICE_TABLE, verbs=READ)
@@ -112,9 +130,12 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     events = ClusterStorage(store, cluster_store.EVENT, EVENTS, view.event)
     services = ClusterStorage(store, cluster_store.SERVICE, SERVICES, view.service)
     nodes = ClusterStorage(store, cluster_store.NODE, NODES, view.node)
+    for name in SYSTEM_NAMESPACES:
+        store.create({"kind": cluster_store.NAMESPACE, "metadata": {"name": name, "namespace": ""}}, record=False)
+    namespaces = ClusterStorage(store, cluster_store.NAMESPACE, NAMESPACES, view.namespace)
     groups.install_legacy_api_group([scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status),
                                      scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services),
-                                     scope(NODES, nodes)])
+                                     scope(NODES, nodes), scope(NAMESPACES, namespaces)])
     deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)
     scale = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENT_SCALE, lambda d: apistorage.scale_of(view, d),
                            merge=apistorage.scale_merge)

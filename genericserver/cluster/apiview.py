@@ -240,6 +240,12 @@ class APIView:
         return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
                 "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}
 
+    def namespace(self, ns: dict) -> dict:
+        meta = self.meta(ns["metadata"])
+        meta["labels"] = {"kubernetes.io/metadata.name": meta["name"]}  # the label the API sets on every namespace
+        return {"kind": "Namespace", "apiVersion": "v1", "metadata": meta, "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"}}
+
     def node(self, n: dict) -> dict:
         """The node as its kubelet would report it: Ready, its one address, what runs on it
         (this simulation, named as such)."""

@@ -464,3 +464,27 @@ NODE_LIST = register(Struct(
     (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(NODE), "The Nodes.", required=True)),
     type_meta=True, gvks=(("", "v1", "NodeList"),),
 ))
+
+
+# -- namespaces (the four kube-apiserver makes at its start) ------------------------------------------
+
+NAMESPACE = register(Struct(
+    API + "Namespace", PROTO + "Namespace", "A scope for names: objects in different namespaces may share a name.",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata."),
+        Field("spec", 2, Struct(API + "NamespaceSpec", PROTO + "NamespaceSpec", "What must happen before the namespace is removed.",
+                                (Field("finalizers", 1, ListOf("string"), "Who must finish first (kubernetes: its objects are deleted).",
+                                       list_type="atomic"),)),
+              "What must happen before the namespace is removed."),
+        Field("status", 3, Struct(API + "NamespaceStatus", PROTO + "NamespaceStatus", "Whether the namespace is in use or going away.",
+                                  (Field("phase", 1, "string", "Active, or Terminating while its objects are deleted."),)),
+              "Whether the namespace is in use or going away."),
+    ),
+    type_meta=True, gvks=(("", "v1", "Namespace"),),
+))
+
+NAMESPACE_LIST = register(Struct(
+    API + "NamespaceList", PROTO + "NamespaceList", "A list of Namespaces.",
+    (Field("metadata", 1, LIST_META, "Standard list metadata."), Field("items", 2, ListOf(NAMESPACE), "The Namespaces.", required=True)),
+    type_meta=True, gvks=(("", "v1", "NamespaceList"),),
+))
