@@ -160,34 +160,42 @@ def test_with_no_surge_an_old_pod_goes_first():
                                "web: Scaled down replica set web-v1 from 2 to 1"]
 
 
+def two_replicas(store: Store) -> tuple[Kubelet, DeploymentController]:
+    """A running kubelet and a Deployment of two pods that stop 1 s after SIGTERM (under the simulation)."""
+    kubelet = Kubelet(store, start_delay=1.0)
+    kubelet.run()
+    d = DeploymentController(store, "web", 2, lambda name, labels: new_pod(
+        name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 1.0}]))
+    d.run()
+    return kubelet, d
+
+
+def change_spec(store: Store, mutate) -> None:
+    """What a client's update of the Deployment's spec does (the generation goes up)."""
+    def update(obj: dict) -> dict:
+        mutate(obj["spec"])
+        obj["metadata"]["generation"] += 1
+        return obj
+    store.guaranteed_update(DEPLOYMENT, "web", update)
+
+
 def test_a_paused_deployment_scales_but_rolls_out_a_new_template_only_once_resumed():
     # kubectl rollout pause, set image, scale, rollout resume: the controller ignored spec.paused
     # and started the new revision at once
     def main() -> dict:
         store = Store()
-        kubelet = Kubelet(store, start_delay=1.0)
-        kubelet.run()
-        d = DeploymentController(store, "web", 2, lambda name, labels: new_pod(
-            name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 1.0}]))
-        d.run()
+        kubelet, d = two_replicas(store)
         assert d.wait_complete(100.0)
-
-        def change(mutate) -> None:
-            def update(obj: dict) -> dict:
-                mutate(obj["spec"])
-                obj["metadata"]["generation"] += 1
-                return obj
-            store.guaranteed_update(DEPLOYMENT, "web", update)
 
         def templates() -> set:
             return {p["metadata"]["labels"]["pod-template-hash"] for p in store.list(POD) if not is_terminating(p)}
 
-        change(lambda spec: spec.update(paused=True))
-        change(lambda spec: spec["template"]["spec"]["containers"][0].update(image="fake:2"))
-        change(lambda spec: spec.update(replicas=3))
+        change_spec(store, lambda spec: spec.update(paused=True))
+        change_spec(store, lambda spec: spec["template"]["spec"]["containers"][0].update(image="fake:2"))
+        change_spec(store, lambda spec: spec.update(replicas=3))
         rt.sleep(30.0)  # virtual time: long enough for any rollout to have started
         paused = {"templates": templates(), "status": store.get(DEPLOYMENT, "web")["status"]}
-        change(lambda spec: spec.pop("paused"))
+        change_spec(store, lambda spec: spec.pop("paused"))
         rt.sleep(1.0)  # virtual time: the controller sees the resume before completion is asked
         assert d.wait_complete(100.0)
         resumed = templates()
@@ -207,11 +215,7 @@ def test_a_paused_deployment_scales_but_rolls_out_a_new_template_only_once_resum
 def test_the_replica_sets_are_stored_owned_and_a_template_brought_back_reuses_its_own():
     def main() -> dict:
         store = Store()
-        kubelet = Kubelet(store, start_delay=1.0)
-        kubelet.run()
-        d = DeploymentController(store, "web", 2, lambda name, labels: new_pod(
-            name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 1.0}]))
-        d.run()
+        kubelet, d = two_replicas(store)
         seen = []
 
         def settle_and_look() -> None:
@@ -229,11 +233,7 @@ def test_the_replica_sets_are_stored_owned_and_a_template_brought_back_reuses_it
                          "rs owners": {rs["metadata"]["ownerReferences"][0]["uid"] == deployment["metadata"]["uid"] for rs in store.list(REPLICA_SET)}})
 
         def set_image(image: str) -> None:
-            def update(obj: dict) -> dict:
-                obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
-                obj["metadata"]["generation"] += 1
-                return obj
-            store.guaranteed_update(DEPLOYMENT, "web", update)
+            change_spec(store, lambda spec: spec["template"]["spec"]["containers"][0].update(image=image))
 
         settle_and_look()
         set_image("fake:2")
