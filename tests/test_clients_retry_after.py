@@ -43,21 +43,30 @@ def draining_server():
     the 429 it gave the client's list (its access line, at ``--v=3``), the ``/slow`` client
     hangs up: the server cancels that request (the background read), the drain ends, the
     listener closes, and the client's retry five seconds later is refused. A window of fixed
-    length failed under two suites at once: the client's first request came after it."""
+    length failed under two suites at once: the client's first request came after it.
+
+    Once the server has stopped listening, its port is held (bound, not listening: a connection is
+    refused) until the test ends: a server of another test, or of a second suite, was once given
+    the freed port and answered the client's retry with a 200."""
     sp = ServerProcess("--v=3", "--shutdown-send-retry-after", "--shutdown-delay-duration", "3s")
     slow = socket.create_connection(("127.0.0.1", sp.port), timeout=WAIT)
     slow.sendall(b"GET /slow?seconds=60 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     sp.signal()
     sp.expect(r'name="NotAcceptingNewRequest"')
+    held = socket.socket()
+    held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the closed connections' TIME_WAIT would refuse it
 
     def close_the_window():
         sp.expect(r'"HTTP" verb="LIST" URI="/api/v1/namespaces/default/configmaps.*resp=429')
         slow.close()
+        sp.expect(r"Stopped listening on 127\.0\.0\.1:")
+        held.bind(("127.0.0.1", sp.port))
 
     closer = threading.Thread(target=close_the_window, name="window-closer")
     closer.start()
     yield sp
     closer.join(WAIT)
+    held.close()
     assert sp.wait() == 0
     # /slow was in flight until its client left: the drain waited for it, then ended. Its context
     # ended, and the handler (503, "gave up waiting") races the timeout filter (504), as in Go
