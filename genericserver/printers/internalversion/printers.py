@@ -129,14 +129,24 @@ def _container_cells(containers: list) -> tuple[str, str]:
     return ",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)
 
 
+def _template_columns(selector_doc: str) -> tuple[dict, ...]:
+    """The wide columns of a kind that runs a pod template: its containers, images, selector."""
+    return (column("Containers", "string", "The names of the template's containers.", priority=1),
+            column("Images", "string", "The images of the template's containers.", priority=1),
+            column("Selector", "string", selector_doc, priority=1))
+
+
+def _template_cells(spec: dict) -> list:
+    names, images = _container_cells(((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
+    return [names, images, format_label_selector(spec.get("selector") or {})]
+
+
 def _deployment_cells(obj: dict, now: float) -> list:
     """``printDeployment``: READY as ready/desired, then updated and available counts."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    names, images = _container_cells(((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
     return [obj["metadata"].get("name", ""), f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
             status.get("updatedReplicas", 0), status.get("availableReplicas", 0),
-            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now),
-            names, images, format_label_selector(spec.get("selector") or {})]
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now), *_template_cells(spec)]
 
 
 DEPLOYMENT_TABLE = TableConvertor((
@@ -145,19 +155,15 @@ DEPLOYMENT_TABLE = TableConvertor((
     column("Up-to-date", "string", DEPLOYMENT_STATUS.field("updatedReplicas").doc),
     column("Available", "string", DEPLOYMENT_STATUS.field("availableReplicas").doc),
     AGE_COLUMN,
-    column("Containers", "string", "The names of the template's containers.", priority=1),
-    column("Images", "string", "The images of the template's containers.", priority=1),
-    column("Selector", "string", DEPLOYMENT_SPEC.field("selector").doc, priority=1),
+    *_template_columns(DEPLOYMENT_SPEC.field("selector").doc),
 ), _deployment_cells)
 
 
 def _replica_set_cells(obj: dict, now: float) -> list:
     """``printReplicaSet``: desired (the spec), current and ready (the status), as integers."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    names, images = _container_cells(((spec.get("template") or {}).get("spec") or {}).get("containers") or [])
     return [obj["metadata"].get("name", ""), spec.get("replicas", 0), status.get("replicas", 0), status.get("readyReplicas", 0),
-            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now),
-            names, images, format_label_selector(spec.get("selector") or {})]
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now), *_template_cells(spec)]
 
 
 REPLICA_SET_TABLE = TableConvertor((
@@ -166,9 +172,7 @@ REPLICA_SET_TABLE = TableConvertor((
     column("Current", "integer", REPLICA_SET_STATUS.field("replicas").doc),
     column("Ready", "integer", REPLICA_SET_STATUS.field("readyReplicas").doc),
     AGE_COLUMN,
-    column("Containers", "string", "The names of the template's containers.", priority=1),
-    column("Images", "string", "The images of the template's containers.", priority=1),
-    column("Selector", "string", REPLICA_SET_SPEC.field("selector").doc, priority=1),
+    *_template_columns(REPLICA_SET_SPEC.field("selector").doc),
 ), _replica_set_cells)
 
 
