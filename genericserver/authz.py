@@ -5,7 +5,9 @@ answers ``(decision, reason, error)``, Go's triple. :data:`ALWAYS_ALLOW` says ye
 :data:`ALWAYS_DENY` has no opinion, with the reason ``Everything is forbidden.`` (so the
 authorization filter answers 403); :func:`new_privileged_groups` allows members of given groups
 (``system:masters`` on the loopback connection); :func:`union` asks several in turn.
-The rule-resolver half of Go's interfaces (``RulesFor``) is not ported: nothing here lists rules.
+The rule-resolver half (``RulesFor``: what may this user do in a namespace, for ``kubectl auth
+can-i --list``) is ported for the built-in modes and their union; an authorizer without it
+(a plain function, the privileged groups) lists nothing.
 """
 
 from __future__ import annotations
@@ -63,14 +65,42 @@ class AuthorizerFunc:
         return self._fn(ctx, a)
 
 
+@dataclass(frozen=True)
+class ResourceRuleInfo:
+    """``authorizer.DefaultResourceRuleInfo``: verbs allowed on resources of API groups (``*``: any)."""
+
+    verbs: tuple[str, ...]
+    api_groups: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    resource_names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NonResourceRuleInfo:
+    """``authorizer.DefaultNonResourceRuleInfo``: verbs allowed on URL paths (``*``: any)."""
+
+    verbs: tuple[str, ...]
+    non_resource_urls: tuple[str, ...] = ()
+
+
+# RulesFor's answer: resource rules, non-resource rules, whether the list is incomplete, an error
+RulesResult = tuple[list[ResourceRuleInfo], list[NonResourceRuleInfo], bool, Optional[BaseException]]
+
+
 class _AlwaysAllow:
     def authorize(self, ctx: Any, a: Any) -> AuthorizeResult:
         return Decision.ALLOW, "", None
+
+    def rules_for(self, ctx: Any, user: Any, namespace: str) -> RulesResult:
+        return [ResourceRuleInfo(("*",), ("*",), ("*",))], [NonResourceRuleInfo(("*",), ("*",))], False, None
 
 
 class _AlwaysDeny:
     def authorize(self, ctx: Any, a: Any) -> AuthorizeResult:
         return Decision.NO_OPINION, "Everything is forbidden.", None
+
+    def rules_for(self, ctx: Any, user: Any, namespace: str) -> RulesResult:
+        return [], [], False, None
 
 
 ALWAYS_ALLOW: Authorizer = _AlwaysAllow()
@@ -118,6 +148,23 @@ class _Union:
             if decision in (Decision.ALLOW, Decision.DENY):
                 return decision, reason, err
         return Decision.NO_OPINION, "\n".join(reasons), errors.new_aggregate(errs)
+
+    def rules_for(self, ctx: Any, user: Any, namespace: str) -> RulesResult:
+        """``unionAuthzRulesHandler``: every member's rules together; incomplete if one's is."""
+        resource: list[ResourceRuleInfo] = []
+        non_resource: list[NonResourceRuleInfo] = []
+        incomplete, errs = False, []
+        for authz in self.authorizers:
+            rules_for = getattr(authz, "rules_for", None)
+            if rules_for is None:
+                continue
+            r, n, partial, err = rules_for(ctx, user, namespace)
+            incomplete = incomplete or partial
+            if err is not None:
+                errs.append(err)
+            resource.extend(r)
+            non_resource.extend(n)
+        return resource, non_resource, incomplete, errors.new_aggregate(errs)
 
 
 def union(*authorizers: Authorizer) -> Authorizer:

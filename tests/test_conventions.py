@@ -160,6 +160,7 @@ FOLDERS = [
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
     ("kubernetes:pkg/registry/core/", "registry/core"),
     ("kubernetes:pkg/registry/authorization/selfsubjectaccessreview/", "registry/authorization"),
+    ("kubernetes:pkg/registry/authorization/selfsubjectrulesreview/", "registry/authorization"),
     ("api:authorization/v1/", "api/authorization/v1"),
     ("kubernetes:pkg/printers/internalversion/", "printers/internalversion"),
     ("kube-openapi:pkg/", "openapi"),

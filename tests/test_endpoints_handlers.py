@@ -201,6 +201,33 @@ def test_a_self_subject_access_review_asks_the_servers_authorizer_about_the_requ
     code, doc = review({"resourceAttributes": {"verb": "get"}}, metadata={"name": "mine"})
     assert code == 422 and doc["details"]["causes"][0]["field"] == "metadata"
     assert len(asked) == 2  # the invalid ones asked nobody
+    # a plain function has no rule resolver: the rules review is not served
+    assert Client(as_alice).post(RULES_REVIEWS, json={"spec": {"namespace": "ns"}}).status_code == 404
+
+
+RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews"
+
+
+def test_a_self_subject_rules_review_lists_the_rule_resolvers_rules():
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux, authorizer=authz.union(authz.new_always_deny_authorizer(), authz.new_always_allow_authorizer()))
+
+    def as_alice(environ, start_response):
+        request.with_user(environ, request.UserInfo("alice", "", (), {}))
+        return mux(environ, start_response)
+
+    def review(namespace: str) -> tuple[int, dict]:
+        r = Client(as_alice).post(RULES_REVIEWS, json={"kind": "SelfSubjectRulesReview", "apiVersion": "authorization.k8s.io/v1",
+                                                       "spec": {"namespace": namespace}})
+        return r.status_code, json.loads(r.data)
+
+    code, doc = review("ns")
+    # AlwaysDeny lists nothing, AlwaysAllow everything; Go answers an empty spec
+    assert (code, doc["spec"], doc["status"]) == (201, {}, {
+        "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+        "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False})
+    code, doc = review("")
+    assert (code, doc["message"]) == (400, "no namespace on request")
 
 
 def test_a_self_subject_review_answers_the_requests_user():

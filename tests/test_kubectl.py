@@ -67,7 +67,8 @@ def test_api_versions_and_api_resources_come_from_discovery(kubectl):
     lines = kubectl.run("api-resources", "--no-headers").stdout.splitlines()
     assert [line.split() for line in lines] == [["configmaps", "cm", "v1", "true", "ConfigMap"],
                                                 ["selfsubjectreviews", "authentication.k8s.io/v1", "false", "SelfSubjectReview"],
-                                                ["selfsubjectaccessreviews", "authorization.k8s.io/v1", "false", "SelfSubjectAccessReview"]]
+                                                ["selfsubjectaccessreviews", "authorization.k8s.io/v1", "false", "SelfSubjectAccessReview"],
+                                                ["selfsubjectrulesreviews", "authorization.k8s.io/v1", "false", "SelfSubjectRulesReview"]]
 
 
 def test_get_of_nothing_says_so(kubectl):
@@ -134,6 +135,10 @@ def test_auth_can_i_asks_the_servers_authorizer(server, kubectl):
     for question in (("delete", "configmaps"), ("create", "configmaps", "-n", "other"), ("get", "/healthz")):
         out = kubectl.run("auth", "can-i", *question)
         assert (out.stdout, out.returncode) == ("yes\n", 0)
+    # --list: a SelfSubjectRulesReview, from AlwaysAllow's rule resolver
+    rows = [line.split() for line in kubectl.run("auth", "can-i", "--list").stdout.splitlines()]
+    assert rows == [["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"],
+                    ["*.*", "[]", "[]", "[*]"], ["[*]", "[]", "[*]"]]
 
 
 def test_get_all_namespaces_and_by_label(stored, kubectl):

@@ -1,4 +1,4 @@
-"""Port of k8s.io/api/authorization/v1/types.go (v1.36.0): SelfSubjectAccessReview, as data.
+"""Port of k8s.io/api/authorization/v1/types.go (v1.36.0): SelfSubjectAccessReview and SelfSubjectRulesReview, as data.
 
 What ``kubectl auth can-i VERB RESOURCE`` creates and reads back: may the requesting user do
 this? (field numbers from authorization/v1's generated.proto; descriptions ours; the field and
@@ -8,7 +8,7 @@ label selector attributes of a resource check are left out).
 from __future__ import annotations
 
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
-from genericserver.apimachinery.structs import Field, Struct, register
+from genericserver.apimachinery.structs import Field, ListOf, Struct, register
 
 API = "io.k8s.api.authorization.v1."
 PROTO = "k8s.io.api.authorization.v1."
@@ -50,4 +50,33 @@ SELF_SUBJECT_ACCESS_REVIEW = register(Struct(
         Field("status", 3, SUBJECT_ACCESS_REVIEW_STATUS, "The answer; filled by the server."),
     ),
     type_meta=True, gvks=(("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),),
+))
+
+RESOURCE_RULE = Struct(API + "ResourceRule", PROTO + "ResourceRule", "Verbs a user may use on some resources.", (
+    Field("verbs", 1, ListOf("string"), "The verbs; * for all.", required=True, list_type="atomic"),
+    Field("apiGroups", 2, ListOf("string"), "The API groups; * for all.", list_type="atomic"),
+    Field("resources", 3, ListOf("string"), "The resources; * for all, resource/subresource for a subresource.", list_type="atomic"),
+    Field("resourceNames", 4, ListOf("string"), "Only objects of these names; empty for any.", list_type="atomic"),
+))
+
+NON_RESOURCE_RULE = Struct(API + "NonResourceRule", PROTO + "NonResourceRule", "Verbs a user may use on some URL paths.", (
+    Field("verbs", 1, ListOf("string"), "The verbs (get, post...); * for all.", required=True, list_type="atomic"),
+    Field("nonResourceURLs", 2, ListOf("string"), "The paths; a trailing * matches any rest.", list_type="atomic"),
+))
+
+SELF_SUBJECT_RULES_REVIEW = register(Struct(
+    API + "SelfSubjectRulesReview", PROTO + "SelfSubjectRulesReview",
+    "Lists what the requesting user may do in a namespace; answered at once, stored nowhere.",
+    (
+        Field("metadata", 1, OBJECT_META, "Standard object metadata."),
+        Field("spec", 2, Struct(API + "SelfSubjectRulesReviewSpec", PROTO + "SelfSubjectRulesReviewSpec", "Where to list the rules.",
+                                (Field("namespace", 1, "string", "The namespace."),)), "Where to list the rules.", required=True),
+        Field("status", 3, Struct(API + "SubjectRulesReviewStatus", PROTO + "SubjectRulesReviewStatus", "The rules, as the authorizers know them.", (
+            Field("resourceRules", 1, ListOf(RESOURCE_RULE), "What the user may do on resources.", required=True, list_type="atomic"),
+            Field("nonResourceRules", 2, ListOf(NON_RESOURCE_RULE), "What the user may do on other paths.", required=True, list_type="atomic"),
+            Field("incomplete", 3, "bool", "True when an authorizer could not list its rules (the list may be short).", required=True),
+            Field("evaluationError", 4, "string", "What went wrong while listing them."),
+        )), "The answer; filled by the server."),
+    ),
+    type_meta=True, gvks=(("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),),
 ))
