@@ -325,34 +325,47 @@ def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluste
 
 
 def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_back(cluster, kubectl):
-    # (after the test above: revisions web-v1, web-v2 and web-v3, the last one scaled to 3)
-    def replica_sets() -> list[list[str]]:
-        return [row.split()[:4] for row in kubectl.run("get", "rs", "--no-headers").stdout.splitlines()]
+    def replica_sets() -> dict[str, list[str]]:  # name -> DESIRED, CURRENT, READY
+        return {row.split()[0]: row.split()[1:4] for row in kubectl.run("get", "rs", "--no-headers").stdout.splitlines()}
 
-    def history() -> list[str]:
-        return [row.split()[0] for row in kubectl.run("rollout", "history", "deployment/web").stdout.splitlines()[2:] if row.strip()]
+    def history() -> list[int]:
+        return [int(row.split()[0]) for row in kubectl.run("rollout", "history", "deployment/web").stdout.splitlines()[2:] if row.strip()]
 
-    assert replica_sets() == [["web-v1", "0", "0", "0"], ["web-v2", "0", "0", "0"], ["web-v3", "3", "3", "3"]]
-    assert history() == ["1", "2", "3"]
-    owner = json.loads(kubectl.run("get", "rs", "web-v3", "-o", "json").stdout)["metadata"]["ownerReferences"]
+    def settled() -> str:
+        """Wait for the rollout; the one ReplicaSet that has pods then."""
+        out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s").stdout
+        assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+        (active,) = [name for name, counts in replica_sets().items() if counts[0] != "0"]
+        return active
+
+    def rolled_out(*command: str) -> str:
+        kubectl.run(*command)
+        return settled()
+
+    replicas = kubectl.run("get", "deployment/web", "-o", "jsonpath={.spec.replicas}").stdout
+    first = rolled_out("set", "image", "deployment/web", "app=genericserver:rs-a")
+    revisions = history()
+    second = rolled_out("set", "image", "deployment/web", "app=genericserver:rs-b")
+    assert second != first and replica_sets()[first] == ["0", "0", "0"] and replica_sets()[second] == [replicas] * 3
+    assert history() == revisions + [revisions[-1] + 1]
+    owner = json.loads(kubectl.run("get", "rs", second, "-o", "json").stdout)["metadata"]["ownerReferences"]
     assert [(o["kind"], o["name"], o["controller"]) for o in owner] == [("Deployment", "web", True)]
     # undo: the previous template again, on its own ReplicaSet, which takes the next revision
+    kept = set(replica_sets())
     undo = kubectl.run("rollout", "undo", "deployment/web")
     # (no warning: the container's resources, which kubectl sends empty, are a known field)
     assert (undo.stdout.strip(), undo.stderr) == ("deployment.apps/web rolled back", "")
-    out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s").stdout
-    assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
-    assert replica_sets() == [["web-v1", "0", "0", "0"], ["web-v2", "3", "3", "3"], ["web-v3", "0", "0", "0"]]
-    assert history() == ["1", "3", "4"]
-    pod = kubectl.run("get", "pods", "-l", "pod-template-hash=web-v2", "-o", "name").stdout.split()[0]
-    assert re.search(r"^Controlled By: +ReplicaSet/web-v2$", kubectl.run("describe", pod).stdout, re.M)
+    assert settled() == first and set(replica_sets()) == kept
+    assert history() == revisions[:-1] + [revisions[-1] + 1, revisions[-1] + 2]
+    pod = kubectl.run("get", "pods", "-l", f"pod-template-hash={first}", "-o", "name").stdout.split()[0]
+    assert re.search(rf"^Controlled By: +ReplicaSet/{first}$", kubectl.run("describe", pod).stdout, re.M)
     described = kubectl.run("describe", "deployment", "web").stdout
-    assert re.search(r"^NewReplicaSet: +web-v2 \(3/3 replicas created\)$", described, re.M), described
+    assert re.search(rf"^NewReplicaSet: +{first} \({replicas}/{replicas} replicas created\)$", described, re.M), described
     # and the controllers' events: the deployment's scaling steps, the ReplicaSet's pods
-    assert re.search(r"^  Normal +ScalingReplicaSet +\S+ +deployment-controller +Scaled up replica set web-v2 from 0 to 1$",
+    assert re.search(rf"^  Normal +ScalingReplicaSet +\S+ +deployment-controller +Scaled up replica set {second} from 0 to 1$",
                      described, re.M), described
-    assert re.search(r"^  Normal +SuccessfulCreate +\S+ +replicaset-controller +Created pod: web-v2-\d+$",
-                     kubectl.run("describe", "rs", "web-v2").stdout, re.M)
+    assert re.search(rf"^  Normal +SuccessfulCreate +\S+ +replicaset-controller +Created pod: {second}-\d+$",
+                     kubectl.run("describe", "rs", second).stdout, re.M)
 
 
 def rollout_restart(tmp_path, *flags: str) -> str:
