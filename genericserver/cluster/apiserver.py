@@ -117,8 +117,9 @@ ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "Endpoint
 
 def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_timeout: float = 1800, metrics: Any = None,
             external_address: str = "", authorizer: Any = None) -> APIGroups:
-    """Serve the cluster's pods, deployments and endpoint slices on ``mux`` (with discovery),
-    and the review APIs (``auth whoami``; ``auth can-i`` with the server's ``authorizer``)."""
+    """Serve the cluster's resources on ``mux`` (with discovery), as listed in the module's
+    docstring and made here (the system namespaces), and the review APIs (``auth whoami``;
+    ``auth can-i`` with the server's ``authorizer``)."""
     groups = APIGroups(mux, external_address=external_address)
 
     def scope(resource: Resource, storage: ClusterStorage, **extra: Any) -> RequestScope:

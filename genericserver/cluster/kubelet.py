@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from genericserver import runtime as rt
-from genericserver.apimachinery.api.errors import StatusError
+from genericserver.apimachinery.api.errors import StatusError, is_already_exists
 from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
@@ -162,7 +162,7 @@ class Kubelet:
                 "kubernetes.io/hostname": self.node_name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
                 "spec": {"podCIDR": "10.244.0.0/24", "podCIDRs": ["10.244.0.0/24"]}}, record=False)
         except StatusError as err:
-            if err.status.get("reason") != "AlreadyExists":  # a kubelet started again on the same node
+            if not is_already_exists(err):  # a kubelet started again on the same node
                 raise
 
     def stop(self) -> None:
