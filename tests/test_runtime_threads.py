@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
 import threading
@@ -305,3 +306,32 @@ def test_with_tricks_a_select_parks_on_a_parked_lock():
     g = rt.go(lambda: got.append((rt.THREADS.select(a, b, timeout=0.001), type(rt._selector.woken))), name="selector")
     assert g.join(WAIT)
     assert got == [(None, speed_tricks.ParkedLock)] and a._selectors == b._selectors == []
+
+
+# -- a goroutine's context variables --------------------------------------------------------------
+
+WHO = contextvars.ContextVar("who", default="nobody")
+
+
+def test_a_goroutine_and_an_after_func_start_with_their_spawners_context_variables():
+    seen: dict[str, str] = {}
+    done = [threading.Event(), threading.Event()]
+
+    def child(key: str, i: int) -> None:
+        seen[key] = WHO.get()
+        WHO.set("changed-by-child")  # its own copy: neither the spawner nor the next goroutine sees it
+        done[i].set()
+
+    def spawner() -> None:
+        WHO.set("replica-1")
+        rt.go(child, "go", 0, name="ctx-child")
+        rt.after_func(0.0, lambda: child("after_func", 1), name="ctx-timer")
+
+    threading.Thread(target=spawner).start()
+    assert all(d.wait(WAIT) for d in done)
+    assert seen == {"go": "replica-1", "after_func": "replica-1"}
+    # the pooled thread the child ran on is handed the next goroutine with that one's context
+    again = threading.Event()
+    rt.go(lambda: (seen.__setitem__("next", WHO.get()), again.set()), name="ctx-next")
+    assert again.wait(WAIT)
+    assert seen["next"] == "nobody" and WHO.get() == "nobody"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import sys
 import threading
 import time
@@ -600,3 +601,21 @@ def test_goroutines_blocked_on_many_things_wake_in_creation_order():
 
     order, _ = run(scenario)
     assert order == ["deadline", "event", "lock", "notify"]
+
+
+WHO = contextvars.ContextVar("who", default="nobody")
+
+
+def test_a_goroutine_starts_with_its_spawners_context_variables_as_under_threads():
+    def main() -> list[str]:
+        seen: list[str] = []
+        WHO.set("replica-1")
+
+        def child() -> None:
+            seen.append(WHO.get())
+            WHO.set("changed-by-child")
+
+        rt.wait_all([rt.go(child, name="child").done, rt.go(lambda: seen.append("after:" + WHO.get()), name="late").done])
+        return seen + [WHO.get()]
+
+    assert Simulation(chooser=FirstRunnable()).run(main) == ["replica-1", "after:replica-1", "replica-1"]

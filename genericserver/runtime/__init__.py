@@ -37,11 +37,18 @@ the simulation runtime in :mod:`genericserver.testing.sim`,
 which runs one thread at a time on a virtual clock so that shutdown interleavings can be
 chosen, replayed and stepped through in a debugger. ``use(rt)`` installs a runtime for a block
 of code; every primitive is bound to the runtime that created it.
+
+One thing Go has no word for: a goroutine starts with a copy of its spawner's context variables
+(:mod:`contextvars`), in both runtimes, and so does an ``after_func``'s. Go's goroutines carry
+nothing, and no server code reads a context variable; the simulated cluster runs several
+"processes" (replicas) in this one, and that is how a log line finds the container that printed
+it (:mod:`genericserver.cluster.logs`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import heapq
 import logging
 import threading
@@ -404,10 +411,11 @@ class ThreadsRuntime(Runtime):
     def go(self, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
         g = _ThreadGoroutine(name)
         live = self._live
+        spawner = contextvars.copy_context()  # (see the module's docstring)
 
         def body() -> None:
             try:
-                fn(*args)
+                spawner.run(fn, *args)
             except BaseException as exc:  # a goroutine's panic: log it and keep it for tests
                 g.exception = exc
                 self.panics.append((name, exc))
@@ -424,7 +432,8 @@ class ThreadsRuntime(Runtime):
 
     def after_func(self, seconds: float, fn: Callable[[], Any], *, name: str) -> Timer:
         """One shared timer thread instead of a thread per timer (a request deadline each)."""
-        return self._timers.add(time.monotonic() + max(0.0, seconds), lambda: self.go(fn, name=name))
+        spawner = contextvars.copy_context()  # the timer thread's would be nobody's
+        return self._timers.add(time.monotonic() + max(0.0, seconds), lambda: spawner.run(self.go, fn, name=name))
 
     def live(self) -> list[Goroutine]:
         return list(self._live)

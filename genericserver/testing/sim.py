@@ -23,6 +23,7 @@ At the end every thread the simulation started has exited: goroutines still bloc
 
 from __future__ import annotations
 
+import contextvars
 import gc
 import os
 import sys
@@ -246,7 +247,9 @@ class Simulation(Runtime):
         self._gs.append(g)
         self._wake(g)
         # a reused thread (see sim_threads): it runs nothing until it is first handed the baton
-        t = sim_threads.start(lambda: self._body(g, fn, args), f"sim:{name}", self._cpu)
+        # with its spawner's context variables, as under the threads runtime (its docstring says why)
+        spawner = contextvars.copy_context()
+        t = sim_threads.start(lambda: spawner.run(self._body, g, fn, args), f"sim:{name}", self._cpu)
         g.thread, g.sem = t, t.baton
         self._threads.append(t)
         g.ident = t.ident
