@@ -120,14 +120,18 @@ def install_sample_api(server: Any, config: Any, external_address: str) -> None:
                       external_address=external_address, authorizer=config.authorizer)
 
 
-def build_server(opts: ServeOptions, install: Callable[[Any, Any, str], None] = install_sample_api) -> Any:
-    """Config from the options, then the server with an API installed (``install(server,
-    config, external_address)``; the sample API unless given)."""
+def build_server(opts: ServeOptions, install: Callable[[Any, Any, str], None] = install_sample_api,
+                 configure: Optional[Callable[[Any], None]] = None) -> Any:
+    """Config from the options (then ``configure(config)``, a server of its own's settings), then
+    the server with an API installed (``install(server, config, external_address)``; the sample
+    API unless given)."""
     config = new_config()
     opts.run.apply_to(config)
     opts.authentication.apply_to(config)
     opts.authorization.apply_to(config)
     opts.audit.apply_to(config)
+    if configure is not None:
+        configure(config)
     opts.serving.apply_to(config)  # binds the listener last, so nothing above can leak it
     server = config.complete().new("genericserver")
     host, port = config.secure_serving.listener.getsockname()[:2] if config.secure_serving else ("", 0)
@@ -137,9 +141,9 @@ def build_server(opts: ServeOptions, install: Callable[[Any, Any, str], None] = 
 
 
 def serve(opts: ServeOptions, prog: str = "genericserver serve", install: Callable[[Any, Any, str], None] = install_sample_api,
-          built: Optional[Callable[[Any], None]] = None) -> int:
+          built: Optional[Callable[[Any], None]] = None, configure: Optional[Callable[[Any], None]] = None) -> int:
     """Run the server until SIGTERM or SIGINT, then shut it down gracefully; the exit code.
-    ``install`` puts the API on it (:func:`build_server`), ``built(server)`` runs before it starts."""
+    ``install`` and ``configure`` are :func:`build_server`'s, ``built(server)`` runs before it starts."""
     errs = opts.validate()
     if errs:
         print(f"{prog}: error: {'; '.join(errs)}", file=sys.stderr)
@@ -148,7 +152,7 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve", install: Callab
     # a goroutine's panic that nobody recovered ends this process, as Go's runtime does
     rt.THREADS.on_panic = goroutines.die_of_panic
     try:
-        server = build_server(opts, install)
+        server = build_server(opts, install, configure)
     except (OptionsError, OSError, ValueError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 1

@@ -258,6 +258,41 @@ def test_bad_input_gets_kubes_answers_and_loses_nothing(cluster, kubectl):
     assert missing.returncode == 1 and f'Error from server (NotFound): pods "{name}" not found' in missing.stderr
 
 
+def test_kubectl_logs_follows_a_replica_through_its_graceful_shutdown(cluster, kubectl):
+    pod = running_pod(cluster)
+    follow = kubectl.popen("logs", "-f", pod)
+    try:
+        first = follow.stdout.readline()  # the stream is open: the log so far has come
+        kubectl.run("delete", "pod", pod, "--wait=false")
+        out, err = follow.communicate(timeout=30)
+    finally:
+        follow.kill()
+    # the follow ends when the container exits, with the replica's own words for its shutdown
+    assert follow.returncode == 0, err
+    log = first + out
+    events = re.findall(r'"\[graceful-termination\] shutdown event" name="(\w+)"', log)
+    assert sorted(events) == sorted(["ShutdownInitiated", "AfterShutdownDelayDuration", "NotAcceptingNewRequest",
+                                     "InFlightRequestsDrained", "HTTPServerStoppedListening"]), log
+    order = events.index
+    assert order("ShutdownInitiated") < order("AfterShutdownDelayDuration") < order("NotAcceptingNewRequest") \
+        < order("InFlightRequestsDrained")
+    assert order("AfterShutdownDelayDuration") < order("HTTPServerStoppedListening")
+    assert log.splitlines()[-1].endswith("] [graceful-termination] apiserver is exiting")
+
+
+def test_kubectl_logs_reads_the_last_lines_and_says_what_the_kubelet_says(cluster, kubectl):
+    pod = running_pod(cluster)
+    whole = kubectl.run("logs", pod).stdout.splitlines()
+    assert any(line.endswith("] [graceful-termination] waiting for shutdown to be initiated") for line in whole), whole
+    assert kubectl.run("logs", pod, "--tail=1").stdout.splitlines() == whole[-1:]
+    previous = kubectl.run("logs", pod, "--previous", check=False)
+    assert (previous.returncode, previous.stderr.strip()) == (
+        1, f'Error from server (BadRequest): previous terminated container "app" in pod "{pod}" not found')
+    status, body = api(cluster, "GET", f"/api/v1/namespaces/default/pods/{pod}/log?tailLines=-3")
+    assert (status, body["reason"], body["message"]) == (
+        422, "Invalid", f'PodLogOptions "{pod}" is invalid: tailLines: Invalid value: -3: must be greater than or equal to 0')
+
+
 def json_stream(lines):
     """The objects of ``kubectl get -w -o json``: each ends with a ``}`` at the line's start."""
     buf = []
@@ -419,7 +454,7 @@ def test_a_server_build_that_fails_prints_none_of_the_cluster(monkeypatch):
             super().__init__(cfg)
             worlds.append(self)
 
-    def refused_after_a_controller_wrote(opts, prog, install, built):
+    def refused_after_a_controller_wrote(opts, prog, install, built, configure):
         worlds[0].events.record("store", "endpointslice web created")
         return 1  # what serve returns when the build fails, before built()
 

@@ -312,7 +312,7 @@ def test_serve_waits_for_no_goroutine_of_another_server(monkeypatch):
         def run_with_context(self, ctx):
             return None
 
-    monkeypatch.setattr(cmd, "build_server", lambda opts, install: Server())
+    monkeypatch.setattr(cmd, "build_server", lambda opts, install, configure: Server())
     monkeypatch.setattr(signal_handler, "setup_signal_context", gocontext.background)
     monkeypatch.setattr(cmd.rt.THREADS, "live", lambda: [Foreign()])
     # serve makes an unrecovered goroutine panic end the process: undone after this test, or a

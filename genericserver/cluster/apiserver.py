@@ -11,7 +11,9 @@ drives the kubelet's kill sequence.
 Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATCH:
 
 * ``v1`` ``pods`` (get, list, watch, patch, update, delete, deletecollection; the pod
-  registry's graceful delete) and ``pods/status``; ``endpoints`` (get, list, watch: the
+  registry's graceful delete), ``pods/status`` and ``pods/log`` (``kubectl logs [-f]``: what the
+  replica's klog printed, :mod:`.logs`; a followed log is long-running, as kube-apiserver's
+  ``LongRunningFunc`` says); ``endpoints`` (get, list, watch: the
   service's slice as the older API shows it, with v1.33's deprecation warning), ``services``
   (get, list, watch: the Service kube-proxy routes by, on a nominal cluster IP), ``nodes`` (get,
   list, watch: the node the kubelet registered), ``namespaces`` (get, list, watch: the four
@@ -36,7 +38,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import logging
 import os
 import ssl
 import sys
@@ -45,6 +46,7 @@ from typing import Any, Callable, Optional
 
 from rich.console import Console
 
+from genericserver import klog
 from genericserver import runtime as rt
 from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST, REPLICA_SET, REPLICA_SET_LIST
 from genericserver.api.autoscaling.v1.types import SCALE
@@ -66,11 +68,14 @@ from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_
 from genericserver.apigroups import APIGroups
 from genericserver.cluster import apistorage, store as cluster_store
 from genericserver.cluster.apistorage import ClusterStorage
+from genericserver.cluster import logs
 from genericserver.cluster.apiview import APIView
+from genericserver.cluster.containers import ServerOptions
 from genericserver.cluster.losses import format_loss, tally
 from genericserver.cluster.scenario import STARTUP_SIGNALS, ScenarioConfig, World
 from genericserver.endpoints.handlers.rest import RequestScope
 from genericserver.events import Event
+from genericserver.filters.longrunning import basic_long_running_request_check
 from genericserver.printers.internalversion.printers import (
     DEPLOYMENT_TABLE,
     ENDPOINT_SLICE_TABLE,
@@ -83,8 +88,7 @@ from genericserver.printers.internalversion.printers import (
     SERVICE_TABLE,
 )
 from genericserver.registry import reviews
-from genericserver.registry.core import event_strategy
-from genericserver.registry.core import pod_strategy
+from genericserver.registry.core import event_strategy, pod_strategy, rest_log
 from genericserver.registry.rest.rest import Resource
 
 READ = ("get", "list", "watch")
@@ -95,6 +99,10 @@ PODS = Resource("", "v1", "pods", "Pod", POD, POD_LIST, short_names=("po",), cat
                 verbs=("delete", "deletecollection", "get", "list", "patch", "update", "watch"),
                 field_labels=pod_strategy.to_selectable_fields)
 POD_STATUS = Resource("", "v1", "pods/status", "Pod", POD, verbs=ITEM)
+POD_LOG = Resource("", "v1", "pods/log", "Pod", POD, verbs=("get",))
+# kube-apiserver's long-running requests (pkg/controlplane/apiserver/config.go): besides watches,
+# a followed log, exec, attach and port-forward hold their connection as long as they like
+LONG_RUNNING_VERBS, LONG_RUNNING_SUBRESOURCES = {"watch", "proxy"}, {"attach", "exec", "proxy", "log", "portforward"}
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment", DEPLOYMENT, DEPLOYMENT_LIST, short_names=("deploy",),
                        categories=("all",), table=DEPLOYMENT_TABLE, verbs=("get", "list", "patch", "update", "watch"))
 REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet", REPLICA_SET, REPLICA_SET_LIST, short_names=("rs",),
@@ -115,11 +123,17 @@ ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "Endpoint
                            table=ENDPOINT_SLICE_TABLE, verbs=READ)
 
 
+def kube_apiserver_config(config: Any) -> None:
+    """What kube-apiserver sets on the generic config besides the flags: its long-running requests."""
+    config.long_running_func = basic_long_running_request_check(LONG_RUNNING_VERBS, LONG_RUNNING_SUBRESOURCES)
+
+
 def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_timeout: float = 1800, metrics: Any = None,
-            external_address: str = "", authorizer: Any = None) -> APIGroups:
+            external_address: str = "", authorizer: Any = None, logs: Optional[rest_log.Locate] = None) -> APIGroups:
     """Serve the cluster's resources on ``mux`` (with discovery), as listed in the module's
     docstring and made here (the system namespaces), and the review APIs (``auth whoami``;
-    ``auth can-i`` with the server's ``authorizer``)."""
+    ``auth can-i`` with the server's ``authorizer``); ``pods/log`` too given the kubelet's
+    ``logs`` (:meth:`Kubelet.container_log`)."""
     groups = APIGroups(mux, external_address=external_address)
 
     def scope(resource: Resource, storage: ClusterStorage, **extra: Any) -> RequestScope:
@@ -134,9 +148,11 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     for name in SYSTEM_NAMESPACES:
         store.create({"kind": cluster_store.NAMESPACE, "metadata": {"name": name, "namespace": ""}}, record=False)
     namespaces = ClusterStorage(store, cluster_store.NAMESPACE, NAMESPACES, view.namespace)
-    groups.install_legacy_api_group([scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status),
-                                     scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services),
-                                     scope(NODES, nodes), scope(NAMESPACES, namespaces)])
+    core = [scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status)]
+    if logs is not None:
+        core.append(scope(POD_LOG, pods, get_with_options=rest_log.new_log_getter(pods.get, logs)))
+    groups.install_legacy_api_group(core + [scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services),
+                                            scope(NODES, nodes), scope(NAMESPACES, namespaces)])
     deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)
     scale = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENT_SCALE, lambda d: apistorage.scale_of(view, d),
                            merge=apistorage.scale_merge)
@@ -220,9 +236,13 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
     if errs:
         print(f"genericserver cluster: error: {'; '.join(errs)}", file=sys.stderr)
         return 2
-    quiet = logging.getLogger("genericserver")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # the replicas' own klog lines would drown the timeline
+    # the replicas' klog lines go to their containers' logs (kubectl logs), not over the timeline;
+    # the serving apiserver's print from errors up
+    with logs.capture():
+        return _run(cfg, opts, kubeconfig, serve, console)
+
+
+def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., int], console: Console) -> int:
     # (no Prometheus: the replicas' /metrics feed the printed run's table, and this run prints none)
     world = World(replace(cfg, roll=True, scrape_period=0))
     started = False
@@ -231,7 +251,8 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
 
         def installer(server: Any, config: Any, external_address: str) -> None:
             install(server.handler.non_go_restful_mux, world.store, view, min_request_timeout=config.min_request_timeout,
-                    metrics=server.metrics, external_address=external_address, authorizer=config.authorizer)
+                    metrics=server.metrics, external_address=external_address, authorizer=config.authorizer,
+                    logs=world.kubelet.container_log)
 
         def built(server: Any) -> None:
             # the cluster starts once serve has taken every flag, the certificate, the token
@@ -239,6 +260,7 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
             # (the timeline too: a controller's first write, the service's EndpointSlice, would
             # otherwise print before serve's error when the build outlasts the controller's start)
             nonlocal started
+            klog.set_verbosity(ServerOptions.verbosity)  # the replicas' -v (serve's set it for the process)
             world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
             world.start_pods(30.0 + 10 * cfg.scale)
             world.load.start()
@@ -257,15 +279,12 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
 
             rt.go(announce, name="kubeconfig-writer")
 
-        code = serve(opts, "genericserver cluster", install=installer, built=built)
+        code = serve(opts, "genericserver cluster", install=installer, built=built, configure=kube_apiserver_config)
         if not started:
             return code
         world.load.stop()
         console.print(f"load client: lost {format_loss(tally(list(world.load.samples)))}", highlight=False, soft_wrap=True)
         return code
     finally:
-        try:
-            world.close()
-        finally:
-            quiet.setLevel(level)
+        world.close()
 

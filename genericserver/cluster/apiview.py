@@ -108,7 +108,7 @@ class APIView:
         opts = c.get("options")
         if opts is not None:
             out["args"] = ["serve", f"--shutdown-delay-duration={format_go_duration(opts.shutdown_delay)}",
-                           f"--request-timeout={format_go_duration(opts.request_timeout)}"]
+                           f"--request-timeout={format_go_duration(opts.request_timeout)}", f"--v={opts.verbosity}"]
             if opts.retry_after:
                 out["args"].append("--shutdown-send-retry-after=true")
         names = [c["portName"]] if c.get("portName") else {"envoy": ["http", "admin"], "shutdown-manager": ["shutdown-manager"]}.get(c.get("image", "").partition(":")[0], [])

@@ -10,7 +10,8 @@ one, so the container keeps running - one of the reasons a pod hangs in Terminat
 * :class:`ServerContainer` runs a replica of our apiserver on 127.0.0.1: SIGTERM cancels the
   context of ``run_with_context`` (the graceful shutdown), SIGKILL force-closes the HTTP server
   (``Server.close()``) and abandons the run; its goroutines still end on their own (the shutdown
-  delay elapses, handlers finish), and :meth:`ServerContainer.join` waits for that.
+  delay elapses, handlers finish), and :meth:`ServerContainer.join` waits for that. What the
+  replica's klog prints is the container's log (:mod:`.logs`, ``kubectl logs``).
 
 A :class:`Sandbox` is the pod's shared part: a name -> port map (the pod's network namespace:
 containers find each other by port name), an emptyDir volume (a temporary directory) and the
@@ -28,6 +29,7 @@ from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
+from genericserver.cluster.logs import ContainerLog, writing_to
 from genericserver.context import context as gocontext
 from genericserver.events import EventStream
 
@@ -74,6 +76,7 @@ class Container:
         self.signals: list[tuple[str, float]] = []
         self._pending: Optional[str] = None
         self._lock = rt.lock()
+        self.log = ContainerLog()  # its stdout and stderr, as the runtime keeps them (kubectl logs)
 
     def running(self) -> bool:
         return self.started and not self.exited.is_set()
@@ -108,6 +111,7 @@ class Container:
                 return
             self.exit_code = code
         self.events.record("container", f"{self.pod_name}/{self.name}: exited with code {code}")
+        self.log.close()
         self.exited.set()
 
     def on_sigterm(self) -> None:
@@ -148,6 +152,10 @@ class ServerOptions:
     shutdown_delay: float = 0.0
     retry_after: bool = False
     request_timeout: float = 60.0
+    # klog's -v, as deploy/deployment.yaml passes it: the [graceful-termination] lines (V(1)) and
+    # the failed readyz checks (V(2)) are in the container's log. The replicas share one process,
+    # so whoever runs them sets it for all (cluster --serve-api)
+    verbosity: int = 2
 
 
 class ServerContainer(Container):
@@ -169,6 +177,10 @@ class ServerContainer(Container):
         return server
 
     def start(self) -> None:
+        with writing_to(self.log):  # the server's goroutines print to this container's log
+            self._start()
+
+    def _start(self) -> None:
         from genericserver import sampleapi
         from genericserver.config import new_config
         from genericserver.net.http.server import listen

@@ -31,10 +31,12 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.api.errors import StatusError, is_already_exists
 from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
+from genericserver.cluster.logs import ContainerLog
 from genericserver.cluster.store import DELETED, NODE, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
 from genericserver.context import context as gocontext
 
@@ -416,3 +418,15 @@ class Kubelet:
             for c in w.containers.values():
                 c.join()
             w.sandbox.unmount_volume()
+
+    def container_log(self, namespace: str, pod: str, container: str, previous: bool = False) -> ContainerLog:
+        """The kubelet's ``containerLogs``: the log of a container of the newest pod called
+        ``pod``, or the kubelet's 400 (not started yet; no earlier instance: nothing here restarts)."""
+        with self._lock:
+            found = [w for w in self.pods.values() if w.name == pod]
+        c = found[-1].containers.get(container) if found else None
+        if previous:
+            raise errors.new_bad_request(f'previous terminated container "{container}" in pod "{pod}" not found')
+        if c is None or not c.started:
+            raise errors.new_bad_request(f'container "{container}" in pod "{pod}" is waiting to start: ContainerCreating')
+        return c.log

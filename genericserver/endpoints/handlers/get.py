@@ -1,6 +1,7 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/get.go (v1.36.0): GET of one object, and LIST (or WATCH).
 
-``get_resource`` answers the object. ``list_resource`` reads Go's ``ListOptions`` from the query
+``get_resource`` answers the object (or, for a storage that reads options of its own from the
+query, Go's ``GetResourceWithOptions``, what it answers: ``pods/log`` a stream). ``list_resource`` reads Go's ``ListOptions`` from the query
 (``labelSelector``, ``fieldSelector``, ``watch``, ``resourceVersion``, ``timeoutSeconds``,
 ``limit``, ``continue``, ``allowWatchBookmarks``, ``resourceVersionMatch``) and either serves a
 watch (:mod:`.watch`) or answers the list: items filtered by the selectors, sorted by
@@ -29,7 +30,9 @@ LIST_OPTIONS_FIELDS = ("labelSelector", "fieldSelector", "watch", "allowWatchBoo
 
 
 def get_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
-    obj = scope.store.get(namespace, name)
+    # a GetterWithOptions (pods/log) reads its own options from the query (GetResourceWithOptions)
+    getter = scope.extra.get("get_with_options")
+    obj = getter(namespace, name, req.args) if getter is not None else scope.store.get(namespace, name)
     return response.write_object(scope, req.environ, start_response, 200, obj, args=req.args)
 
 

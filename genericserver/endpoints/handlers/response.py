@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from werkzeug.datastructures import MultiDict
 
-from genericserver import responsewriters
+from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.runtime.serializer import codec_factory
@@ -32,6 +32,7 @@ from genericserver.apimachinery.structs import kind_for
 from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.endpoints.handlers.rest import RequestScope, StartResponse, error_to_status
 from genericserver.registry.rest import table
+from genericserver.registry.rest.rest import ResourceStreamer
 
 META_GROUPS = ("meta.k8s.io",)
 META_VERSIONS = ("v1", "v1beta1")
@@ -120,12 +121,32 @@ def write_encoded(environ: dict, start_response: StartResponse, code: int, obj: 
     return [body]
 
 
-def write_object(scope: RequestScope, environ: dict, start_response: StartResponse, code: int, obj: dict,
+def write_object(scope: RequestScope, environ: dict, start_response: StartResponse, code: int, obj: Any,
                  *, is_list: bool = False, args: Any = None) -> Iterable[bytes]:
-    """``transformResponseObject`` then ``WriteObjectNegotiated``."""
+    """``transformResponseObject`` then ``WriteObjectNegotiated`` (which streams a
+    :class:`ResourceStreamer` as it is: :func:`stream_object`)."""
+    if isinstance(obj, ResourceStreamer):
+        return stream_object(environ, start_response, code, obj)
     options = negotiate_output(scope, environ)
     result = transform(scope, options, obj, args if args is not None else MultiDict(), is_list=is_list)
     return write_encoded(environ, start_response, code, result, options)
+
+
+def stream_object(environ: dict, start_response: StartResponse, code: int, streamer: ResourceStreamer) -> Iterable[bytes]:
+    """responsewriters' ``StreamObject``: no stream is a 204; else the streamer's content type
+    (``application/octet-stream`` if it names none), the header flushed at once, then the
+    stream as it comes, until it ends or the request does."""
+    out = streamer.input_stream([request.context_from(environ).done()])
+    if out is None:
+        start_response(responsewriters.status_line(204), [])
+        return []
+    start_response(responsewriters.status_line(code), [("Content-Type", streamer.content_type or "application/octet-stream")])
+
+    def body() -> Iterable[bytes]:
+        yield b""  # the header goes out before the first line
+        yield from out
+
+    return body()
 
 
 def write_error(scope: Optional[RequestScope], environ: dict, start_response: StartResponse, err: BaseException) -> Iterable[bytes]:

@@ -15,7 +15,7 @@ installer, discovery, OpenAPI and the handlers read it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from genericserver.apimachinery.structs import Struct
 
@@ -74,3 +74,15 @@ class Resource:
         if self.subresource:
             return ""
         return self.singular or self.kind.lower()
+
+
+@dataclass(frozen=True)
+class ResourceStreamer:
+    """Go's ``rest.ResourceStreamer``: what a GET answers with a stream instead of an object
+    (``pods/log``). ``input_stream(stops)`` gives the body's pieces (None: no content), stopping
+    early once one of ``stops`` (the request's end) is set; ``flush`` says each piece goes out
+    as it comes."""
+
+    input_stream: Callable[[Sequence[Any]], Optional[Iterable[bytes]]]
+    content_type: str = ""
+    flush: bool = False
