@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 import pytest
 from werkzeug.datastructures import MultiDict
@@ -14,6 +15,11 @@ from genericserver.cluster.logs import ContainerLog, capture, writing_to
 from genericserver.registry.core.rest_log import container_for, new_log_getter
 
 WAIT = 10.0
+
+
+def query(args=None) -> SimpleNamespace:
+    """A request's query, all the getter reads of it."""
+    return SimpleNamespace(args=MultiDict(args or {}))
 
 
 def written(*lines: str) -> ContainerLog:
@@ -104,14 +110,14 @@ def test_pod_log_options_are_validated_and_a_pod_on_no_node_answers_nothing():
     log = written("a", "b", "c")
     get = new_log_getter(lambda ns, name: {"metadata": POD["metadata"], "spec": dict(POD["spec"], nodeName="")} if name == "pending"
                          else POD, lambda ns, pod, c, previous: log)
-    assert status_of(get, "default", "web-0", MultiDict({"tailLines": "-3"})) == (
+    assert status_of(get, "default", "web-0", query({"tailLines": "-3"})) == (
         422, 'PodLogOptions "web-0" is invalid: tailLines: Invalid value: -3: must be greater than or equal to 0')
-    code, message = status_of(get, "default", "web-0", MultiDict({"sinceSeconds": "5", "sinceTime": "2026-01-01T00:00:00Z"}))
+    code, message = status_of(get, "default", "web-0", query({"sinceSeconds": "5", "sinceTime": "2026-01-01T00:00:00Z"}))
     assert code == 422 and message.endswith("Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified")
-    assert status_of(get, "default", "web-0", MultiDict({"limitBytes": "0"}))[0] == 422
-    streamer = get("default", "web-0", MultiDict({"tailLines": "2", "limitBytes": "3"}))
+    assert status_of(get, "default", "web-0", query({"limitBytes": "0"}))[0] == 422
+    streamer = get("default", "web-0", query({"tailLines": "2", "limitBytes": "3"}))
     assert streamer.content_type == "text/plain" and text(streamer.input_stream([])) == "b\nc"
-    assert get("default", "pending", MultiDict()).input_stream([]) is None  # a 204
+    assert get("default", "pending", query()).input_stream([]) is None  # a 204
 
 
 def test_a_log_is_long_running_for_the_cluster_as_for_kube_apiserver_and_a_status_is_not():

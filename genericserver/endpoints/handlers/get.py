@@ -23,7 +23,7 @@ from typing import Iterable, Optional
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.internalversion.validation import validate_list_options
 from genericserver.endpoints.handlers import response, watch
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, selectors, truthy
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, int_param, selectors, truthy
 
 LIST_OPTIONS_FIELDS = ("labelSelector", "fieldSelector", "watch", "allowWatchBookmarks", "resourceVersion",
                        "resourceVersionMatch", "timeoutSeconds", "limit", "continue", "sendInitialEvents")
@@ -32,18 +32,8 @@ LIST_OPTIONS_FIELDS = ("labelSelector", "fieldSelector", "watch", "allowWatchBoo
 def get_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
     # a GetterWithOptions (pods/log) reads its own options from the query (GetResourceWithOptions)
     getter = scope.extra.get("get_with_options")
-    obj = getter(namespace, name, req.args) if getter is not None else scope.store.get(namespace, name)
+    obj = getter(namespace, name, req) if getter is not None else scope.store.get(namespace, name)
     return response.write_object(scope, req.environ, start_response, 200, obj, args=req.args)
-
-
-def _int_param(req: Request, key: str) -> Optional[int]:
-    text = req.args.get(key, "")
-    if not text:
-        return None
-    try:
-        return int(text, 10)
-    except ValueError:
-        raise errors.new_bad_request(f'strconv.ParseInt: parsing {errors._q(text)}: invalid syntax') from None
 
 
 def encode_continue(key: tuple[str, str], rv: int) -> str:
@@ -74,7 +64,7 @@ def list_resource(scope: RequestScope, req: Request, start_response: StartRespon
     if is_watch:
         return watch.serve_watch(scope, req, start_response, namespace)
     matches = selectors(scope, req)
-    limit = _int_param(req, "limit") or 0
+    limit = int_param(req, "limit") or 0
     token = req.args.get("continue", "")
     items, rv = scope.store.list(namespace)
     items = [i for i in items if matches(i)]

@@ -103,6 +103,17 @@ def bool_param(req: Request, key: str) -> Optional[bool]:
     raise errors.new_bad_request(f"strconv.ParseBool: parsing {errors._q(text)}: invalid syntax")
 
 
+def int_param(req: Request, key: str) -> Optional[int]:
+    """An ``*int64`` query parameter as Go's ``strconv.ParseInt`` reads it; None when absent or empty."""
+    text = req.args.get(key, "")
+    if not text:
+        return None
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise errors.new_bad_request(f'strconv.ParseInt: parsing {errors._q(text)}: invalid syntax') from None
+
+
 def error_to_status(err: BaseException) -> dict:
     """Go's ``ErrorToAPIStatus``: an API error's Status, else a 500 without a reason."""
     if isinstance(err, errors.StatusError):

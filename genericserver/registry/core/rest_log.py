@@ -19,23 +19,24 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
+from genericserver.endpoints.handlers.rest import bool_param, int_param
 from genericserver.registry.rest.rest import ResourceStreamer
 
 IS_NEGATIVE = "must be greater than or equal to 0"
 
 
 class PodLogOptions:
-    """The query's options, parsed as the parameter codec does (a bad number is a 400)."""
+    """The query's options, parsed as the parameter codec does (a bad number or bool is a 400)."""
 
-    def __init__(self, args: Any):
-        self.container = args.get("container", "")
-        self.follow = _bool(args, "follow")
-        self.previous = _bool(args, "previous")
-        self.timestamps = _bool(args, "timestamps")
-        self.tail_lines = _int(args, "tailLines")
-        self.limit_bytes = _int(args, "limitBytes")
-        self.since_seconds = _int(args, "sinceSeconds")
-        since_time = args.get("sinceTime", "")
+    def __init__(self, req: Any):
+        self.container = req.args.get("container", "")
+        self.follow = bool(bool_param(req, "follow"))
+        self.previous = bool(bool_param(req, "previous"))
+        self.timestamps = bool(bool_param(req, "timestamps"))
+        self.tail_lines = int_param(req, "tailLines")
+        self.limit_bytes = int_param(req, "limitBytes")
+        self.since_seconds = int_param(req, "sinceSeconds")
+        since_time = req.args.get("sinceTime", "")
         try:
             self.since_time = datetime.fromisoformat(since_time).timestamp() if since_time else None
         except ValueError:
@@ -61,20 +62,6 @@ class PodLogOptions:
         return self.since_time
 
 
-def _bool(args: Any, key: str) -> bool:
-    return args.get(key, "false").lower() in ("true", "1")
-
-
-def _int(args: Any, key: str) -> Optional[int]:
-    text = args.get(key, "")
-    if not text:
-        return None
-    try:
-        return int(text, 10)
-    except ValueError:
-        raise errors.new_bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax') from None
-
-
 def container_for(pod: dict, container: str) -> str:
     """``LogLocation``'s choice of container: the named one if the pod has it, else the only one."""
     names = [c["name"] for c in pod["spec"].get("containers", [])]
@@ -97,8 +84,8 @@ Locate = Callable[[str, str, str, bool], Any]
 def new_log_getter(get_pod: Callable[[str, str], dict], locate: Locate) -> Callable[[str, str, Any], Optional[ResourceStreamer]]:
     """``LogREST.Get`` for the pods ``get_pod(namespace, name)`` answers (the API's view)."""
 
-    def get(namespace: str, name: str, args: Any) -> ResourceStreamer:
-        opts = PodLogOptions(args)
+    def get(namespace: str, name: str, req: Any) -> ResourceStreamer:
+        opts = PodLogOptions(req)
         errs = opts.validate()
         if errs:
             raise errors.new_invalid("PodLogOptions", name, field.to_causes(errs))
