@@ -87,6 +87,10 @@ def test_klog_lines_go_to_the_log_of_the_container_whose_goroutine_printed_them(
     assert text(b.read()).endswith('] "[graceful-termination] shutdown event" name="AfterShutdownDelayDuration"\n')
     assert len(a.lines) == len(b.lines) == 1
     assert "the cluster's own line" not in caplog.text
+    # and what a replica's runner set is put back with the rest
+    with capture(__name__):
+        klog.set_verbosity(2)
+    assert klog.verbosity() == 0
 
 
 POD = {"metadata": {"name": "web-0"}, "spec": {"nodeName": "node-1", "containers": [{"name": "app"}]}}

@@ -66,9 +66,8 @@ from genericserver.api.core.v1.types import (
 )
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
 from genericserver.apigroups import APIGroups
-from genericserver.cluster import apistorage, store as cluster_store
+from genericserver.cluster import apistorage, logs, store as cluster_store
 from genericserver.cluster.apistorage import ClusterStorage
-from genericserver.cluster import logs
 from genericserver.cluster.apiview import APIView
 from genericserver.cluster.containers import ServerOptions
 from genericserver.cluster.losses import format_loss, tally

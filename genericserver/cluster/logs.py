@@ -108,9 +108,9 @@ class _ToContainers(logging.Handler):
 @contextlib.contextmanager
 def capture(logger: str = "genericserver") -> Iterator[None]:
     """klog's lines go to the containers' logs for the block; the rest print only from errors up.
-    (klog's ``-v`` is the process's: the replicas' is set by whoever runs them.)"""
+    (klog's ``-v`` is the process's: the replicas' is set by whoever runs them, and put back here.)"""
     log = logging.getLogger(logger)
-    saved = log.level, log.propagate
+    saved = log.level, log.propagate, klog.verbosity()
     handler = _ToContainers()
     log.addHandler(handler)
     log.setLevel(logging.INFO)
@@ -121,3 +121,4 @@ def capture(logger: str = "genericserver") -> Iterator[None]:
         log.removeHandler(handler)
         log.setLevel(saved[0])
         log.propagate = saved[1]
+        klog.set_verbosity(saved[2])
