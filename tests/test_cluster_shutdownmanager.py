@@ -20,10 +20,12 @@ from genericserver import runtime as rt
 from genericserver.cluster import backoff
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.envoy import UPSTREAM_FAILURE, Envoy
+from genericserver.cluster.logs import ContainerLog
 from genericserver.cluster.shutdownmanager import (
     EnvoyAdmin,
     ShutdownManager,
     ShutdownOptions,
+    logrus_line,
     parse_open_connections,
     shutdown,
 )
@@ -183,6 +185,17 @@ def test_shutdown_returns_when_the_caller_goes_away(manager):
     s.close()
     watch.wait(text("client request cancelled"))
     assert not ok.exists()
+
+
+def test_what_the_manager_logs_is_its_containers_log_as_logrus_writes_it(manager):
+    m, port, watch, ok = manager
+    m.log = ContainerLog()
+    ok.touch()
+    assert request(port, path="/shutdown") == (200, b"OK", None)
+    assert [re.sub(r'^time="[-\d]+T[:\d]+Z" ', "time=T ", line) for _, line in m.log.lines] == [
+        f'time=T level=info msg="detected file {ok}; sending HTTP response" context=shutdown-manager']
+    # a value of letters, digits and -._/@^+ only goes unquoted, as logrus's needsQuoting says
+    assert logrus_line("info", "stopped", context="shutdown-manager").endswith(" level=info msg=stopped context=shutdown-manager")
 
 
 # -- `contour envoy shutdown` -----------------------------------------------------------------------

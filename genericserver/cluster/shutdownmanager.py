@@ -14,6 +14,8 @@ Two halves that meet at a file (the *ok file*):
   ``--min-open-connections``, and writes the ok file.
 
 Defaults are the seed's: check-delay 60 s, drain-delay 0 s, check-interval 5 s, no minimum.
+The shutdown-manager's lines are its container's log too (``kubectl logs POD -c
+shutdown-manager``), as Contour's logrus writes them (:func:`logrus_line`).
 
 When the ok file cannot be created (the shutdown-manager container's root filesystem is
 read-only, projectcontour/contour#3771), ``shutdown`` logs ``open /ok: read-only file system``
@@ -34,14 +36,17 @@ import http.client
 import os
 import random
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Optional
 
 from genericserver import patherror
+from genericserver.klog import go_quote
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.cluster import backoff
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import Container, Sandbox
+from genericserver.cluster.logs import ContainerLog
 from genericserver.cluster.envoy import ENVOY_HTTP_LISTENER, ENVOY_HTTPS_LISTENER, PROMETHEUS_STAT
 from genericserver.context import context as gocontext
 from genericserver.events import EventStream
@@ -54,8 +59,23 @@ SHUTDOWN_READY_CHECK_INTERVAL = 1.0
 HEALTHCHECK_FAIL_BACKOFF = backoff.Backoff(duration=0.2, factor=5.0, jitter=0.1, steps=4)
 
 
+def logrus_line(level: str, msg: str, **fields: Any) -> str:
+    """A line as logrus's text formatter writes it when not to a terminal (Contour's default
+    ``--log-format text``): ``time``, ``level``, ``msg``, then the fields by name; a value is
+    quoted as Go's ``%q`` unless it is all letters, digits and ``-._/@^+``."""
+    stamp = datetime.fromtimestamp(rt.wall(), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pairs = [("time", stamp), ("level", level), ("msg", msg), *sorted((k, str(v)) for k, v in fields.items())]
+    return " ".join(f"{k}={_logrus_value(v)}" for k, v in pairs)
+
+
+def _logrus_value(text: str) -> str:
+    plain = text and all(c.isascii() and (c.isalnum() or c in "-._/@^+") for c in text)
+    return text if plain else go_quote(text)
+
+
 class ShutdownManager:
-    """The /healthz and /shutdown server. ``serve(listener)`` blocks; ``close()`` stops it."""
+    """The /healthz and /shutdown server. ``serve(listener)`` blocks; ``close()`` stops it.
+    What it logs is on the timeline, and in ``log`` (its container's, for ``kubectl logs``)."""
 
     def __init__(self, ready_file: str, *, clock: Optional[ClusterClock] = None, events: Optional[EventStream] = None,
                  check_interval: float = SHUTDOWN_READY_CHECK_INTERVAL, name: str = "shutdown-manager",
@@ -66,9 +86,16 @@ class ShutdownManager:
         self.events = events if events is not None else EventStream()
         self._closed = rt.event(f"{name}-closed")
         self.server = Server(self.app, idle_timeout=60.0)
+        self.log: Optional[ContainerLog] = None
+
+    def info(self, msg: str, **kv: Any) -> None:
+        """``log.Info`` of Contour's logger (its ``context`` field names the command)."""
+        self.events.record("shutdown-manager", f"{self.name}: {msg}", **kv)
+        if self.log is not None:
+            self.log.write(logrus_line("info", msg, context="shutdown-manager"))
 
     def serve(self, ln: Any) -> None:
-        self.events.record("shutdown-manager", f"{self.name}: started envoy shutdown manager")
+        self.info("started envoy shutdown manager")
         try:
             self.server.serve(ln)
         except ServerClosed:
@@ -96,17 +123,17 @@ class ShutdownManager:
         """``/shutdown``: answers once the ok file exists; Envoy's preStop hook waits on it."""
         while True:
             if os.path.exists(self.ready_file):
-                self.events.record("shutdown-manager", f"{self.name}: detected file {self.display_name}; sending HTTP response")
+                self.info(f"detected file {self.display_name}; sending HTTP response")
                 start_response("200 OK", [("Content-Length", "2")])
                 return [b"OK"]
-            self.events.record("shutdown-manager", f"{self.name}: file {self.display_name} does not exist; checking again in {self.check_interval:g}s", waiting=True)
+            self.info(f"file {self.display_name} does not exist; checking again in {self.check_interval:g}s", waiting=True)
             # the request's context ends when the caller goes away (the server's background read)
             gone = reqctx.context_from(environ).done()
             woke = self.clock.select(self._closed, gone, timeout=self.check_interval)
             if woke is self._closed:
                 raise ERR_ABORT_HANDLER  # the process is going away: the connection just drops
             if woke is gone:
-                self.events.record("shutdown-manager", f"{self.name}: client request cancelled")
+                self.info("client request cancelled")
                 start_response("200 OK", [("Content-Length", "0")])  # Go writes nothing: an empty 200
                 return [b""]
 
@@ -249,6 +276,7 @@ class ShutdownManagerContainer(Container):
         self.manager = ShutdownManager(sandbox.path(SHUTDOWN_READY_FILE), clock=clock, events=self.events,
                                        check_interval=check_interval, name=f"{pod_name}/{name}",
                                        display_name="/" + SHUTDOWN_READY_FILE)
+        self.manager.log = self.log
         self._serving: Optional[rt.Goroutine] = None
 
     def start(self) -> None:
