@@ -27,7 +27,7 @@ READY = r"API server on (127\.0\.0\.1):(\d+); kubeconfig written to"
 def cluster(tmp_path_factory):
     d = tmp_path_factory.mktemp("cluster")
     # no load client: these tests read the API, not the losses, and busy clients for the module's
-    # whole life cost the suite seconds of CPU (the rollout tests below run a load of their own)
+    # whole life cost the suite seconds of CPU (the rollout restarts of test_cluster_serve_api_restart.py run a load of their own)
     cp = ServerProcess("--serve-api", "--kubeconfig", str(d / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
                        "--pre-stop-sleep", "1", "--shutdown-delay", "3", "--time-scale", "0.25", "--workers", "0",
                        "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
@@ -401,68 +401,3 @@ def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_ba
                      described, re.M), described
     assert re.search(rf"^  Normal +SuccessfulCreate +\S+ +replicaset-controller +Created pod: {second}-\d+$",
                      kubectl.run("describe", "rs", second).stdout, re.M)
-
-
-def rollout_restart(tmp_path, *flags: str) -> str:
-    """``kubectl rollout restart`` and ``rollout status`` on a cluster of its own; the load
-    client's tally line once SIGTERM ended it."""
-    cp = ServerProcess("--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--time-scale", "0.25",
-                       "--shutdown-watch-termination-grace-period", "1s", *flags, command=("cluster",), ready=READY)
-    try:
-        k = Kubectl(str(tmp_path), cp.port)
-        k.kubeconfig = str(tmp_path / "kubeconfig")
-        assert k.run("rollout", "restart", "deployment/web").stdout.strip() == "deployment.apps/web restarted"
-        out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
-        assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
-        # every old pod is gone from the routing table before the load is stopped
-        seen(cp, r"kube-proxy +web: rules synced: new connections go to web-v2-0, web-v2-1, web-v2-2$")
-        cp.signal(signal.SIGTERM)
-        assert cp.wait() == 0
-        return next(line for line in cp.seen if line.startswith("load client: lost "))
-    finally:
-        cp.kill()
-
-
-def test_rollout_restart_of_the_default_manifest_loses_no_request(tmp_path):
-    # (two load workers: nothing can be lost however many ask)
-    assert rollout_restart(tmp_path, "--manifest", "deploy/deployment.yaml", "--workers", "2", "--interval", "0.02").startswith(
-        "load client: lost 0% (0 of ")
-
-
-def test_rollout_restart_without_a_shutdown_delay_loses_requests(tmp_path):
-    # one load worker sending every 20 ms is enough: a quarter of what it sends meets a closed
-    # listener (15-21 of 60-75 requests in three runs; a worker sending flat out cost 4 CPU-s more)
-    line = rollout_restart(tmp_path, "--replicas", "3", "--shutdown-delay", "0", "--workers", "1", "--interval", "0.02")
-    assert not line.startswith("load client: lost 0% ("), line
-
-
-def test_a_server_build_that_fails_prints_none_of_the_cluster(monkeypatch):
-    # the timeline printed from the world's start: when serve's build (imports, 5 s on a loaded
-    # machine) outlasted the controllers' start, their first write (the service's EndpointSlice)
-    # came out before serve's error line. Here the write comes during the build, by construction
-    import io
-
-    from rich.console import Console
-
-    from genericserver.cluster import apiserver
-    from genericserver.cluster.scenario import ScenarioConfig
-
-    worlds = []
-
-    class Recorded(apiserver.World):
-        def __init__(self, cfg):
-            super().__init__(cfg)
-            worlds.append(self)
-
-    def refused_after_a_controller_wrote(opts, prog, install, built, configure):
-        worlds[0].events.record("store", "endpointslice web created")
-        return 1  # what serve returns when the build fails, before built()
-
-    class Options:
-        def validate(self):
-            return []
-
-    monkeypatch.setattr(apiserver, "World", Recorded)
-    out = io.StringIO()
-    assert apiserver.run(ScenarioConfig(workers=0), Options(), "unused", refused_after_a_controller_wrote, Console(file=out)) == 1
-    assert out.getvalue() == ""
