@@ -83,9 +83,11 @@ def new_bad_request(msg: str) -> StatusError:
 def new_invalid(group_kind: str, name: str, causes: list[dict]) -> StatusError:
     """Go's ``NewInvalid``: ``group_kind`` is ``Kind`` or ``Kind.group`` (GroupKind's String());
     each cause is ``{"reason", "message", "field"}``; the message joins them as
-    ``Kind "name" is invalid: field: detail`` (several in brackets, as an aggregate prints)."""
+    ``Kind "name" is invalid: field: detail`` (several in brackets, as an aggregate prints; an
+    empty field path prints empty, ``is invalid: : Forbidden: ...``, as a field.Error's Error()
+    does), and a cause's empty field is left out of the Status (``omitempty``)."""
     kind, _, group = group_kind.partition(".")
-    parts = list(dict.fromkeys(f"{c['field']}: {c['message']}" if c.get("field") else c["message"] for c in causes))
+    parts = list(dict.fromkeys(f"{c.get('field', '')}: {c['message']}" for c in causes))
     msg = f"{group_kind} {_q(name)} is invalid"
     if parts:
         msg += ": " + (parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]")
@@ -93,7 +95,7 @@ def new_invalid(group_kind: str, name: str, causes: list[dict]) -> StatusError:
     if group:
         details["group"] = group
     details["kind"] = kind
-    details["causes"] = causes
+    details["causes"] = [{k: v for k, v in c.items() if v != "" or k != "field"} for c in causes]
     return StatusError(status(422, "Invalid", msg, details))
 
 
