@@ -278,6 +278,7 @@ def test_kubectl_logs_follows_a_replica_through_its_graceful_shutdown(cluster, k
         < order("InFlightRequestsDrained")
     assert order("AfterShutdownDelayDuration") < order("HTTPServerStoppedListening")
     assert log.splitlines()[-1].endswith("] [graceful-termination] apiserver is exiting")
+    assert_shows(expected("workshop-room-logs"), log)
 
 
 def test_kubectl_logs_reads_the_last_lines_and_says_what_the_kubelet_says(cluster, kubectl):
