@@ -115,6 +115,24 @@ def test_the_cluster_is_served_with_kubes_columns(cluster, kubectl):
     assert "--shutdown-delay-duration=3s" in container["args"] and pod["spec"]["terminationGracePeriodSeconds"] == 30
 
 
+def test_the_kubelet_holds_and_renews_its_node_lease_which_describe_node_reads(cluster, kubectl):
+    leases = [line.split() for line in kubectl.run("get", "leases", "-A").stdout.splitlines()]
+    assert leases[0] == ["NAMESPACE", "NAME", "HOLDER", "AGE"] and leases[1][:3] == ["kube-node-lease", "node-1", "node-1"]
+    # describe reads it as protobuf: the pointers the kubelet leaves unset stay unset
+    described = kubectl.run("describe", "node", "node-1").stdout
+    assert re.search(r"^Lease:\n  HolderIdentity:  node-1\n  AcquireTime:     <unset>\n  RenewTime:       \w{3}, ", described, re.M), described
+    # renewed every 10 cluster seconds (2.5 s here): the next renewal is a watch event
+    path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
+    status, lease = api(cluster, "GET", f"{path}/node-1")
+    assert status == 200 and lease["spec"]["leaseDurationSeconds"] == 40
+    watch = urllib.request.urlopen(f"http://127.0.0.1:{cluster.port}{path}?watch=1&resourceVersion={lease['metadata']['resourceVersion']}",
+                                   timeout=30)
+    with watch:
+        event = json.loads(watch.readline())
+    assert event["type"] == "MODIFIED" and event["object"]["spec"]["renewTime"] > lease["spec"]["renewTime"]
+    assert event["object"]["metadata"]["ownerReferences"][0]["kind"] == "Node"
+
+
 def test_describe_reads_the_pod_as_protobuf(cluster, kubectl):
     # kubectl describe asks for protobuf: a probe whose handler was not a message of its own failed
     # it ("proto: wrong wireType = 2 for field InitialDelaySeconds")

@@ -149,6 +149,7 @@ FOLDERS = [
     ("api:apps/v1/", "api/apps/v1"),
     ("api:discovery/v1/", "api/discovery/v1"),
     ("api:autoscaling/v1/", "api/autoscaling/v1"),
+    ("api:coordination/v1/", "api/coordination/v1"),
     ("apimachinery:pkg/util/intstr/", "apimachinery"),
     ("apimachinery:pkg/util/waitgroup/", "apimachinery"),
     ("apimachinery:pkg/util/errors/", "apimachinery"),

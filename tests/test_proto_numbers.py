@@ -15,6 +15,7 @@ import genericserver.api.apps.v1.types  # noqa: F401 - each module registers its
 import genericserver.api.authentication.v1.types  # noqa: F401
 import genericserver.api.authorization.v1.types  # noqa: F401
 import genericserver.api.autoscaling.v1.types  # noqa: F401
+import genericserver.api.coordination.v1.types  # noqa: F401
 import genericserver.api.core.v1.types  # noqa: F401
 import genericserver.api.discovery.v1.types  # noqa: F401
 from genericserver.apimachinery.apis.meta.v1.types import WATCH_EVENT

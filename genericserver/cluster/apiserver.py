@@ -26,7 +26,9 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
   ``rollout status`` follows the controller's status; ``replicasets`` (get, list, watch), one
   per revision as the controller writes them (``get rs -w``, ``rollout history``, ``rollout undo``);
 * ``discovery.k8s.io/v1`` ``endpointslices`` (get, list, watch), as the endpoints controller
-  writes them.
+  writes them;
+* ``coordination.k8s.io/v1`` ``leases`` (get, list, watch): the node's lease in
+  ``kube-node-lease``, which the kubelet renews (:mod:`.nodelease`) and ``describe node`` reads.
 
 Nothing is created through the API: the Deployment makes the pods, the endpoints controller
 the slices. :func:`run` builds the server from serve's flags (a flag, certificate, token file or port
@@ -50,6 +52,7 @@ from genericserver import klog
 from genericserver import runtime as rt
 from genericserver.api.apps.v1.types import DEPLOYMENT, DEPLOYMENT_LIST, REPLICA_SET, REPLICA_SET_LIST
 from genericserver.api.autoscaling.v1.types import SCALE
+from genericserver.api.coordination.v1.types import LEASE, LEASE_LIST
 from genericserver.api.core.v1.types import ENDPOINTS as ENDPOINTS_STRUCT
 from genericserver.api.core.v1.types import (
     ENDPOINTS_LIST,
@@ -80,6 +83,7 @@ from genericserver.printers.internalversion.printers import (
     ENDPOINT_SLICE_TABLE,
     ENDPOINTS_TABLE,
     EVENT_TABLE,
+    LEASE_TABLE,
     NAMESPACE_TABLE,
     NODE_TABLE,
     POD_TABLE,
@@ -118,6 +122,7 @@ SERVICES = Resource("", "v1", "services", "Service", SERVICE, SERVICE_LIST, shor
                     table=SERVICE_TABLE, verbs=READ)
 EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ,
                   field_labels=event_strategy.to_selectable_fields)
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", LEASE, LEASE_LIST, table=LEASE_TABLE, verbs=READ)
 ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", ENDPOINT_SLICE, ENDPOINT_SLICE_LIST,
                            table=ENDPOINT_SLICE_TABLE, verbs=READ)
 
@@ -160,6 +165,8 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
                                              scope(REPLICA_SETS, replica_sets)]})
     slices = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINT_SLICES, view.endpoint_slice)
     groups.install_api_group("discovery.k8s.io", {"v1": [scope(ENDPOINT_SLICES, slices)]})
+    leases = ClusterStorage(store, cluster_store.LEASE, LEASES, view.lease)
+    groups.install_api_group("coordination.k8s.io", {"v1": [scope(LEASES, leases)]})
     reviews.install(groups, authorizer)
     return groups
 
@@ -262,6 +269,7 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
             klog.set_verbosity(ServerOptions.verbosity)  # the replicas' -v (serve's set it for the process)
             world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
             world.start_pods(30.0 + 10 * cfg.scale)
+            world.kubelet.start_node_lease()
             world.load.start()
             started = True
             port = server.secure_serving_info.listener.getsockname()[1]

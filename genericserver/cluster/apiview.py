@@ -70,6 +70,12 @@ class APIView:
             return None
         return datetime.fromtimestamp(int(self.wall_origin + at * self.clock.scale), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+    def micro_time(self, at: Optional[float]) -> Optional[str]:
+        """Cluster seconds as a ``metav1.MicroTime``: to the microsecond."""
+        if at is None:
+            return None
+        return datetime.fromtimestamp(self.wall_origin + at * self.clock.scale, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
     def now(self) -> float:
         """The wall clock the printers' AGE is computed against."""
         return self.wall_origin + self.clock.now() * self.clock.scale
@@ -263,6 +269,12 @@ class APIView:
                                         "osImage": "genericserver's simulated node", "containerRuntimeVersion": "simulated://genericserver",
                                         "kubeletVersion": "v1.36.0", "kubeProxyVersion": "", "operatingSystem": "linux",
                                         "architecture": "amd64"}}}
+
+    def lease(self, lease: dict) -> dict:
+        """The node's lease (:mod:`.nodelease`), its renewal to the microsecond."""
+        spec = dict(lease["spec"])
+        spec["renewTime"] = self.micro_time(spec.get("renewTime"))
+        return {"kind": "Lease", "apiVersion": "coordination.k8s.io/v1", "metadata": self.meta(lease["metadata"]), "spec": spec}
 
     def service(self, svc: dict) -> dict:
         """The simulation's Service as the API would have defaulted it: a ClusterIP service on a

@@ -37,6 +37,7 @@ from genericserver.cluster import handlers
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Container, FakeContainer, Sandbox
 from genericserver.cluster.logs import ContainerLog
+from genericserver.cluster.nodelease import NodeLease
 from genericserver.cluster.store import DELETED, NODE, POD, DeleteOptions, Preconditions, Store, is_conflict, is_not_found
 from genericserver.context import context as gocontext
 
@@ -112,6 +113,7 @@ class Kubelet:
         self._new_worker = rt.condition(self._lock)
         self._watch = store.watch(POD)
         self._loop: Optional[rt.Goroutine] = None
+        self.lease: Optional[NodeLease] = None  # the node's heartbeat, where an API shows it (start_node_lease)
 
     def _fake_factory(self, pod: dict, spec: dict, sandbox: Sandbox) -> Container:
         return FakeContainer(spec["name"], sandbox.pod_name, term_after=spec.get("termAfter", 0.0),
@@ -171,6 +173,8 @@ class Kubelet:
         self._watch.stop()
         if self._loop is not None:
             self._loop.join()
+        if self.lease is not None:
+            self.lease.stop()
         with self._lock:
             workers = list(self.pods.values())
         for w in workers:
@@ -430,3 +434,9 @@ class Kubelet:
         if c is None or not c.started:
             raise errors.new_bad_request(f'container "{container}" in pod "{pod}" is waiting to start: ContainerCreating')
         return c.log
+
+    def start_node_lease(self) -> None:
+        """Hold and renew the node's Lease (:mod:`.nodelease`): the served cluster's, which
+        ``describe node`` reads; the printed runs have no API to show it and leave it out."""
+        self.lease = NodeLease(self.store, self.node_name, self.clock)
+        self.lease.start()

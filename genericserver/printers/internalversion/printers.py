@@ -4,7 +4,8 @@ kube-apiserver fills ``kubectl get``'s table itself, with the columns these prin
 kubectl prints them as they come (the server always fills the wide columns too; kubectl shows
 the ones of priority 1 only with ``-o wide``). A ConfigMap's are NAME, DATA (how many keys: ``data`` and
 ``binaryData`` together) and AGE (``HumanDuration`` of the time since its creation; a missing
-timestamp reads ``<unknown>``). A Namespace's are NAME, STATUS (its phase) and AGE. A Pod's, a Node's, a Deployment's, a ReplicaSet's, a Service's
+timestamp reads ``<unknown>``). A Namespace's are NAME, STATUS (its phase) and AGE; a Lease's NAME, HOLDER
+and AGE (``printLease``). A Pod's, a Node's, a Deployment's, a ReplicaSet's, a Service's
 and an EndpointSlice's follow ``printPod``, ``printNode``, ``printDeployment``,
 ``printReplicaSet``, ``printService`` and ``printEndpointSlice``. Column descriptions are our field
 docs, or our words.
@@ -244,6 +245,12 @@ NODE_TABLE = TableConvertor((
 NAMESPACE_TABLE = TableConvertor((NAME_COLUMN, column("Status", "string", "The status of the namespace"), AGE_COLUMN),
                                  lambda obj, now: [obj["metadata"].get("name", ""), (obj.get("status") or {}).get("phase", ""),
                                                    translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now)])
+
+
+# ``printLease``: the holder (empty when nobody holds it)
+LEASE_TABLE = TableConvertor((NAME_COLUMN, column("Holder", "string", "The current holder."), AGE_COLUMN),
+                             lambda obj, now: [obj["metadata"].get("name", ""), (obj.get("spec") or {}).get("holderIdentity", ""),
+                                               translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now)])
 
 
 # -- endpoints and events ------------------------------------------------------------------------
