@@ -186,3 +186,20 @@ def test_grace_only_shrinks_and_the_timestamp_never_grows_or_goes_back_in_time(o
             if cur != prev:
                 assert cur[1] >= clock.t, "the deletion timestamp moved into the past"
         prev = cur
+
+
+def test_the_same_event_again_counts_up_on_the_first_and_another_message_is_a_new_one(store, clock):
+    ref = {"kind": "Pod", "namespace": "default", "name": "web-0", "uid": "u1", "apiVersion": "v1", "fieldPath": "spec.containers{app}"}
+    failed = "Readiness probe failed: HTTP probe failed with statuscode: 500"
+    first = store.record_event(ref, "Warning", "Unhealthy", failed, component="kubelet", host="node-1")
+    clock.t += 2
+    store.record_event(ref, "Warning", "Unhealthy", failed, component="kubelet", host="node-1")
+    clock.t += 3
+    again = store.record_event(ref, "Warning", "Unhealthy", failed, component="kubelet", host="node-1")
+    assert again["metadata"]["name"] == first["metadata"]["name"]
+    assert (again["count"], again["firstTimestamp"], again["lastTimestamp"]) == (3, 1000.0, 1005.0)
+    # the key is the whole event: another message, or the same about another pod, is an event of its own
+    other = store.record_event(ref, "Normal", "Killing", "Stopping container app", component="kubelet", host="node-1")
+    elsewhere = store.record_event({**ref, "name": "web-1", "uid": "u2"}, "Warning", "Unhealthy", failed, component="kubelet", host="node-1")
+    assert other["count"] == elsewhere["count"] == 1
+    assert len({e["metadata"]["name"] for e in store.list("Event")}) == 3

@@ -263,7 +263,8 @@ class Kubelet:
                 raise
 
     def _probe_loop(self, w: PodWorker, probe: dict) -> None:
-        """Readiness probe: ``GET`` the port's path every period; 200-399 is ready."""
+        """Readiness probe: ``GET`` the port's path every period; 200-399 is ready. An Unhealthy
+        event when it turns not ready (Go's kubelet records one per failed probe, which its recorder counts up)."""
         http, ready = probe["httpGet"], None
         while True:
             try:

@@ -349,19 +349,38 @@ class Store:
         self._history: collections.deque = collections.deque(maxlen=HISTORY)
         self._changed = rt.event("cluster-store-changed")
         self._event_names = itertools.count(1)
+        self._events_seen: dict[tuple, str] = {}  # the recorder's cache: an event's key -> its name
+        self._events_lock = rt.lock()
 
     def record_event(self, ref: dict, typ: str, reason: str, message: str, *, component: str, host: str = "",
                      at: Optional[float] = None) -> dict:
         """An Event about the object ``ref`` names, as client-go's recorder writes one to the
-        API (``kubectl get events``, ``describe``'s Events): each a new one, count 1 (no
-        aggregation), and no line of the timeline (the component prints its own)."""
+        API (``kubectl get events``, ``describe``'s Events), and no line of the timeline (the
+        component prints its own). The same event again (the same source, object, type, reason
+        and message: ``getEventKey``) is not a new one: its count goes up and its lastTimestamp
+        moves, as the EventCorrelator's logger patches it, so ``describe`` shows ``(x4 over 3s)``.
+        (The correlator's aggregation of similar messages and its spam filter are left out.)"""
         at = self.clock.now() if at is None else at
-        source = {"component": component, **({"host": host} if host else {})}
-        return self.create({"kind": EVENT, "metadata": {"name": f"{ref['name']}.{next(self._event_names):016x}",
-                                                         "namespace": ref.get("namespace", "default")},
-                            "involvedObject": ref, "reason": reason, "message": message, "source": source,
-                            "firstTimestamp": at, "lastTimestamp": at, "count": 1, "type": typ,
-                            "reportingComponent": component, "reportingInstance": host}, record=False)
+        namespace = ref.get("namespace", "default")
+        key = (component, host, *(ref.get(k, "") for k in ("kind", "namespace", "name", "fieldPath", "uid", "apiVersion")),
+               typ, reason, message)
+        with self._events_lock:
+            seen = self._events_seen.get(key)
+            if seen is not None:
+                try:
+                    return self.guaranteed_update(EVENT, seen, lambda e: {**e, "count": e["count"] + 1, "lastTimestamp": at},
+                                                  namespace=namespace)
+                except StatusError as err:
+                    if not is_not_found(err):
+                        raise
+            source = {"component": component, **({"host": host} if host else {})}
+            event = self.create({"kind": EVENT, "metadata": {"name": f"{ref['name']}.{next(self._event_names):016x}",
+                                                              "namespace": namespace},
+                                 "involvedObject": ref, "reason": reason, "message": message, "source": source,
+                                 "firstTimestamp": at, "lastTimestamp": at, "count": 1, "type": typ,
+                                 "reportingComponent": component, "reportingInstance": host}, record=False)
+            self._events_seen[key] = event["metadata"]["name"]
+            return event
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, kind: str, name: str, namespace: str = "default") -> dict:
