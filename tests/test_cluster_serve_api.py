@@ -175,6 +175,13 @@ def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
     seen(cluster, rf"store +pod {name} updated: deletionTimestamp=now\+30s, deletionGracePeriodSeconds=30 \(Terminating\)")
     seen(cluster, rf"kubelet +{name}/app: Running preStop hook \(sleep 1\)")
     seen(cluster, rf"store +pod {name} deleted")
+    # readiness failed at every probe of the 3 s delay: one Event counted up, while the timeline
+    # printed each turn to not ready once (the delay's, and the start's if /readyz was not yet green)
+    failed = "Readiness probe failed: HTTP probe failed with statuscode: 500"
+    events = api(cluster, "GET", f"/api/v1/namespaces/default/events?fieldSelector=involvedObject.name={name}")[1]["items"]
+    unhealthy = [e for e in events if e["message"] == failed]
+    printed = sum(f"{name}: Warning Unhealthy: {failed}" in line for line in cluster.seen)
+    assert len(unhealthy) == 1 and 1 <= printed <= 2 and unhealthy[0]["count"] > printed, (printed, events)
 
 
 def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl):

@@ -119,14 +119,15 @@ class Kubelet:
         return FakeContainer(spec["name"], sandbox.pod_name, term_after=spec.get("termAfter", 0.0),
                              clock=self.clock, events=self.events)
 
-    def record(self, w: PodWorker, typ: str, reason: str, message: str, container: str = "") -> None:
-        """The kubelet's event recorder: a line of the timeline, and an Event in the store
-        (``kubectl get events``), as client-go's recorder writes one to the API: about the pod
-        (its uid too: ``kubectl describe pod`` selects its events by it), or one of its containers."""
+    def record(self, w: PodWorker, typ: str, reason: str, message: str, container: str = "", timeline: bool = True) -> None:
+        """The kubelet's event recorder: a line of the timeline (unless not ``timeline``), and an
+        Event in the store (``kubectl get events``), as client-go's recorder writes one to the API:
+        about the pod (its uid too: ``kubectl describe pod`` selects its events by it), or one of its containers."""
         pod = w.name
-        with self._lock:
-            self.pod_events.append((pod, typ, reason, message))
-        self.events.record("kubelet", f"{pod}: {typ} {reason}: {message}", reason=reason, pod=pod)
+        if timeline:
+            with self._lock:
+                self.pod_events.append((pod, typ, reason, message))
+            self.events.record("kubelet", f"{pod}: {typ} {reason}: {message}", reason=reason, pod=pod)
         ref = {"kind": "Pod", "namespace": "default", "name": pod, "uid": w.uid, "apiVersion": "v1"}
         if container:
             ref["fieldPath"] = f"spec.containers{{{container}}}"
@@ -263,8 +264,8 @@ class Kubelet:
                 raise
 
     def _probe_loop(self, w: PodWorker, probe: dict) -> None:
-        """Readiness probe: ``GET`` the port's path every period; 200-399 is ready. An Unhealthy
-        event when it turns not ready (Go's kubelet records one per failed probe, which its recorder counts up)."""
+        """Readiness probe: ``GET`` the port's path every period; 200-399 is ready. Every failed
+        probe is an Unhealthy event (the recorder counts the repeats); the timeline prints the turn."""
         http, ready = probe["httpGet"], None
         while True:
             try:
@@ -279,10 +280,10 @@ class Kubelet:
                 ok, why = False, f"Get {http['path']}: {err}"
             if w.probe_ctx.err() is not None:
                 return
+            if not ok:
+                self.record(w, "Warning", "Unhealthy", f"Readiness probe failed: {why}", timeline=ready is not False)
             if ok != ready:
                 ready = ok
-                if not ok:
-                    self.record(w, "Warning", "Unhealthy", f"Readiness probe failed: {why}")
                 self._set_status(w, ready=ok)
             if self.clock.select(w.probe_ctx.done(), timeout=probe.get("periodSeconds", 10)) is not None:
                 return
