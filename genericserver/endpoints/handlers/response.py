@@ -135,7 +135,8 @@ def write_object(scope: RequestScope, environ: dict, start_response: StartRespon
 def stream_object(environ: dict, start_response: StartResponse, code: int, streamer: ResourceStreamer) -> Iterable[bytes]:
     """responsewriters' ``StreamObject``: no stream is a 204; else the streamer's content type
     (``application/octet-stream`` if it names none), the header flushed at once, then the
-    stream as it comes, until it ends or the request does."""
+    stream as it comes, until it ends or the request does. (The server writes each piece a WSGI
+    app yields as it comes, so the streamer's ``flush`` asks for nothing more here.)"""
     out = streamer.input_stream([request.context_from(environ).done()])
     if out is None:
         start_response(responsewriters.status_line(204), [])
