@@ -18,6 +18,7 @@ import genericserver.api.autoscaling.v1.types  # noqa: F401
 import genericserver.api.coordination.v1.types  # noqa: F401
 import genericserver.api.core.v1.types  # noqa: F401
 import genericserver.api.discovery.v1.types  # noqa: F401
+import genericserver.api.policy.v1.types  # noqa: F401
 from genericserver.apimachinery.apis.meta.v1.types import WATCH_EVENT
 from genericserver.apimachinery.structs import KINDS, ListOf, MapOf, Struct
 

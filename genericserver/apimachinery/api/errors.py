@@ -76,6 +76,22 @@ def new_conflict(resource: str, name: str, why: str) -> StatusError:
     return StatusError(status(409, "Conflict", msg, _details(resource, name)))
 
 
+def new_forbidden(resource: str, name: str, err: str) -> StatusError:
+    """Go's ``NewForbidden`` for a named object of ``resource``."""
+    group, res = _split(resource)
+    details: dict[str, Any] = {"name": name} if name else {}
+    if group:
+        details["group"] = group
+    details["kind"] = res
+    return StatusError(status(403, "Forbidden", f"{resource} {_q(name)} is forbidden: {err}" if name else f"{resource} is forbidden: {err}", details))
+
+
+def new_too_many_requests(msg: str, retry_after_seconds: int) -> StatusError:
+    """Go's ``NewTooManyRequests``: 429, the delay in the details (and so in ``Retry-After``)."""
+    details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
+    return StatusError(status(429, "TooManyRequests", msg, details))
+
+
 def new_bad_request(msg: str) -> StatusError:
     return StatusError(status(400, "BadRequest", msg))
 

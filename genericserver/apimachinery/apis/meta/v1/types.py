@@ -134,6 +134,16 @@ DELETE_OPTIONS = _s(
     type_meta=True, gvks=(("", "v1", "DeleteOptions"), ("meta.k8s.io", "v1", "DeleteOptions")),
 )
 
+CONDITION = _s(
+    "Condition", "One aspect of an object's state (the shape every newer API's conditions share).",
+    Field("type", 1, "string", "The aspect, in CamelCase (e.g. DisruptionAllowed).", required=True),
+    Field("status", 2, "string", "True, False or Unknown.", required=True),
+    Field("observedGeneration", 3, "int64", "The object's generation the condition was set from."),
+    Field("lastTransitionTime", 4, TIME, "When the status last changed.", required=True),
+    Field("reason", 5, "string", "A CamelCase word for why it is so.", required=True),
+    Field("message", 6, "string", "A human-readable explanation.", required=True),
+)
+
 LABEL_SELECTOR_REQUIREMENT = _s(
     "LabelSelectorRequirement", "One term of a set-based selector: a key, an operator and values.",
     Field("key", 1, "string", "The label key the term is about.", required=True),

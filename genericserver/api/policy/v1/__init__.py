@@ -1,0 +1,1 @@
+"""k8s.io/api/policy/v1 (package): PodDisruptionBudget and Eviction."""
