@@ -9,7 +9,8 @@ go-restful routes: for a namespaced resource ``R`` under ``PREFIX`` (``/api/v1``
 * ``PREFIX/namespaces/NS/R/NAME``: GET, PUT, PATCH, DELETE;
 
 and for a cluster-scoped one the same without ``namespaces/NS``; a subresource ``R/SUB`` is
-``PREFIX/namespaces/NS/R/NAME/SUB`` with the item's verbs. A deprecated resource's routes answer
+``PREFIX/namespaces/NS/R/NAME/SUB`` with the item's verbs, and POST where it creates by name
+(``pods/NAME/eviction``, Go's ``NamedCreater``). A deprecated resource's routes answer
 every request with its ``Warning`` (the installer's ``deprecation.WarningMessage``). Each route is instrumented as
 Go's ``InstrumentRouteFunc`` does (the verb and scope in ``apiserver_request_total``), and
 ``discovery()`` is the ``APIResource`` list the installer hands to discovery.
@@ -48,9 +49,10 @@ WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 _COLLECTION = {"GET": (get.list_resource, "LIST"), "POST": (create.create_resource, "POST"),
                "DELETE": (delete.delete_collection, "DELETECOLLECTION")}
 _ITEM = {"GET": (get.get_resource, "GET"), "PUT": (update.update_resource, "PUT"),
-         "DELETE": (delete.delete_resource, "DELETE"), "PATCH": (patch.patch_resource, "PATCH")}
+         "DELETE": (delete.delete_resource, "DELETE"), "PATCH": (patch.patch_resource, "PATCH"),
+         "POST": (create.create_named_resource, "POST")}  # a subresource that creates by name only
 _VERB_OF = {("collection", "GET"): "list", ("collection", "POST"): "create", ("collection", "DELETE"): "deletecollection",
-            ("item", "GET"): "get", ("item", "PUT"): "update", ("item", "DELETE"): "delete", ("item", "PATCH"): "patch",
+            ("item", "GET"): "get", ("item", "PUT"): "update", ("item", "POST"): "create", ("item", "DELETE"): "delete", ("item", "PATCH"): "patch",
             ("all", "GET"): "list"}
 
 
@@ -120,7 +122,8 @@ class APIGroupVersion:
         method = req.method
         table = _ITEM if endpoint == "item" else _COLLECTION if endpoint == "collection" else {"GET": _COLLECTION["GET"]}
         verb = _VERB_OF.get((endpoint, method))
-        if method not in table or verb not in scope.resource.verbs:
+        named_create = endpoint == "item" and method == "POST"
+        if method not in table or verb not in scope.resource.verbs or named_create and not scope.resource.subresource:
             return _method_not_allowed(start_response)
         handler, metric_verb = table[method]
         namespace = args.get("namespace") if scope.resource.namespaced else ""

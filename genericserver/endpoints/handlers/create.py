@@ -9,6 +9,10 @@ with ``fieldValidation=Strict`` also for unknown or duplicate fields, else those
 path's, ``generateName`` is completed, and the object is validated (422 Invalid, with one cause
 a field). The store refuses a name that exists (409 AlreadyExists). The answer is 201 with the
 object as stored; with ``dryRun=All`` the same, stored nowhere.
+
+A subresource that creates by name (Go's ``NamedCreater``: ``POST pods/NAME/eviction``) goes
+through :func:`create_named_resource`: the name is the path's, and what the storage answers (a
+Status, for an eviction) is written with 201, its own ``code`` filled in when it has none.
 """
 
 from __future__ import annotations
@@ -42,3 +46,18 @@ def create_resource(scope: RequestScope, req: Request, start_response: StartResp
     validate_new(scope, obj, None)
     created = scope.store.create(namespace, obj, dry_run=bool(dry_run))
     return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 201, created, args=req.args)
+
+
+def create_named_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
+    """``CreateNamedResource``: the body decoded as the subresource's kind, its namespace
+    checked against the path's, then the storage's ``create_named(namespace, name, obj,
+    dry_run)``."""
+    response.negotiate_output(scope, req.environ)
+    dry_run = req.args.getlist("dryRun")
+    validation.validate_write_options("CreateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+    obj, warnings = decode_body(scope, req)
+    meta = obj.setdefault("metadata", {})
+    if scope.resource.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    result = scope.extra["create_named"](namespace, name, obj, dry_run)
+    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 201, result, args=req.args)

@@ -1,0 +1,1 @@
+"""k8s.io/kubernetes pkg/registry/policy (package): the PodDisruptionBudget registry."""
