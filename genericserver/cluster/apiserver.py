@@ -20,7 +20,9 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
   kube-apiserver makes) and ``events``
   (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``, and by the
   involved object's fields, as ``kubectl describe pod`` asks); pods and events are selected by
-  their own fields (``registry/core``'s ``to_selectable_fields``);
+  their own fields (``registry/core``'s ``to_selectable_fields``); ``nodes`` take a patch or an
+  update too (``kubectl cordon``, ``uncordon``: the scheduler stops and starts binding, :mod:`.scheduler`),
+  and ``pods/eviction`` evicts (``kubectl drain``; ``registry/core/eviction``);
 * ``apps/v1`` ``deployments`` (get, list, watch, patch, update) and ``deployments/scale``:
   ``kubectl scale``, ``set image`` and ``rollout restart`` drive the simulated rollout, and
   ``rollout status`` follows the controller's status; ``replicasets`` (get, list, watch), one
@@ -28,9 +30,12 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
 * ``discovery.k8s.io/v1`` ``endpointslices`` (get, list, watch), as the endpoints controller
   writes them;
 * ``coordination.k8s.io/v1`` ``leases`` (get, list, watch): the node's lease in
-  ``kube-node-lease``, which the kubelet renews (:mod:`.nodelease`) and ``describe node`` reads.
+  ``kube-node-lease``, which the kubelet renews (:mod:`.nodelease`) and ``describe node`` reads;
+* ``policy/v1`` ``poddisruptionbudgets`` (every verb): the one kind a client creates here
+  (``kubectl create pdb``, ``kubectl apply -f deploy/pdb.yaml``), its status kept by the
+  disruption controller (:mod:`.disruption`), and spent by evictions.
 
-Nothing is created through the API: the Deployment makes the pods, the endpoints controller
+Nothing else is created through the API: the Deployment makes the pods, the endpoints controller
 the slices. :func:`run` builds the server from serve's flags (a flag, certificate, token file or port
 it refuses ends the command before any pod runs), starts the world, serves it until SIGTERM or
 SIGINT, writes a kubeconfig once the server answers, and prints the timeline as it happens.
@@ -68,6 +73,7 @@ from genericserver.api.core.v1.types import (
     SERVICE_LIST,
 )
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
+from genericserver.api.policy.v1.types import EVICTION, POD_DISRUPTION_BUDGET, POD_DISRUPTION_BUDGET_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.cluster import apistorage, logs, store as cluster_store
 from genericserver.cluster.apistorage import ClusterStorage
@@ -86,12 +92,15 @@ from genericserver.printers.internalversion.printers import (
     LEASE_TABLE,
     NAMESPACE_TABLE,
     NODE_TABLE,
+    POD_DISRUPTION_BUDGET_TABLE,
     POD_TABLE,
     REPLICA_SET_TABLE,
     SERVICE_TABLE,
 )
 from genericserver.registry import reviews
 from genericserver.registry.core import event_strategy, pod_strategy, rest_log
+from genericserver.registry.core.eviction import EvictionREST
+from genericserver.registry.policy import poddisruptionbudget
 from genericserver.registry.rest.rest import Resource
 
 READ = ("get", "list", "watch")
@@ -117,7 +126,11 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", NAMESPACE, NAMESPACE_
                       table=NAMESPACE_TABLE, verbs=READ)
 # the namespaces kube-apiserver's system namespaces controller makes at its start
 SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
-NODES = Resource("", "v1", "nodes", "Node", NODE, NODE_LIST, namespaced=False, short_names=("no",), table=NODE_TABLE, verbs=READ)
+NODES = Resource("", "v1", "nodes", "Node", NODE, NODE_LIST, namespaced=False, short_names=("no",), table=NODE_TABLE,
+                 verbs=("get", "list", "patch", "update", "watch"))
+POD_EVICTION = Resource("", "v1", "pods/eviction", "Eviction", EVICTION, verbs=("create",), kind_group_version="policy/v1")
+PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", POD_DISRUPTION_BUDGET, POD_DISRUPTION_BUDGET_LIST,
+                short_names=("pdb",), table=POD_DISRUPTION_BUDGET_TABLE)
 SERVICES = Resource("", "v1", "services", "Service", SERVICE, SERVICE_LIST, short_names=("svc",), categories=("all",),
                     table=SERVICE_TABLE, verbs=READ)
 EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ,
@@ -148,11 +161,12 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     endpoints = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINTS, view.endpoints)
     events = ClusterStorage(store, cluster_store.EVENT, EVENTS, view.event)
     services = ClusterStorage(store, cluster_store.SERVICE, SERVICES, view.service)
-    nodes = ClusterStorage(store, cluster_store.NODE, NODES, view.node)
+    nodes = ClusterStorage(store, cluster_store.NODE, NODES, view.node, merge=apistorage.node_merge)
     for name in SYSTEM_NAMESPACES:
         store.create({"kind": cluster_store.NAMESPACE, "metadata": {"name": name, "namespace": ""}}, record=False)
     namespaces = ClusterStorage(store, cluster_store.NAMESPACE, NAMESPACES, view.namespace)
-    core = [scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status)]
+    core = [scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status),
+            scope(POD_EVICTION, pods, create_named=EvictionREST(store, pods.delete_with_options).create)]
     if logs is not None:
         core.append(scope(POD_LOG, pods, get_with_options=rest_log.new_log_getter(pods.get, logs)))
     groups.install_legacy_api_group(core + [scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services),
@@ -167,6 +181,10 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     groups.install_api_group("discovery.k8s.io", {"v1": [scope(ENDPOINT_SLICES, slices)]})
     leases = ClusterStorage(store, cluster_store.LEASE, LEASES, view.lease)
     groups.install_api_group("coordination.k8s.io", {"v1": [scope(LEASES, leases)]})
+    pdbs = ClusterStorage(store, cluster_store.PDB, PDBS, view.pod_disruption_budget, merge=poddisruptionbudget.prepare_for_update,
+                          prepare_for_create=poddisruptionbudget.prepare_for_create)
+    groups.install_api_group("policy", {"v1": [RequestScope(PDBS, pdbs, min_request_timeout=min_request_timeout, metrics=metrics,
+                                                            validate=poddisruptionbudget.validate)]})
     reviews.install(groups, authorizer)
     return groups
 
@@ -268,6 +286,7 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
             nonlocal started
             klog.set_verbosity(ServerOptions.verbosity)  # the replicas' -v (serve's set it for the process)
             world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
+            world.start_api_controllers()
             world.start_pods(30.0 + 10 * cfg.scale)
             world.kubelet.start_node_lease()
             world.load.start()

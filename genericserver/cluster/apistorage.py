@@ -27,6 +27,7 @@ from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.cluster.apiview import APIView
 from genericserver.cluster.store import DeleteOptions, Preconditions, Store
+from genericserver.cluster.store import new_already_exists as cluster_store_already_exists
 from genericserver.registry.rest.rest import Resource
 
 ToAPI = Callable[[dict], dict]
@@ -37,10 +38,12 @@ Merge = Callable[[dict, dict, dict], dict]
 class ClusterStorage:
     """One resource of the cluster's store, as the REST handlers use a generic store."""
 
-    def __init__(self, store: Store, kind: str, resource: Resource, to_api: ToAPI, *, merge: Optional[Merge] = None):
+    def __init__(self, store: Store, kind: str, resource: Resource, to_api: ToAPI, *, merge: Optional[Merge] = None,
+                 prepare_for_create: Optional[Callable[[dict], dict]] = None):
         self.store, self.kind, self.resource = store, kind, resource
         self.to_api = to_api
         self.merge = merge
+        self.prepare_for_create = prepare_for_create
 
     def _api(self, obj: dict) -> dict:
         return self.to_api(obj)
@@ -56,7 +59,30 @@ class ClusterStorage:
         return self.store.resource_version()
 
     def create(self, namespace: str, obj: dict, *, dry_run: bool = False) -> dict:
-        raise errors.new_method_not_supported(self.resource.group_resource, "create")
+        """A client's new object, as the kind's ``PrepareForCreate`` leaves it (only kinds a
+        client makes have one: the others are the controllers')."""
+        if self.prepare_for_create is None:
+            raise errors.new_method_not_supported(self.resource.group_resource, "create")
+        new = self.prepare_for_create(obj)
+        new["kind"] = self.kind
+        new.pop("apiVersion", None)
+        new["metadata"]["namespace"] = namespace
+        for k in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            new["metadata"].pop(k, None)  # the server's to set (rest.WipeObjectMetaSystemFields)
+        if dry_run:  # the checks without the write
+            if any(o["metadata"]["name"] == new["metadata"]["name"] for o in self.store.list(self.kind, namespace)):
+                raise cluster_store_already_exists(self.kind, new["metadata"]["name"])
+            return self._api(new)
+        return self._api(self.store.create(new))
+
+    def delete(self, namespace: str, name: str, *, uid: Optional[str] = None, resource_version: Optional[str] = None,
+               dry_run: bool = False) -> dict:
+        """The delete of a kind without graceful deletion: gone at once (preconditions checked)."""
+        if dry_run:
+            return self.get(namespace, name)
+        pre = Preconditions(uid, resource_version) if uid or resource_version else None
+        obj, _ = self.store.delete(self.kind, name, DeleteOptions(grace_period_seconds=0, preconditions=pre), namespace)
+        return self._api(obj)
 
     def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False) -> dict:
         """A client's new version of the object: a stale ``resourceVersion`` is 409, as the
@@ -142,6 +168,20 @@ def deployment_merge(current: dict, new: dict, old_api: dict) -> dict:
     if spec != current.get("spec"):
         out["spec"] = spec
         out["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+    return out
+
+
+def node_merge(current: dict, new: dict, old_api: dict) -> dict:
+    """A Node's update (``kubectl cordon`` patches ``spec.unschedulable``): its spec and the
+    metadata a client owns; the status stays the kubelet's."""
+    out = copy.deepcopy(current)
+    for k in ("labels", "annotations"):
+        value = (new.get("metadata") or {}).get(k)
+        if value:
+            out["metadata"][k] = copy.deepcopy(value)
+        else:
+            out["metadata"].pop(k, None)
+    out["spec"] = {k: copy.deepcopy(v) for k, v in (new.get("spec") or {}).items() if v not in (None, False)}
     return out
 
 

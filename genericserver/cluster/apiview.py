@@ -86,6 +86,14 @@ class APIView:
                 self._ips[uid] = POD_IP_BASE + str(len(self._ips) + 2)
             return self._ips[uid]
 
+    def condition(self, c: dict, order: tuple[str, ...]) -> dict:
+        """A stored condition in its type's field order, its times as the API writes them."""
+        out = {k: c[k] for k in order if k in c}
+        for k in ("lastProbeTime", "lastTransitionTime"):
+            if isinstance(out.get(k), (int, float)):
+                out[k] = self.time(out[k])
+        return out
+
     def meta(self, m: dict) -> dict:
         out = dict(m)
         for k in ("creationTimestamp", "deletionTimestamp"):
@@ -138,7 +146,8 @@ class APIView:
 
     def _pod_status(self, pod: dict, st: dict) -> dict:
         out: dict[str, Any] = {"phase": st.get("phase", "Pending")}
-        conditions = [{"type": c["type"], "status": c["status"]} for c in st.get("conditions", [])]
+        conditions = [self.condition(c, ("type", "status", "lastProbeTime", "lastTransitionTime", "reason", "message"))
+                      for c in st.get("conditions", [])]
         if conditions:
             out["conditions"] = conditions
         for k in ("message", "reason"):
@@ -287,6 +296,19 @@ class APIView:
                          "clusterIPs": [CLUSTER_IP], "type": "ClusterIP", "sessionAffinity": "None", "ipFamilies": ["IPv4"],
                          "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster"},
                 "status": {"loadBalancer": {}}}
+
+    def pod_disruption_budget(self, pdb: dict) -> dict:
+        """A budget as stored (its client's spec, its controller's status), times as the API's."""
+        st = copy.deepcopy(pdb.get("status") or {})
+        if st.get("disruptedPods"):
+            st["disruptedPods"] = {k: self.time(v) for k, v in st["disruptedPods"].items()}
+        if st.get("conditions"):
+            st["conditions"] = [self.condition(c, ("type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"))
+                                for c in st["conditions"]]
+        order = ("observedGeneration", "disruptedPods", "disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "conditions")
+        status = {k: st.get(k, 0) for k in order if k in st or k in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods")}
+        return {"kind": "PodDisruptionBudget", "apiVersion": "policy/v1", "metadata": self.meta(pdb["metadata"]),
+                "spec": copy.deepcopy(pdb.get("spec") or {}), "status": status}
 
     def replica_set(self, rs: dict) -> dict:
         return {"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": self.meta(rs["metadata"]),

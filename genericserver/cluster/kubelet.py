@@ -254,7 +254,9 @@ class Kubelet:
             st.setdefault("startTime", w.accepted_at)
             times = {"startedAt": w.started_at, **({"finishedAt": self.clock.now()} if state == "terminated" else {})}
             st["containerStatuses"] = [{"name": n, "ready": ready, "state": state, **times} for n in w.containers]
-            st["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}]
+            # Ready is the kubelet's; the others (PodScheduled, an eviction's DisruptionTarget) stay
+            others = [c for c in st.get("conditions", []) if c["type"] != "Ready"]
+            st["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}] + others
             return pod
 
         try:

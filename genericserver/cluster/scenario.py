@@ -30,6 +30,7 @@ from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import Container, FakeContainer, Sandbox, ServerContainer, ServerOptions
 from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, DeploymentController
+from genericserver.cluster.disruption import DisruptionController
 from genericserver.cluster.endpoints import EndpointsController, new_service
 from genericserver.cluster.envoy import EnvoyContainer
 from genericserver.cluster.handlers import ExecAction, HTTPGetAction, SleepAction
@@ -38,6 +39,7 @@ from genericserver.cluster.kubelet import Kubelet
 from genericserver.cluster.loadclient import OUTCOMES, LoadClient, Sample
 from genericserver.cluster.losses import CAUSES, Outcome, cause_of, tally
 from genericserver.cluster.proxy import KubeProxy
+from genericserver.cluster.scheduler import Scheduler
 from genericserver.cluster.shutdownmanager import ShutdownManagerContainer, ShutdownOptions, shutdown_hook
 from genericserver.cluster.store import Store, new_pod
 from genericserver.events import Event, EventStream
@@ -197,16 +199,31 @@ class World:
         self.proxy = KubeProxy(self.store, SERVICE, lag=cfg.proxy_lag)
         self.load = LoadClient(self.dial, workers=cfg.workers, interval=cfg.interval, keep_alive=cfg.keep_alive)
         self.deployment: Optional[DeploymentController] = None
+        # served to kubectl (apiserver.py), the cluster also schedules and keeps budgets
+        self.scheduler: Optional[Scheduler] = None
+        self.disruption: Optional[DisruptionController] = None
         if cfg.roll:
             self.deployment = DeploymentController(
-                self.store, SERVICE, cfg.replicas,
-                lambda name, labels: pod_template(cfg, name, self.clock, self.events, labels),
-                max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
+                self.store, SERVICE, cfg.replicas, self._new_pod, max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
         for part in (self.kubelet, self.endpoints, self.proxy):
             part.run()
         self.scraped: dict[str, str] = {}  # pod -> the text of its last /metrics
         self._stop_scraping = rt.event("scraper-stop")
         self._scraper = rt.go(self._scrape_loop, name="metrics-scraper") if cfg.scrape_period > 0 else None
+
+    def _new_pod(self, name: str, labels: dict) -> dict:
+        pod = pod_template(self.cfg, name, self.clock, self.events, labels)
+        if self.scheduler is not None:
+            pod["spec"]["nodeName"] = self.scheduler.node_for_new_pod()
+        return pod
+
+    def start_api_controllers(self) -> None:
+        """What a cluster served to kubectl needs besides: a scheduler that honours ``kubectl
+        cordon``, and the disruption controller that ``kubectl drain``'s evictions consult."""
+        self.scheduler = Scheduler(self.store, self.kubelet.node_name)
+        self.disruption = DisruptionController(self.store)
+        self.scheduler.run()
+        self.disruption.run()
 
     def dial(self, timeout: Optional[float] = None) -> tuple[socket.socket, str]:
         """The load client's connect: kube-proxy's DNAT, with both controllers brought up to
@@ -260,6 +277,9 @@ class World:
         self.load.stop()
         if self.deployment is not None:
             self.deployment.stop()
+        for controller in (self.scheduler, self.disruption):
+            if controller is not None:
+                controller.stop()
         for part in (self.proxy, self.endpoints, self.kubelet):
             part.stop()
         self.kubelet.kill_all()

@@ -46,10 +46,10 @@ from genericserver.apimachinery.api.errors import StatusError
 from genericserver.apimachinery.runtime.converter import deep_copy_json_value
 
 POD, SERVICE, ENDPOINT_SLICE, DEPLOYMENT, EVENT = "Pod", "Service", "EndpointSlice", "Deployment", "Event"
-REPLICA_SET, NODE, NAMESPACE, LEASE = "ReplicaSet", "Node", "Namespace", "Lease"
+REPLICA_SET, NODE, NAMESPACE, LEASE, PDB = "ReplicaSet", "Node", "Namespace", "Lease", "PodDisruptionBudget"
 RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.discovery.k8s.io", DEPLOYMENT: "deployments.apps",
              EVENT: "events", REPLICA_SET: "replicasets.apps", NODE: "nodes", NAMESPACE: "namespaces",
-             LEASE: "leases.coordination.k8s.io"}
+             LEASE: "leases.coordination.k8s.io", PDB: "poddisruptionbudgets.policy"}
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30  # what the API defaults a pod's grace to
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 HISTORY = 10000  # changes kept for watches that resume from a resource version

@@ -5,7 +5,8 @@ kubectl prints them as they come (the server always fills the wide columns too; 
 the ones of priority 1 only with ``-o wide``). A ConfigMap's are NAME, DATA (how many keys: ``data`` and
 ``binaryData`` together) and AGE (``HumanDuration`` of the time since its creation; a missing
 timestamp reads ``<unknown>``). A Namespace's are NAME, STATUS (its phase) and AGE; a Lease's NAME, HOLDER
-and AGE (``printLease``). A Pod's, a Node's, a Deployment's, a ReplicaSet's, a Service's
+and AGE (``printLease``); a PodDisruptionBudget's NAME, MIN AVAILABLE, MAX UNAVAILABLE,
+ALLOWED DISRUPTIONS and AGE (``printPodDisruptionBudget``). A Pod's, a Node's, a Deployment's, a ReplicaSet's, a Service's
 and an EndpointSlice's follow ``printPod``, ``printNode``, ``printDeployment``,
 ``printReplicaSet``, ``printService`` and ``printEndpointSlice``. Column descriptions are our field
 docs, or our words.
@@ -27,6 +28,7 @@ from genericserver.api.core.v1.types import (
     SERVICE_SPEC,
 )
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
+from genericserver.api.policy.v1.types import POD_DISRUPTION_BUDGET_SPEC, POD_DISRUPTION_BUDGET_STATUS
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
 from genericserver.apimachinery.duration import human_duration
 from genericserver.registry.rest.table import NAME_COLUMN, TableConvertor, column
@@ -251,6 +253,24 @@ NAMESPACE_TABLE = TableConvertor((NAME_COLUMN, column("Status", "string", "The s
 LEASE_TABLE = TableConvertor((NAME_COLUMN, column("Holder", "string", "The current holder."), AGE_COLUMN),
                              lambda obj, now: [obj["metadata"].get("name", ""), (obj.get("spec") or {}).get("holderIdentity", ""),
                                                translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now)])
+
+
+def _pdb_cells(obj: dict, now: float) -> list:
+    """``printPodDisruptionBudget``: each bound as written (a count or a percentage), ``N/A``
+    where unset, and how many evictions the status allows now."""
+    spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    bound = lambda key: "N/A" if spec.get(key) is None else str(spec[key])  # noqa: E731
+    return [obj["metadata"].get("name", ""), bound("minAvailable"), bound("maxUnavailable"), status.get("disruptionsAllowed", 0),
+            translate_timestamp_since(obj["metadata"].get("creationTimestamp", ""), now)]
+
+
+POD_DISRUPTION_BUDGET_TABLE = TableConvertor((
+    NAME_COLUMN,
+    column("Min Available", "string", POD_DISRUPTION_BUDGET_SPEC.field("minAvailable").doc),
+    column("Max Unavailable", "string", POD_DISRUPTION_BUDGET_SPEC.field("maxUnavailable").doc),
+    column("Allowed Disruptions", "integer", POD_DISRUPTION_BUDGET_STATUS.field("disruptionsAllowed").doc),
+    AGE_COLUMN,
+), _pdb_cells)
 
 
 # -- endpoints and events ------------------------------------------------------------------------
