@@ -46,6 +46,9 @@ def test_drain_spends_the_budget_then_waits_and_the_replacement_stays_pending_un
         seen(cp, rf"pod +{evicted}: ShutdownInitiated$")
         replacement = seen(cp, r"scheduler +(\S+): unschedulable, stays Pending$").group(1)
         assert k.run("get", "nodes", "--no-headers").stdout.split()[:2] == ["node-1", "Ready,SchedulingDisabled"]
+        described = k.run("describe", "node", "node-1").stdout
+        assert re.search(r"^Taints: +node\.kubernetes\.io/unschedulable:NoSchedule$", described, re.M), described
+        assert re.search(r"^Unschedulable: +true$", described, re.M), described
         assert k.run("get", "pod", replacement, "--no-headers").stdout.split()[1:3] == ["0/1", "Pending"]
         assert re.search(r"^  Warning +FailedScheduling +\S+ +default-scheduler +0/1 nodes are available: 1 node\(s\) were unschedulable\.",
                          k.run("describe", "pod", replacement).stdout, re.M)

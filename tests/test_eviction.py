@@ -12,6 +12,7 @@ import pytest
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.cluster.apistorage import ClusterStorage
 from genericserver.cluster.disruption import DELETION_TIMEOUT, DisruptionController, scaled_value
+from genericserver.cluster.nodelifecycle import tainted
 from genericserver.cluster.scheduler import UNSCHEDULABLE, Scheduler
 from genericserver.cluster.store import DEPLOYMENT, EVENT, NODE, PDB, POD, REPLICA_SET, Store, new_pod
 from genericserver.registry.core.eviction import EvictionREST
@@ -204,3 +205,13 @@ def test_a_cordoned_node_leaves_new_pods_pending_until_uncordoned(store):
         assert events == [("Warning", "FailedScheduling", UNSCHEDULABLE), ("Normal", "Scheduled", "Successfully assigned default/web-3 to node-1")]
     finally:
         scheduler.stop()
+
+
+def test_the_unschedulable_taint_follows_the_cordon():
+    node = {"metadata": {"name": "node-1"}, "spec": {"unschedulable": True, "taints": [{"key": "other", "effect": "NoExecute"}]}}
+    cordoned = tainted(node, 5.0)
+    assert cordoned["spec"]["taints"] == [{"key": "other", "effect": "NoExecute"},
+                                          {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": 5.0}]
+    assert tainted(cordoned, 6.0) is None  # already so: no write
+    cordoned["spec"].pop("unschedulable")
+    assert tainted(cordoned, 7.0)["spec"]["taints"] == [{"key": "other", "effect": "NoExecute"}]

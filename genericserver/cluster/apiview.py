@@ -271,7 +271,11 @@ class APIView:
         conditions.append({"type": "Ready", "status": "True", "lastHeartbeatTime": since, "lastTransitionTime": since,
                            "reason": "KubeletReady", "message": "kubelet is posting ready status"})
         resources = {"cpu": "2", "memory": "8Gi", "pods": "110"}
-        return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": copy.deepcopy(n.get("spec") or {}),
+        spec = copy.deepcopy(n.get("spec") or {})
+        for taint in spec.get("taints") or []:
+            if isinstance(taint.get("timeAdded"), (int, float)):
+                taint["timeAdded"] = self.time(taint["timeAdded"])
+        return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": spec,
                 "status": {"capacity": dict(resources), "allocatable": dict(resources), "conditions": conditions,
                            "addresses": [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": n["metadata"]["name"]}],
                            "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "simulated",

@@ -38,6 +38,7 @@ from genericserver.cluster.kubectl import DeleteFlags, delete_pod
 from genericserver.cluster.kubelet import Kubelet
 from genericserver.cluster.loadclient import OUTCOMES, LoadClient, Sample
 from genericserver.cluster.losses import CAUSES, Outcome, cause_of, tally
+from genericserver.cluster.nodelifecycle import NodeLifecycleController
 from genericserver.cluster.proxy import KubeProxy
 from genericserver.cluster.scheduler import Scheduler
 from genericserver.cluster.shutdownmanager import ShutdownManagerContainer, ShutdownOptions, shutdown_hook
@@ -202,6 +203,7 @@ class World:
         # served to kubectl (apiserver.py), the cluster also schedules and keeps budgets
         self.scheduler: Optional[Scheduler] = None
         self.disruption: Optional[DisruptionController] = None
+        self.node_lifecycle: Optional[NodeLifecycleController] = None
         if cfg.roll:
             self.deployment = DeploymentController(
                 self.store, SERVICE, cfg.replicas, self._new_pod, max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
@@ -219,11 +221,13 @@ class World:
 
     def start_api_controllers(self) -> None:
         """What a cluster served to kubectl needs besides: a scheduler that honours ``kubectl
-        cordon``, and the disruption controller that ``kubectl drain``'s evictions consult."""
+        cordon`` (and the node lifecycle controller's taint that shows it), and the disruption
+        controller that ``kubectl drain``'s evictions consult."""
         self.scheduler = Scheduler(self.store, self.kubelet.node_name)
         self.disruption = DisruptionController(self.store)
-        self.scheduler.run()
-        self.disruption.run()
+        self.node_lifecycle = NodeLifecycleController(self.store)
+        for controller in (self.scheduler, self.disruption, self.node_lifecycle):
+            controller.run()
 
     def dial(self, timeout: Optional[float] = None) -> tuple[socket.socket, str]:
         """The load client's connect: kube-proxy's DNAT, with both controllers brought up to
@@ -277,7 +281,7 @@ class World:
         self.load.stop()
         if self.deployment is not None:
             self.deployment.stop()
-        for controller in (self.scheduler, self.disruption):
+        for controller in (self.scheduler, self.disruption, self.node_lifecycle):
             if controller is not None:
                 controller.stop()
         for part in (self.proxy, self.endpoints, self.kubelet):

@@ -433,10 +433,19 @@ NODE_SYSTEM_INFO = Struct(API + "NodeSystemInfo", PROTO + "NodeSystemInfo", "Wha
     Field("architecture", 10, "string", "The CPU architecture, as Go names it (amd64, arm64).", required=True),
 ))
 
+TAINT = Struct(API + "Taint", PROTO + "Taint", "Keeps pods that do not tolerate it off the node.", (
+    Field("key", 1, "string", "The taint's key.", required=True),
+    Field("value", 2, "string", "Its value."),
+    Field("effect", 3, "string", "NoSchedule, PreferNoSchedule or NoExecute.", required=True),
+    Field("timeAdded", 4, TIME, "When it was added (NoExecute taints; the node controller sets it on every one).", pointer=True),
+))
+
 NODE_SPEC = Struct(API + "NodeSpec", PROTO + "NodeSpec", "How the node may be used.", (
     Field("podCIDR", 1, "string", "The range the node's pods get their IPs from."),
     Field("podCIDRs", 7, ListOf("string"), "The ranges, one per IP family.", patch_strategy="merge", list_type="set"),
     Field("unschedulable", 4, "bool", "True keeps new pods off the node (kubectl cordon)."),
+    Field("taints", 5, ListOf(TAINT), "The node's taints (a cordoned node's node.kubernetes.io/unschedulable among them).",
+          list_type="atomic"),
 ))
 
 NODE_STATUS = Struct(API + "NodeStatus", PROTO + "NodeStatus", "What the kubelet last reported of the node.", (
