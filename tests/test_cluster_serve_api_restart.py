@@ -22,6 +22,14 @@ def rollout_restart(tmp_path, *flags: str) -> str:
     try:
         k = Kubectl(str(tmp_path), cp.port)
         k.kubeconfig = str(tmp_path / "kubeconfig")
+        if "--manifest" in flags:
+            # the served Deployment is the file's as written: applying it again changes nothing (the
+            # generation stays), and the pods' container has the file's name and image
+            manifest = flags[flags.index("--manifest") + 1]
+            assert k.run("apply", "-f", manifest).stdout.strip() == "deployment.apps/web configured"
+            assert k.run("get", "deployment/web", "-o", "jsonpath={.metadata.generation}").stdout == "1"
+            assert k.run("get", "pods", "-o", "jsonpath={.items[0].spec.containers[*].name}={.items[0].spec.containers[*].image}").stdout \
+                == "web=genericserver:dev"
         assert k.run("rollout", "restart", "deployment/web").stdout.strip() == "deployment.apps/web restarted"
         out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
         assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'

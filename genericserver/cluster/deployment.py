@@ -169,8 +169,9 @@ class DeploymentController:
 
     def __init__(self, store: Store, name: str, replicas: int, template: PodTemplate, *,
                  max_surge: IntOrPercent = DEFAULT_MAX_SURGE, max_unavailable: IntOrPercent = DEFAULT_MAX_UNAVAILABLE,
-                 namespace: str = "default"):
+                 namespace: str = "default", written_spec: Optional[dict] = None):
         self.store, self.name, self.replicas, self.template = store, name, replicas, template
+        self.written_spec = written_spec  # a manifest's Deployment spec: stored as written
         self.namespace = namespace
         self.max_surge, self.max_unavailable = parse_int_or_percent(max_surge), parse_int_or_percent(max_unavailable)
         self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, replicas)
@@ -310,8 +311,15 @@ class DeploymentController:
         return f"{self.name}-v{revision}"
 
     def _deployment_object(self) -> dict:
-        """The Deployment as the API stores it, its template from the pods this controller makes."""
+        """The Deployment as the API stores it: a manifest's spec as written (with the API's
+        defaults), else one whose template is that of the pods this controller makes."""
         labels = {"app": self.name}
+        if self.written_spec is not None:
+            spec = copy.deepcopy(self.written_spec)
+            spec.setdefault("revisionHistoryLimit", 10)
+            spec.setdefault("progressDeadlineSeconds", 600)
+            return {"kind": DEPLOYMENT, "metadata": {"name": self.name, "namespace": self.namespace, "generation": 1,
+                                                     "labels": dict(labels)}, "spec": spec, "status": {}}
         pod = self.template("template", dict(labels))
         containers = []
         for c in pod["spec"]["containers"]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
@@ -261,13 +262,24 @@ def check_manifests(docs: list[dict], *, endpoints_lag: float = ENDPOINTS_LAG, p
     return problems
 
 
+def as_stored(spec: dict) -> dict:
+    """A Deployment spec as the API keeps it: what a Go round trip leaves (``minReadySeconds: 0``
+    and other empty ``omitempty`` fields dropped), so a later ``kubectl apply`` of the same file
+    compares equal to it."""
+    from genericserver.api.apps.v1.types import DEPLOYMENT_SPEC
+    from genericserver.apimachinery.runtime.serializer import json as json_serializer
+
+    return json_serializer.decode(json.dumps(spec).encode(), DEPLOYMENT_SPEC)[1]
+
+
 def config_from_manifest(manifest: Manifest, base: Optional[Any] = None, **overrides: Any) -> Any:
     """A :class:`ScenarioConfig` with the pod settings of ``manifest``'s Deployment on top of
     ``base`` (its lags, scale, clients...), then ``overrides``."""
     from genericserver.cluster.scenario import ScenarioConfig
 
     source = str(manifest) if isinstance(manifest, (str, os.PathLike)) else "manifest"
-    f = deployment_facts(load_documents(manifest), source)
+    docs = load_documents(manifest)
+    f = deployment_facts(docs, source)
     errs = validate_strategy(f.max_surge, f.max_unavailable)
     if errs:
         raise ManifestError(f"{source}: {errs[0]}")
@@ -278,7 +290,9 @@ def config_from_manifest(manifest: Manifest, base: Optional[Any] = None, **overr
                   shutdown_delay=f.delay, retry_after=f.server.run.shutdown_send_retry_after,
                   request_timeout=f.request_timeout, max_surge=f.max_surge, max_unavailable=f.max_unavailable,
                   probe_period=int(probe.get("periodSeconds", DEFAULT_PROBE_PERIOD)) if probe else 0,
-                  probe_path=(probe.get("httpGet") or {}).get("path", "/readyz"), source=source)
+                  probe_path=(probe.get("httpGet") or {}).get("path", "/readyz"), source=source,
+                  container_name=f.container["name"], image=f.container.get("image") or "genericserver",
+                  deployment_spec=json.dumps(as_stored(find(docs, "Deployment")["spec"])))
     return replace(cfg, **overrides)
 
 

@@ -20,6 +20,7 @@ Deployment manifest.
 from __future__ import annotations
 
 import http.client
+import json
 import logging
 import socket
 from collections import Counter
@@ -86,6 +87,11 @@ class ScenarioConfig:
     tail: float = 1.0
     scrape_period: float = 1.0  # cluster seconds between two scrapes of each replica's /metrics (0: none)
     source: str = ""  # where the pod settings came from (a manifest's path), for the heading
+    # from a manifest: its server container's name and image, and its Deployment's spec (JSON), which
+    # the served Deployment shows as written (so `kubectl apply -f` of the same file changes nothing)
+    container_name: str = "app"
+    image: str = "genericserver"
+    deployment_spec: str = ""
 
     def __post_init__(self) -> None:
         if self.pre_stop not in PRE_STOPS:
@@ -139,7 +145,7 @@ class ScenarioResult:
 
 def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: EventStream,
                  labels: Optional[dict] = None) -> dict:
-    server = {"name": "app", "image": "genericserver", "portName": "http",
+    server = {"name": cfg.container_name, "image": cfg.image, "portName": "http",
               "options": ServerOptions(shutdown_delay=cfg.shutdown_delay, retry_after=cfg.retry_after,
                                        request_timeout=cfg.request_timeout)}
     probe = {"httpGet": {"path": cfg.probe_path, "port": "http"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
@@ -206,7 +212,8 @@ class World:
         self.node_lifecycle: Optional[NodeLifecycleController] = None
         if cfg.roll:
             self.deployment = DeploymentController(
-                self.store, SERVICE, cfg.replicas, self._new_pod, max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable)
+                self.store, SERVICE, cfg.replicas, self._new_pod, max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable,
+                written_spec=json.loads(cfg.deployment_spec) if cfg.deployment_spec else None)
         for part in (self.kubelet, self.endpoints, self.proxy):
             part.run()
         self.scraped: dict[str, str] = {}  # pod -> the text of its last /metrics

@@ -127,9 +127,42 @@ RESOURCE_REQUIREMENTS = Struct(
     ),
 )
 
+CAPABILITIES = Struct(
+    API + "Capabilities", PROTO + "Capabilities", "Linux capabilities added to or dropped from the container's default set.",
+    (
+        Field("add", 1, ListOf("string"), "Capabilities to add.", list_type="atomic"),
+        Field("drop", 2, ListOf("string"), "Capabilities to drop (ALL for every one).", list_type="atomic"),
+    ),
+)
+
+SECCOMP_PROFILE = Struct(
+    API + "SeccompProfile", PROTO + "SeccompProfile", "The system calls the container may make.",
+    (
+        Field("type", 1, "string", "RuntimeDefault, Localhost or Unconfined.", required=True),
+        Field("localhostProfile", 2, "string", "The profile's file on the node, for Localhost.", pointer=True),
+    ),
+)
+
 SECURITY_CONTEXT = Struct(
     API + "SecurityContext", PROTO + "SecurityContext", "Security settings of one container.",
-    (Field("readOnlyRootFilesystem", 6, "bool", "True mounts the container's root filesystem read-only.", pointer=True),),
+    (
+        Field("capabilities", 1, CAPABILITIES, "Capabilities added or dropped.", pointer=True),
+        Field("runAsUser", 4, "int64", "The user the process runs as.", pointer=True),
+        Field("runAsNonRoot", 5, "bool", "True refuses to start a process that would run as root.", pointer=True),
+        Field("readOnlyRootFilesystem", 6, "bool", "True mounts the container's root filesystem read-only.", pointer=True),
+        Field("allowPrivilegeEscalation", 7, "bool", "Whether a process may gain more privileges than its parent.", pointer=True),
+        Field("seccompProfile", 11, SECCOMP_PROFILE, "The container's seccomp profile.", pointer=True),
+    ),
+)
+
+POD_SECURITY_CONTEXT = Struct(
+    API + "PodSecurityContext", PROTO + "PodSecurityContext", "Security settings every container of the pod starts from.",
+    (
+        Field("runAsUser", 2, "int64", "The user the processes run as.", pointer=True),
+        Field("runAsNonRoot", 3, "bool", "True refuses to start a process that would run as root.", pointer=True),
+        Field("fsGroup", 5, "int64", "A group that owns the pod's volumes.", pointer=True),
+        Field("seccompProfile", 10, SECCOMP_PROFILE, "The pod's seccomp profile.", pointer=True),
+    ),
 )
 
 CONTAINER = Struct(
@@ -142,6 +175,7 @@ CONTAINER = Struct(
         Field("ports", 6, ListOf(CONTAINER_PORT), "The ports the container listens on (informational).",
               patch_strategy="merge", patch_merge_key="containerPort", list_type="map", list_map_keys=("containerPort", "protocol")),
         Field("resources", 8, RESOURCE_REQUIREMENTS, "The CPU and memory it asks for and may use."),
+        Field("livenessProbe", 10, PROBE, "Whether the container is alive; a failing one gets it restarted.", pointer=True),
         Field("readinessProbe", 11, PROBE, "Whether the container is ready for traffic; a failing one takes the pod out of its services' endpoints.", pointer=True),
         Field("lifecycle", 12, LIFECYCLE, "Actions at the container's start and stop.", pointer=True),
         Field("terminationMessagePath", 13, "string", "Where the container may write why it ended."),
@@ -161,6 +195,7 @@ POD_SPEC = Struct(
         Field("dnsPolicy", 6, "string", "How the pod's DNS is set up; ClusterFirst by default."),
         Field("serviceAccountName", 8, "string", "The service account the pod runs as."),
         Field("nodeName", 10, "string", "The node the pod is bound to; set by the scheduler."),
+        Field("securityContext", 14, POD_SECURITY_CONTEXT, "Security settings of the pod.", pointer=True),
         Field("schedulerName", 19, "string", "The scheduler that places the pod."),
     ),
 )
