@@ -29,6 +29,7 @@ from genericserver.cluster.apiview import APIView
 from genericserver.cluster.store import DeleteOptions, Preconditions, Store
 from genericserver.cluster.store import new_already_exists as cluster_store_already_exists
 from genericserver.registry.rest.rest import Resource
+from genericserver.registry.rest.update import take_client_metadata, take_spec
 
 ToAPI = Callable[[dict], dict]
 # (stored object, the client's object, the stored object as the API showed it) -> new stored object
@@ -157,30 +158,13 @@ def pod_status_merge(view: APIView) -> Merge:
 def deployment_merge(current: dict, new: dict, old_api: dict) -> dict:
     """A Deployment's update: its spec and the metadata a client owns; the status stays the
     controller's, and a changed spec bumps the generation the controller will observe."""
-    out = copy.deepcopy(current)
-    for k in ("labels", "annotations", "finalizers"):
-        value = (new.get("metadata") or {}).get(k)
-        if value:
-            out["metadata"][k] = copy.deepcopy(value)
-        else:
-            out["metadata"].pop(k, None)
-    spec = copy.deepcopy(new.get("spec") or {})
-    if spec != current.get("spec"):
-        out["spec"] = spec
-        out["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
-    return out
+    return take_spec(current, new)
 
 
 def node_merge(current: dict, new: dict, old_api: dict) -> dict:
     """A Node's update (``kubectl cordon`` patches ``spec.unschedulable``): its spec and the
     metadata a client owns; the status stays the kubelet's."""
-    out = copy.deepcopy(current)
-    for k in ("labels", "annotations"):
-        value = (new.get("metadata") or {}).get(k)
-        if value:
-            out["metadata"][k] = copy.deepcopy(value)
-        else:
-            out["metadata"].pop(k, None)
+    out = take_client_metadata(current, new, ("labels", "annotations"))
     out["spec"] = {k: copy.deepcopy(v) for k, v in (new.get("spec") or {}).items() if v not in (None, False)}
     return out
 

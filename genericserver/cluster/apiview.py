@@ -33,11 +33,11 @@ from genericserver.apimachinery.field import errors as field
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.handlers import ExecAction, HTTPGetAction, SleepAction
 from genericserver.godur import format_go_duration
+from genericserver.registry.rest.update import take_client_metadata
 
-# ObjectMeta's fields in Go's order, and those a client may change
+# ObjectMeta's fields in Go's order
 META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
               "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers")
-MUTABLE_META = ("labels", "annotations", "finalizers")
 # the service's nominal virtual IP and port (kube-proxy listens on a port of its own on 127.0.0.1)
 CLUSTER_IP, SERVICE_PORT = "10.96.0.10", 80
 # the nominal container ports of each image's named ports
@@ -183,13 +183,7 @@ class APIView:
         old_spec, new_spec = _without_images(old_api.get("spec")), _without_images(new_api.get("spec"))
         if old_spec != new_spec:
             raise errors.new_invalid("Pod", name, field.to_causes([field.forbidden("spec", POD_UPDATE_FORBIDDEN + "\n" + spec_diff(old_spec, new_spec))]))
-        out = copy.deepcopy(current)
-        for k in MUTABLE_META:
-            value = (new_api.get("metadata") or {}).get(k)
-            if value:
-                out["metadata"][k] = copy.deepcopy(value)
-            else:
-                out["metadata"].pop(k, None)
+        out = take_client_metadata(current, new_api)
         images = {c.get("name"): c.get("image", "") for c in (new_api.get("spec") or {}).get("containers") or []}
         for c in out["spec"].get("containers", []):
             if c["name"] in images:

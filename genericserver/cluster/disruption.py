@@ -30,9 +30,9 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from genericserver import runtime as rt
 from genericserver.apimachinery.api.errors import StatusError
-from genericserver.cluster.store import DEPLOYMENT, POD, REPLICA_SET, Store, is_not_found
+from genericserver.cluster.store import DEPLOYMENT, POD, REPLICA_SET, is_not_found
+from genericserver.cluster.workqueue import WatchLoop
 from genericserver.registry.core.eviction import PDB, is_pod_ready, selector_matches, set_disruption_allowed_condition
 
 DELETION_TIMEOUT = 120.0  # how long an evicted pod may take to start its deletion, in cluster seconds
@@ -48,31 +48,15 @@ def scaled_value(value: object, total: int, round_up: bool) -> int:
     return math.ceil(exact) if round_up else math.floor(exact)
 
 
-class DisruptionController:
+class DisruptionController(WatchLoop):
     """Keeps the status of every PodDisruptionBudget in ``store``."""
 
-    def __init__(self, store: Store):
-        self.store = store
-        self._watch = store.watch()
-        self._loop: Optional[rt.Goroutine] = None
+    name = "disruption-controller"
 
-    def run(self) -> None:
-        self._loop = rt.go(self._sync_loop, name="disruption-controller")
-
-    def stop(self) -> None:
-        self._watch.stop()
-        if self._loop is not None:
-            self._loop.join()
-
-    def _sync_loop(self) -> None:
-        while True:
-            ev = self._watch.next()
-            if ev is None:
-                return
-            _, obj = ev
-            if obj["kind"] in WATCHED:
-                for pdb in self.store.list(PDB, obj["metadata"]["namespace"]):
-                    self.sync(pdb)
+    def handle(self, typ: str, obj: dict) -> None:
+        if obj["kind"] in WATCHED:
+            for pdb in self.store.list(PDB, obj["metadata"]["namespace"]):
+                self.sync(pdb)
 
     def sync(self, pdb: dict) -> None:
         """``trySync`` for one budget, as read a moment ago."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from genericserver import runtime as rt
 from genericserver.cluster.store import NODE, Store
+from genericserver.cluster.workqueue import WatchLoop
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
@@ -40,26 +40,13 @@ def tainted(node: dict, now: float) -> Optional[dict]:
     return node
 
 
-class NodeLifecycleController:
+class NodeLifecycleController(WatchLoop):
     """Keeps the unschedulable taint of every node in ``store`` in step with its spec."""
 
+    name = "node-lifecycle-controller"
+
     def __init__(self, store: Store):
-        self.store = store
-        self._watch = store.watch(NODE)
-        self._loop: Optional[rt.Goroutine] = None
+        super().__init__(store, NODE)
 
-    def run(self) -> None:
-        self._loop = rt.go(self._sync_loop, name="node-lifecycle-controller")
-
-    def stop(self) -> None:
-        self._watch.stop()
-        if self._loop is not None:
-            self._loop.join()
-
-    def _sync_loop(self) -> None:
-        while True:
-            ev = self._watch.next()
-            if ev is None:
-                return
-            _, node = ev
-            self.store.guaranteed_update(NODE, node["metadata"]["name"], lambda n: tainted(n, self.store.clock.now()), namespace="")
+    def handle(self, typ: str, node: dict) -> None:
+        self.store.guaranteed_update(NODE, node["metadata"]["name"], lambda n: tainted(n, self.store.clock.now()), namespace="")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from genericserver import runtime as rt
 from genericserver.cluster.store import ADDED, NODE, POD, Store, is_not_found
+from genericserver.cluster.workqueue import WatchLoop
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.registry.core.eviction import update_pod_condition
 
@@ -30,13 +30,14 @@ def node_is_schedulable(node: Optional[dict]) -> bool:
     return node is not None and not (node.get("spec") or {}).get("unschedulable")
 
 
-class Scheduler:
+class Scheduler(WatchLoop):
     """Binds the pods of ``store`` to ``node_name`` while it is schedulable."""
 
+    name = "scheduler"
+
     def __init__(self, store: Store, node_name: str = "node-1"):
-        self.store, self.node_name = store, node_name
-        self._watch = store.watch()
-        self._loop: Optional[rt.Goroutine] = None
+        super().__init__(store)
+        self.node_name = node_name
         self._schedulable = True  # as the node registers
 
     def node_for_new_pod(self) -> str:
@@ -50,21 +51,6 @@ class Scheduler:
             if is_not_found(err):
                 return None
             raise
-
-    def run(self) -> None:
-        self._loop = rt.go(self._sync_loop, name="scheduler")
-
-    def stop(self) -> None:
-        self._watch.stop()
-        if self._loop is not None:
-            self._loop.join()
-
-    def _sync_loop(self) -> None:
-        while True:
-            ev = self._watch.next()
-            if ev is None:
-                return
-            self.handle(*ev)
 
     def handle(self, typ: str, obj: dict) -> None:
         """One change the watch reported: a new pod to place, or the node's schedulability."""

@@ -4,7 +4,8 @@ Controllers here react to a change after a *processing lag*: the endpoints contr
 kube-proxy each put the key of what changed on the queue, due ``lag`` after the change, and sync
 it once due. A key already waiting keeps the earlier of its two due times, so a burst of changes
 is handled once, as a real work queue deduplicates keys. :class:`Controller` is the loop both
-share: a watch feeding the queue, one worker syncing keys.
+share: a watch feeding the queue, one worker syncing keys. :class:`WatchLoop` is the loop of the
+controllers with no lag: a watch, each change handled as it comes.
 
 The lags are the model's, and only they: a key is due ``lag`` after the cluster time of the
 change (not after the moment a watch thread got to it), and a sync writes, and stamps its
@@ -67,6 +68,38 @@ class DelayingQueue:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
+
+
+class WatchLoop:
+    """A controller with no lag: a watch of the store (of ``kind``, or of everything) and one
+    goroutine handing each change to :meth:`handle` as it comes. The scheduler, the disruption
+    and the node lifecycle controllers are such (a real cluster runs them within milliseconds,
+    and nothing in the model depends on their lateness)."""
+
+    name = "controller"  # its goroutine's
+
+    def __init__(self, store: Store, kind: Optional[str] = None):
+        self.store = store
+        self._watch = store.watch(kind)
+        self._loop: Optional[rt.Goroutine] = None
+
+    def run(self) -> None:
+        self._loop = rt.go(self._sync_loop, name=self.name)
+
+    def stop(self) -> None:
+        self._watch.stop()
+        if self._loop is not None:
+            self._loop.join()
+
+    def _sync_loop(self) -> None:
+        while True:
+            ev = self._watch.next()
+            if ev is None:
+                return
+            self.handle(*ev)
+
+    def handle(self, typ: str, obj: dict) -> None:
+        raise NotImplementedError
 
 
 class Controller:

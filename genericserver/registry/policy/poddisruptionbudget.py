@@ -21,6 +21,7 @@ from typing import Optional
 
 from genericserver.apimachinery.apis.meta.v1.helpers import label_selector_as_selector
 from genericserver.apimachinery.field import errors as field
+from genericserver.registry.rest.update import take_spec
 
 UNHEALTHY_POD_EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -40,18 +41,7 @@ def prepare_for_create(obj: dict) -> dict:
 def prepare_for_update(current: dict, new: dict, old_api: dict) -> dict:
     """The stored budget with a client's change: its spec and the metadata it owns; the status
     stays the controller's; a new spec is a new generation."""
-    out = copy.deepcopy(current)
-    for k in ("labels", "annotations", "finalizers"):
-        value = (new.get("metadata") or {}).get(k)
-        if value:
-            out["metadata"][k] = copy.deepcopy(value)
-        else:
-            out["metadata"].pop(k, None)
-    spec = copy.deepcopy(new.get("spec") or {})
-    if spec != current.get("spec"):
-        out["spec"] = spec
-        out["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
-    return out
+    return take_spec(current, new)
 
 
 def _int_or_percent_errors(value: object, path: str) -> list[field.Error]:
