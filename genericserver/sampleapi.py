@@ -40,6 +40,7 @@ from genericserver.api.core.v1.types import CONFIG_MAP, CONFIG_MAP_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.validation import DNS1123_SUBDOMAIN_MSG, is_dns1123_subdomain
 from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, RequestScope
 from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
@@ -60,12 +61,6 @@ DEFAULT_HISTORY = generic_store.DEFAULT_HISTORY
 
 CONFIGMAPS = Resource("", "v1", "configmaps", KIND, CONFIG_MAP, CONFIG_MAP_LIST, short_names=("cm",), table=CONFIG_MAP_TABLE)
 
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_DNS1123_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
 _META_ORDER = generic_store._META_ORDER
 _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
@@ -87,8 +82,8 @@ def validate_config_map(obj: dict, old: Optional[dict]) -> list[field.Error]:
     if not name:
         return [field.required("metadata.name", "name or generateName is required")]
     errs = []
-    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
-        errs.append(field.invalid("metadata.name", name, _DNS1123_MSG))
+    if not is_dns1123_subdomain(name):
+        errs.append(field.invalid("metadata.name", name, DNS1123_SUBDOMAIN_MSG))
     for part in ("data", "binaryData"):
         for key in obj.get(part) or {}:
             if not _CONFIG_KEY.match(key) or len(key) > 253:

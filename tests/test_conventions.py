@@ -152,6 +152,8 @@ FOLDERS = [
     ("api:coordination/v1/", "api/coordination/v1"),
     ("api:policy/v1/", "api/policy/v1"),
     ("apimachinery:pkg/util/intstr/", "apimachinery"),
+    ("apimachinery:pkg/util/validation/field/", "apimachinery/field"),
+    ("apimachinery:pkg/util/validation/", "apimachinery"),
     ("apimachinery:pkg/util/waitgroup/", "apimachinery"),
     ("apimachinery:pkg/util/errors/", "apimachinery"),
     ("apimachinery:pkg/util/runtime/", "apimachinery"),

@@ -29,6 +29,7 @@ from urllib.parse import unquote_to_bytes
 from genericserver import request, responsewriters
 from genericserver.audit.request import log_impersonated_user
 from genericserver.authn import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS
+from genericserver.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 from genericserver.authz import AttributesRecord, Authorizer, Decision
 from genericserver.endpoints.authorization import error_negotiated, forbidden
 
@@ -51,8 +52,6 @@ SERVICE_ACCOUNT_USERNAME_PREFIX = "system:serviceaccount:"
 SERVICE_ACCOUNT_GROUP_PREFIX = "system:serviceaccounts:"
 ALL_SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
 
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 @dataclass(frozen=True)
@@ -94,9 +93,7 @@ def split_username(username: str) -> Optional[tuple[str, str]]:
     if len(parts) != 2:
         return None
     namespace, name = parts
-    if len(namespace) > 63 or not _DNS1123_LABEL.fullmatch(namespace):
-        return None
-    if len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
+    if not is_dns1123_label(namespace) or not is_dns1123_subdomain(name):
         return None
     return namespace, name
 

@@ -21,6 +21,7 @@ from typing import Optional
 
 from genericserver.apimachinery.errors import new_aggregate
 from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.validation import is_dns1123_subdomain
 
 BINARY_OPERATORS = ["in", "notin", "=", "==", "!=", "gt", "lt"]
 _TOKENS = {")": "CLOSED_PAR", ",": "COMMA", "!": "DOES_NOT_EXIST", "==": "DOUBLE_EQUALS", "=": "EQUALS", ">": "GREATER_THAN",
@@ -33,7 +34,6 @@ _KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must s
 _VALUE_FMT = "(" + _KEY_FMT + ")?"
 _VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
               "and must start and end with an alphanumeric character")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 
 
 class SelectorError(ValueError):
@@ -56,7 +56,7 @@ def label_key_errors(key: str) -> list[str]:
         prefix = parts[0]
         if not prefix:
             errs.append("prefix part must be non-empty")
-        elif len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
+        elif not is_dns1123_subdomain(prefix):
             errs.append("prefix part " + _regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
                                                       "'-' or '.', and must start and end with an alphanumeric character",
                                                       r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", "example.com"))

@@ -21,13 +21,10 @@ from typing import Optional
 
 from genericserver.apimachinery.apis.meta.v1.helpers import label_selector_as_selector
 from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.validation import DNS1123_SUBDOMAIN_MSG, is_dns1123_subdomain
 from genericserver.registry.rest.update import take_spec
 
 UNHEALTHY_POD_EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_DNS1123_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
-                "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
 _PERCENT = re.compile(r"[0-9]+%")
 
 
@@ -63,8 +60,8 @@ def validate(obj: dict, old: Optional[dict]) -> list[field.Error]:
     if not name:
         return [field.required("metadata.name", "name or generateName is required")]
     errs = []
-    if len(name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(name):
-        errs.append(field.invalid("metadata.name", name, _DNS1123_MSG))
+    if not is_dns1123_subdomain(name):
+        errs.append(field.invalid("metadata.name", name, DNS1123_SUBDOMAIN_MSG))
     spec = obj.get("spec") or {}
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         # Go marshals the internal spec, whose fields have no JSON names: its Go names
