@@ -40,7 +40,7 @@ from genericserver.api.core.v1.types import CONFIG_MAP, CONFIG_MAP_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.apimachinery.field import errors as field
-from genericserver.apimachinery.validation import DNS1123_SUBDOMAIN_MSG, is_dns1123_subdomain
+from genericserver.apimachinery.api.objectmeta import validate_object_meta_name
 from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, RequestScope
 from genericserver.godur import format_go_duration
 from genericserver.mux import not_found
@@ -77,13 +77,9 @@ def _q(s: str) -> str:
 
 def validate_config_map(obj: dict, old: Optional[dict]) -> list[field.Error]:
     """The core API's ``ValidateConfigMap``: the name, then each key of data and binaryData."""
-    meta = obj.get("metadata", {})
-    name = meta.get("name", "")
-    if not name:
-        return [field.required("metadata.name", "name or generateName is required")]
-    errs = []
-    if not is_dns1123_subdomain(name):
-        errs.append(field.invalid("metadata.name", name, DNS1123_SUBDOMAIN_MSG))
+    errs = validate_object_meta_name(obj.get("metadata", {}))
+    if errs and errs[0].type == field.REQUIRED:
+        return errs
     for part in ("data", "binaryData"):
         for key in obj.get(part) or {}:
             if not _CONFIG_KEY.match(key) or len(key) > 253:

@@ -160,6 +160,7 @@ FOLDERS = [
     ("apimachinery:pkg/version/", "apimachinery"),
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),
     ("apimachinery:pkg/api/resource/", "apimachinery/api"),
+    ("apimachinery:pkg/api/validation/", "apimachinery/api"),
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
     ("kubernetes:pkg/registry/core/", "registry/core"),

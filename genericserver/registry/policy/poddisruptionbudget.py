@@ -19,9 +19,9 @@ import copy
 import re
 from typing import Optional
 
+from genericserver.apimachinery.api.objectmeta import validate_object_meta_name
 from genericserver.apimachinery.apis.meta.v1.helpers import label_selector_as_selector
 from genericserver.apimachinery.field import errors as field
-from genericserver.apimachinery.validation import DNS1123_SUBDOMAIN_MSG, is_dns1123_subdomain
 from genericserver.registry.rest.update import take_spec
 
 UNHEALTHY_POD_EVICTION_POLICIES = ["AlwaysAllow", "IfHealthyBudget"]
@@ -55,13 +55,9 @@ def _int_or_percent_errors(value: object, path: str) -> list[field.Error]:
 
 
 def validate(obj: dict, old: Optional[dict]) -> list[field.Error]:
-    meta = obj.get("metadata") or {}
-    name = meta.get("name", "")
-    if not name:
-        return [field.required("metadata.name", "name or generateName is required")]
-    errs = []
-    if not is_dns1123_subdomain(name):
-        errs.append(field.invalid("metadata.name", name, DNS1123_SUBDOMAIN_MSG))
+    errs = validate_object_meta_name(obj.get("metadata") or {})
+    if errs and errs[0].type == field.REQUIRED:
+        return errs
     spec = obj.get("spec") or {}
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         # Go marshals the internal spec, whose fields have no JSON names: its Go names
