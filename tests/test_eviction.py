@@ -144,6 +144,9 @@ def test_a_name_that_is_not_the_paths_is_a_400_and_a_dry_run_changes_nothing(sto
     before = store.resource_version()
     assert evict(store, "web-0", dry_run=["All"])["status"] == "Success"
     assert store.resource_version() == before
+    # and the timeline does not say it happened
+    assert [e.name for e in store.events.events() if e.kind == "eviction"] == [
+        "web-0: evicted (budget web: one disruption spent) (dry run: nothing changed)"]
 
 
 def test_the_controller_counts_as_go_does(store, clock):

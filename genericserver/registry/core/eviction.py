@@ -138,7 +138,7 @@ class EvictionREST:
                 opts = with_resource_version(options, pod["metadata"]["resourceVersion"])
             try:
                 self._add_condition_and_delete(namespace, name, opts)
-                self._record(name, "evicted (no disruption: no budget asked)")
+                self._record(name, "evicted (no disruption: no budget asked)", bool(options.get("dryRun")))
                 return success()
             except StatusError as err:
                 if not errors.is_conflict(err) or not resource_version_is_unset(options) or attempt == RETRY_STEPS - 1:
@@ -179,14 +179,14 @@ class EvictionREST:
             if errors.is_conflict(err) and unready_delete and resource_version_is_unset(options):
                 raise still_processing(pdb_name) from None  # it changed: the client tries again
             raise
-        self._record(name, f"evicted ({f'budget {pdb_name}: one disruption spent' if spend else 'no budget spent'})")
+        self._record(name, f"evicted ({f'budget {pdb_name}: one disruption spent' if spend else 'no budget spent'})", bool(options.get("dryRun")))
         return success()
 
-    def _record(self, pod: str, what: str) -> None:
+    def _record(self, pod: str, what: str, dry_run: bool = False) -> None:
         """A line of the cluster's timeline (the store's event stream), when there is one."""
         events = getattr(self.store, "events", None)
         if events is not None:
-            events.record("eviction", f"{pod}: {what}", pod=pod)
+            events.record("eviction", f"{pod}: {what}{' (dry run: nothing changed)' if dry_run else ''}", pod=pod)
 
     def _check_and_decrement(self, pdb: dict, pod_name: str, dry_run: bool) -> Optional[dict]:
         """``checkAndDecrement``: refuse, or spend one disruption and note the pod as going."""
