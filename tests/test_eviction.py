@@ -69,6 +69,8 @@ def test_without_a_budget_the_pod_is_deleted_gracefully_and_marked_as_evicted(st
     assert evict(store, "web-0") == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
     pod = store.get(POD, "web-0")
     assert pod["metadata"]["deletionGracePeriodSeconds"] == 30  # the pod's own grace: an eviction is a delete
+    evict(store, "web-1", gracePeriodSeconds=5)  # kubectl drain --grace-period=5
+    assert store.get(POD, "web-1")["metadata"]["deletionGracePeriodSeconds"] == 5
     target = [c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget"]
     assert target == [{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI",
                        "message": "Eviction API: evicting", "lastTransitionTime": 1000.0}]
