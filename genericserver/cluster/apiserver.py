@@ -15,8 +15,9 @@ Served, with discovery, OpenAPI, Tables (kube's printer columns), watch and PATC
   replica's klog printed, :mod:`.logs`; a followed log is long-running, as kube-apiserver's
   ``LongRunningFunc`` says); ``endpoints`` (get, list, watch: the
   service's slice as the older API shows it, with v1.33's deprecation warning), ``services``
-  (get, list, watch: the Service kube-proxy routes by, on a nominal cluster IP), ``nodes`` (get,
-  list, watch: the node the kubelet registered), ``namespaces`` (get, list, watch: the four
+  (get, list, watch, patch, update: the Service kube-proxy routes by, on a nominal cluster IP; a
+  client may change its metadata and selector, nothing else of its spec), ``nodes`` (get,
+  list, watch: the node the kubelet registered; patch and update below), ``namespaces`` (get, list, watch: the four
   kube-apiserver makes) and ``events``
   (get, list, watch: what the kubelet's recorder reported, ``kubectl get events``, and by the
   involved object's fields, as ``kubectl describe pod`` asks); pods and events are selected by
@@ -132,7 +133,7 @@ POD_EVICTION = Resource("", "v1", "pods/eviction", "Eviction", EVICTION, verbs=(
 PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", POD_DISRUPTION_BUDGET, POD_DISRUPTION_BUDGET_LIST,
                 short_names=("pdb",), table=POD_DISRUPTION_BUDGET_TABLE)
 SERVICES = Resource("", "v1", "services", "Service", SERVICE, SERVICE_LIST, short_names=("svc",), categories=("all",),
-                    table=SERVICE_TABLE, verbs=READ)
+                    table=SERVICE_TABLE, verbs=("get", "list", "patch", "update", "watch"))
 EVENTS = Resource("", "v1", "events", "Event", EVENT, EVENT_LIST, short_names=("ev",), table=EVENT_TABLE, verbs=READ,
                   field_labels=event_strategy.to_selectable_fields)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", LEASE, LEASE_LIST, table=LEASE_TABLE, verbs=READ)
@@ -160,7 +161,7 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     pod_status = ClusterStorage(store, cluster_store.POD, POD_STATUS, view.pod, merge=apistorage.pod_status_merge(view))
     endpoints = ClusterStorage(store, cluster_store.ENDPOINT_SLICE, ENDPOINTS, view.endpoints)
     events = ClusterStorage(store, cluster_store.EVENT, EVENTS, view.event)
-    services = ClusterStorage(store, cluster_store.SERVICE, SERVICES, view.service)
+    services = ClusterStorage(store, cluster_store.SERVICE, SERVICES, view.service, merge=apistorage.service_merge)
     nodes = ClusterStorage(store, cluster_store.NODE, NODES, view.node, merge=apistorage.node_merge)
     for name in SYSTEM_NAMESPACES:
         store.create({"kind": cluster_store.NAMESPACE, "metadata": {"name": name, "namespace": ""}}, record=False)

@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.field import errors as field
 from genericserver.cluster.apiview import APIView
 from genericserver.cluster.store import DeleteOptions, Preconditions, Store
 from genericserver.cluster.store import new_already_exists as cluster_store_already_exists
@@ -166,6 +167,26 @@ def node_merge(current: dict, new: dict, old_api: dict) -> dict:
     metadata a client owns; the status stays the kubelet's."""
     out = take_client_metadata(current, new, ("labels", "annotations"))
     out["spec"] = {k: copy.deepcopy(v) for k, v in (new.get("spec") or {}).items() if v not in (None, False)}
+    return out
+
+
+# why a Service's spec takes only a new selector here
+SERVICE_SPEC_FIXED = ("the simulated cluster's Service takes a new selector only: its ports, type and addresses are "
+                      "kube-proxy's model (walkthrough.md 9.3)")
+
+
+def service_merge(current: dict, new: dict, old_api: dict) -> dict:
+    """A Service's update: the metadata a client owns and the selector, which the endpoints
+    controller follows (a selector that matches no pod empties the slice, as in a cluster). The
+    rest of its spec is the model's one ClusterIP service on a nominal address: a change to it is
+    refused (422) rather than taken and never acted on."""
+    old_spec, new_spec = old_api.get("spec") or {}, new.get("spec") or {}
+    errs = [field.forbidden(f"spec.{k}", SERVICE_SPEC_FIXED) for k in sorted(set(old_spec) | set(new_spec))
+            if k != "selector" and old_spec.get(k) != new_spec.get(k)]
+    if errs:
+        raise errors.new_invalid("Service", current["metadata"]["name"], field.to_causes(errs))
+    out = take_client_metadata(current, new)
+    out["spec"]["selector"] = dict(new_spec.get("selector") or {})
     return out
 
 
