@@ -8,6 +8,8 @@ by a Deployment), a budget created as the API would store it; the disruption con
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.cluster.apistorage import ClusterStorage
@@ -31,19 +33,24 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture
-def store(clock) -> Store:
+def deployment_store(clock, ready: list[bool]) -> Store:
+    """A Deployment of ``len(ready)`` replicas through its ReplicaSet, each pod Running and Ready or not."""
     s = Store(clock)  # type: ignore[arg-type]
-    d = s.create({"kind": DEPLOYMENT, "metadata": {"name": "web"}, "spec": {"replicas": 3}})
+    d = s.create({"kind": DEPLOYMENT, "metadata": {"name": "web"}, "spec": {"replicas": len(ready)}})
     s.create({"kind": REPLICA_SET, "metadata": {"name": "web-v1", "ownerReferences": [owner(DEPLOYMENT, "web", d["metadata"]["uid"])]},
-              "spec": {"replicas": 3}})
+              "spec": {"replicas": len(ready)}})
     rs_uid = s.get(REPLICA_SET, "web-v1")["metadata"]["uid"]
-    for i in range(3):
+    for i, is_ready in enumerate(ready):
         pod = new_pod(f"web-{i}", labels={"app": "web"}, termination_grace_period_seconds=30)
         pod["metadata"]["ownerReferences"] = [owner(REPLICA_SET, "web-v1", rs_uid)]
-        pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+        pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if is_ready else "False"}]}
         s.create(pod)
     return s
+
+
+@pytest.fixture
+def store(clock) -> Store:
+    return deployment_store(clock, [True, True, True])
 
 
 def evict(store: Store, name: str, dry_run: list[str] = (), **delete_options) -> dict:
@@ -220,3 +227,38 @@ def test_the_unschedulable_taint_follows_the_cordon():
     assert tainted(cordoned, 6.0) is None  # already so: no write
     cordoned["spec"].pop("unschedulable")
     assert tainted(cordoned, 7.0)["spec"]["taints"] == [{"key": "other", "effect": "NoExecute"}]
+
+
+def healthy(store: Store) -> int:
+    return sum(1 for p in store.list(POD) if "deletionTimestamp" not in p["metadata"]
+               and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"]))
+
+
+BOUNDS = st.one_of(st.tuples(st.just("minAvailable"), st.one_of(st.integers(0, 7), st.sampled_from(["0%", "34%", "50%", "100%"]))),
+                   st.tuples(st.just("maxUnavailable"), st.one_of(st.integers(0, 7), st.sampled_from(["0%", "25%", "50%", "100%"]))))
+
+
+@given(ready=st.lists(st.booleans(), min_size=1, max_size=6), bound=BOUNDS,
+       steps=st.lists(st.one_of(st.integers(0, 5), st.just("sync")), max_size=12))
+def test_property_evictions_never_take_the_healthy_pods_below_the_budget(ready, bound, steps):
+    """Whatever the budget, the pods' readiness and the order of evictions and recounts: the
+    evictions leave at least as many healthy pods as the budget wants (or as there were, if
+    fewer), a refusal is a 429 while the budget had nothing to spare, and the controller's count
+    after the evictions is what is left."""
+    store = deployment_store(FakeClock(), ready)
+    budget(store, **{bound[0]: bound[1]})
+    desired, before = status(store)["desiredHealthy"], healthy(store)
+    controller = DisruptionController(store)
+    for step in steps:
+        if step == "sync":
+            controller.sync(store.get(PDB, "web"))
+            continue
+        name = f"web-{step % len(ready)}"
+        allowed = status(store)["disruptionsAllowed"]
+        try:
+            evict(store, name)
+        except StatusError as refused:
+            assert refused.status["code"] == 429 and allowed == 0, refused.status
+        assert healthy(store) >= min(before, desired)
+    controller.sync(store.get(PDB, "web"))
+    assert status(store)["currentHealthy"] == healthy(store)
