@@ -211,3 +211,33 @@ def test_a_stopped_kubelet_leaves_no_emptydir_folder_of_a_pod_still_running():
         return there, os.path.exists(folder)
 
     assert simulate(main) == (True, False)
+
+
+def test_an_accepted_pod_shows_its_containers_creating_until_they_run():
+    """The kubelet's first status of a pod: its containers waiting, ContainerCreating (``get pods``
+    shows it), until the sandbox is up and they run (the start delay)."""
+    from genericserver.cluster.apiview import APIView
+    from genericserver.printers.internalversion.printers import POD_TABLE
+
+    def main() -> tuple[list, list]:
+        store = Store()
+        kubelet = Kubelet(store, start_delay=5.0)
+        kubelet.run()
+        watch = store.watch(POD)
+        store.create(new_pod("p", containers=[{"name": "app", "image": "fake"}, {"name": "sidecar", "image": "fake"}]))
+        kubelet.wait_started("p").started.wait(WAIT)
+        seen = []
+        while (ev := watch.next(timeout=0)) is not None:
+            seen.append(ev[1])
+        watch.stop()
+        kubelet.stop()
+        kubelet.kill_all()
+        view = APIView(store.clock)
+        statuses = [[(c["name"], c["state"]) for c in view.pod(p)["status"].get("containerStatuses", [])] for p in seen]
+        return statuses, [POD_TABLE.cells(view.pod(p), view.now())[1:3] for p in seen]
+
+    statuses, cells = simulate(main)
+    creating = {"waiting": {"reason": "ContainerCreating"}}
+    assert statuses[:2] == [[], [("app", creating), ("sidecar", creating)]]
+    assert [s for s, _ in statuses[-1]] == ["app", "sidecar"] and all("running" in state for _, state in statuses[-1])
+    assert cells[:2] == [["0/2", "Pending"], ["0/2", "ContainerCreating"]]

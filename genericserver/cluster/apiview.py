@@ -165,6 +165,8 @@ class APIView:
             started = {"startedAt": self.time(cs["startedAt"])} if cs.get("startedAt") is not None else {}
             if running:
                 state: dict = {"running": started}
+            elif cs.get("state") == "waiting":
+                state = {"waiting": {"reason": cs.get("reason", "ContainerCreating")}}
             else:
                 code = cs.get("exitCode", 0) or 0
                 state = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error", **started,

@@ -3,8 +3,8 @@
 What it follows (kuberuntime_container.go, pod_workers.go and status/status_manager.go):
 
 * it watches the store; a pod of its node is started (sandbox, emptyDir volume, cgroup,
-  containers in order; ``start_delay`` stands for the time that takes) and, with a readiness
-  probe, probed every period;
+  containers in order; ``start_delay`` stands for the time that takes, its containers meanwhile
+  waiting as ``ContainerCreating``) and, with a readiness probe, probed every period;
 * a pod whose ``deletionTimestamp`` is set (or that vanished: a force delete) is killed with the
   effective grace period: the pod's ``deletionGracePeriodSeconds``, else its own, and never
   below 1 (``calculate_effective_grace_period``). Each container is stopped in its own goroutine:
@@ -226,6 +226,7 @@ class Kubelet:
     # -- starting ---------------------------------------------------------------------------
     def _start_pod(self, w: PodWorker) -> None:
         try:
+            self._set_creating(w)
             # the sandbox, the image and the processes take a while; a pod deleted meanwhile
             # still starts (the kill waits for it), as a real pod worker finishes its sync first
             self.clock.select(w.stop_ctx.done(), timeout=self.start_delay)
@@ -243,6 +244,22 @@ class Kubelet:
                 self._go(w, self._probe_loop, w, probe, name=f"kubelet-probe-{w.name}")
         finally:
             w.started.set()
+
+    def _set_creating(self, w: PodWorker) -> None:
+        """The first status of an accepted pod: its containers waiting, ``ContainerCreating``
+        (what ``get pods`` shows while the sandbox and the images come up)."""
+        def mutate(pod: dict) -> dict:
+            st = pod.setdefault("status", {})
+            st.setdefault("startTime", w.accepted_at)
+            st["containerStatuses"] = [{"name": c["name"], "ready": False, "state": "waiting", "reason": "ContainerCreating"}
+                                       for c in pod["spec"]["containers"]]
+            return pod
+
+        try:
+            self.store.guaranteed_update(POD, w.name, lambda p: mutate(p) if p["metadata"]["uid"] == w.uid else None)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
 
     def _set_status(self, w: PodWorker, *, phase: Optional[str] = None, ready: bool, state: str = "running") -> None:
         def mutate(pod: dict) -> dict:
