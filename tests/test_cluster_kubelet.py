@@ -234,9 +234,15 @@ def test_an_accepted_pod_shows_its_containers_creating_until_they_run():
         kubelet.kill_all()
         view = APIView(store.clock)
         statuses = [[(c["name"], c["state"]) for c in view.pod(p)["status"].get("containerStatuses", [])] for p in seen]
-        return statuses, [POD_TABLE.cells(view.pod(p), view.now())[1:3] for p in seen]
+        conditions = [[(c["type"], c["status"], c.get("reason", "")) for c in p["status"].get("conditions", [])] for p in seen]
+        return statuses, [POD_TABLE.cells(view.pod(p), view.now())[1:3] for p in seen], conditions
 
-    statuses, cells = simulate(main)
+    statuses, cells, conditions = simulate(main)
+    # the kubelet's conditions, in its status manager's order: not ready while creating, then ready
+    assert conditions[1] == [("PodReadyToStartContainers", "False", ""), ("Initialized", "True", ""),
+                             ("Ready", "False", "ContainersNotReady"), ("ContainersReady", "False", "ContainersNotReady"),
+                             ("PodScheduled", "True", "")]
+    assert [status for _, status, _ in conditions[-1]] == ["True"] * 5
     creating = {"waiting": {"reason": "ContainerCreating"}}
     assert statuses[:2] == [[], [("app", creating), ("sidecar", creating)]]
     assert [s for s, _ in statuses[-1]] == ["app", "sidecar"] and all("running" in state for _, state in statuses[-1])

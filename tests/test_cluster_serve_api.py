@@ -144,6 +144,11 @@ def test_describe_reads_the_pod_as_protobuf(cluster, kubectl):
     year = r"\w{3}, \d\d \w{3} (\d{4}) \d\d:\d\d:\d\d \+0000"
     times = [re.search(rf"^ *{what}: +{year}$", out, re.M) for what in ("Start Time", "Started")]
     assert all(m and int(m.group(1)) > 2000 for m in times), out
+    # the kubelet's conditions, in its status manager's order
+    conditions = re.search(r"^Conditions:\n +Type +Status\n((?: +\S+ +\S+ *\n)+)", out, re.M)
+    assert conditions and [row.split() for row in conditions.group(1).splitlines()] == [
+        ["PodReadyToStartContainers", "True"], ["Initialized", "True"], ["Ready", "True"], ["ContainersReady", "True"],
+        ["PodScheduled", "True"]], out
 
 
 def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):

@@ -4,7 +4,8 @@ What it follows (kuberuntime_container.go, pod_workers.go and status/status_mana
 
 * it watches the store; a pod of its node is started (sandbox, emptyDir volume, cgroup,
   containers in order; ``start_delay`` stands for the time that takes, its containers meanwhile
-  waiting as ``ContainerCreating``) and, with a readiness probe, probed every period;
+  waiting as ``ContainerCreating``) and, with a readiness probe, probed every period; the pod's
+  conditions are the five its status manager writes (``kubelet_conditions``);
 * a pod whose ``deletionTimestamp`` is set (or that vanished: a force delete) is killed with the
   effective grace period: the pod's ``deletionGracePeriodSeconds``, else its own, and never
   below 1 (``calculate_effective_grace_period``). Each container is stopped in its own goroutine:
@@ -93,6 +94,26 @@ class PodWorker:
         self.accepted_at: Optional[float] = None
         self.started_at: Optional[float] = None
         self.goroutines: list[rt.Goroutine] = []
+
+
+def kubelet_conditions(current: list[dict], *, sandbox_ready: bool, unready: list[str], now: float) -> list[dict]:
+    """The conditions the kubelet owns, in the order its status manager writes them
+    (``generateAPIPodStatus``): the sandbox's (``PodReadyToStartContainers``), ``Initialized``
+    (no init containers here), ``Ready`` and ``ContainersReady`` (with Go's reason and message
+    while a container is not ready), ``PodScheduled``; then the others as they were (an
+    eviction's ``DisruptionTarget``). A condition's transition time moves only with its status."""
+    why = {"reason": "ContainersNotReady", "message": f"containers with unready status: [{' '.join(unready)}]"} if unready else {}
+    wanted = (("PodReadyToStartContainers", sandbox_ready, {}), ("Initialized", True, {}), ("Ready", not unready, why),
+              ("ContainersReady", not unready, why), ("PodScheduled", True, {}))
+    old = {c["type"]: c for c in current}
+    out = []
+    for typ, ok, detail in wanted:
+        status = "True" if ok else "False"
+        prev = old.get(typ)
+        since = prev.get("lastTransitionTime", now) if prev is not None and prev.get("status") == status else now
+        out.append({"type": typ, "status": status, "lastTransitionTime": since, **detail})
+    owned = {typ for typ, _, _ in wanted}
+    return out + [c for c in current if c["type"] not in owned]
 
 
 class Kubelet:
@@ -251,8 +272,9 @@ class Kubelet:
         def mutate(pod: dict) -> dict:
             st = pod.setdefault("status", {})
             st.setdefault("startTime", w.accepted_at)
-            st["containerStatuses"] = [{"name": c["name"], "ready": False, "state": "waiting", "reason": "ContainerCreating"}
-                                       for c in pod["spec"]["containers"]]
+            names = [c["name"] for c in pod["spec"]["containers"]]
+            st["containerStatuses"] = [{"name": n, "ready": False, "state": "waiting", "reason": "ContainerCreating"} for n in names]
+            st["conditions"] = kubelet_conditions(st.get("conditions", []), sandbox_ready=False, unready=names, now=self.clock.now())
             return pod
 
         try:
@@ -271,9 +293,8 @@ class Kubelet:
             st.setdefault("startTime", w.accepted_at)
             times = {"startedAt": w.started_at, **({"finishedAt": self.clock.now()} if state == "terminated" else {})}
             st["containerStatuses"] = [{"name": n, "ready": ready, "state": state, **times} for n in w.containers]
-            # Ready is the kubelet's; the others (PodScheduled, an eviction's DisruptionTarget) stay
-            others = [c for c in st.get("conditions", []) if c["type"] != "Ready"]
-            st["conditions"] = [{"type": "Ready", "status": "True" if ready else "False"}] + others
+            st["conditions"] = kubelet_conditions(st.get("conditions", []), sandbox_ready=state != "terminated",
+                                                  unready=[] if ready else list(w.containers), now=self.clock.now())
             return pod
 
         try:
