@@ -266,6 +266,15 @@ class Kubelet:
         finally:
             w.started.set()
 
+    def _update_status(self, w: PodWorker, mutate: Callable[[dict], dict]) -> None:
+        """Write the pod's status as ``mutate`` makes it, if the pod is still this worker's (its
+        uid) and still there (a force delete may have removed it)."""
+        try:
+            self.store.guaranteed_update(POD, w.name, lambda p: mutate(p) if p["metadata"]["uid"] == w.uid else None)
+        except StatusError as err:
+            if not is_not_found(err):
+                raise
+
     def _set_creating(self, w: PodWorker) -> None:
         """The first status of an accepted pod: its containers waiting, ``ContainerCreating``
         (what ``get pods`` shows while the sandbox and the images come up)."""
@@ -277,11 +286,7 @@ class Kubelet:
             st["conditions"] = kubelet_conditions(st.get("conditions", []), sandbox_ready=False, unready=names, now=self.clock.now())
             return pod
 
-        try:
-            self.store.guaranteed_update(POD, w.name, lambda p: mutate(p) if p["metadata"]["uid"] == w.uid else None)
-        except StatusError as err:
-            if not is_not_found(err):
-                raise
+        self._update_status(w, mutate)
 
     def _set_status(self, w: PodWorker, *, phase: Optional[str] = None, ready: bool, state: str = "running") -> None:
         def mutate(pod: dict) -> dict:
@@ -297,11 +302,7 @@ class Kubelet:
                                                   unready=[] if ready else list(w.containers), now=self.clock.now())
             return pod
 
-        try:
-            self.store.guaranteed_update(POD, w.name, lambda p: mutate(p) if p["metadata"]["uid"] == w.uid else None)
-        except StatusError as err:
-            if not is_not_found(err):
-                raise
+        self._update_status(w, mutate)
 
     def _probe_loop(self, w: PodWorker, probe: dict) -> None:
         """Readiness probe: ``GET`` the port's path every period; 200-399 is ready. Every failed
