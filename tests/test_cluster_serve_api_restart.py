@@ -7,6 +7,7 @@ client, one without a shutdown delay loses some, as ``cluster --roll`` reports.
 
 from __future__ import annotations
 
+import json
 import signal
 
 from tests.kubectl import Kubectl
@@ -30,6 +31,11 @@ def rollout_restart(tmp_path, *flags: str) -> str:
             assert k.run("get", "deployment/web", "-o", "jsonpath={.metadata.generation}").stdout == "1"
             assert k.run("get", "pods", "-o", "jsonpath={.items[0].spec.containers[*].name}={.items[0].spec.containers[*].image}").stdout \
                 == "web=genericserver:dev"
+            # and the pods show their template as written (the manifest's port, probes, security context)
+            spec = json.loads(k.run("get", "pods", "-o", "json").stdout)["items"][0]["spec"]
+            c = spec["containers"][0]
+            assert (c["ports"][0]["containerPort"], c["livenessProbe"]["httpGet"]["path"], c["resources"]["requests"]["cpu"],
+                    spec["securityContext"]["runAsNonRoot"]) == (8443, "/livez", "50m", True)
         assert k.run("rollout", "restart", "deployment/web").stdout.strip() == "deployment.apps/web restarted"
         out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
         assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'

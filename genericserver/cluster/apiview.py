@@ -11,7 +11,9 @@ stored object into its API JSON, in Go's field order, on every read:
   containers their nominal ports (the server ``http`` 8080): every replica really listens on
   127.0.0.1 on a port of its own, which kube-proxy's table maps, as a node's NAT would;
 * a container's preStop hook, readiness probe and the server's flags (as ``args``) appear
-  where a pod spec has them; the kubelet's container states become ``running`` or
+  where a pod spec has them, and what the pod's template wrote (a manifest's args, ports,
+  probes, resources, security contexts) overrides them, defaulted as the API defaults it; the
+  kubelet's container states become ``waiting`` (``ContainerCreating``), ``running`` or
   ``terminated`` (``exitCode``, ``Completed``/``Error``), which the pod printer reads;
 * an EndpointSlice lists its endpoints with their conditions, the pods' IPs and one port.
 
@@ -32,9 +34,12 @@ from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.handlers import ExecAction, HTTPGetAction, SleepAction
+from genericserver.api.core.v1.types import CONTAINER
 from genericserver.godur import format_go_duration
 from genericserver.registry.rest.update import take_client_metadata
 
+# a Container's fields in Go's order (the API's JSON keeps it)
+CONTAINER_FIELDS = tuple(f.json for f in CONTAINER.fields)
 # ObjectMeta's fields in Go's order
 META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
               "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers")
@@ -112,7 +117,8 @@ class APIView:
         api_spec = {"containers": containers, "restartPolicy": "Always",
                     "terminationGracePeriodSeconds": spec.get("terminationGracePeriodSeconds"),
                     "dnsPolicy": "ClusterFirst", "serviceAccountName": "default",
-                    "nodeName": spec.get("nodeName", ""), "schedulerName": "default-scheduler"}
+                    "nodeName": spec.get("nodeName", ""), "securityContext": copy.deepcopy(spec.get("writtenSecurityContext")),
+                    "schedulerName": "default-scheduler"}
         return {"kind": "Pod", "apiVersion": "v1", "metadata": self.meta(pod["metadata"]),
                 "spec": {k: v for k, v in api_spec.items() if v not in (None, "")},
                 "status": self._pod_status(pod, st)}
@@ -136,13 +142,23 @@ class APIView:
         out.update(terminationMessagePath="/dev/termination-log", terminationMessagePolicy="File", imagePullPolicy="IfNotPresent")
         if c.get("securityContext"):
             out["securityContext"] = copy.deepcopy(c["securityContext"])
-        return out
+        # what the template wrote (a manifest's args, ports, probes, resources) is what the API
+        # shows, defaulted as the API defaults it; the simulation's own values fill in the rest
+        for k, v in (c.get("written") or {}).items():
+            if k not in ("name", "image"):
+                out[k] = self._probe(v) if k.endswith("Probe") and "httpGet" in v else copy.deepcopy(v)
+        return {k: out[k] for k in CONTAINER_FIELDS if k in out}
 
     @staticmethod
     def _probe(probe: dict) -> dict:
-        return {"httpGet": {"path": probe["httpGet"]["path"], "port": probe["httpGet"]["port"], "scheme": "HTTP"},
-                "timeoutSeconds": probe.get("timeoutSeconds", 1), "periodSeconds": probe.get("periodSeconds", 10),
-                "successThreshold": 1, "failureThreshold": 3}
+        """An HTTP probe as the API defaults it (``SetDefaults_Probe``, ``SetDefaults_HTTPGetAction``)."""
+        out = {"httpGet": {"path": probe["httpGet"]["path"], "port": probe["httpGet"]["port"],
+                           "scheme": probe["httpGet"].get("scheme", "HTTP")}}
+        if probe.get("initialDelaySeconds"):
+            out["initialDelaySeconds"] = probe["initialDelaySeconds"]
+        out.update(timeoutSeconds=probe.get("timeoutSeconds", 1), periodSeconds=probe.get("periodSeconds", 10),
+                   successThreshold=probe.get("successThreshold", 1), failureThreshold=probe.get("failureThreshold", 3))
+        return out
 
     def _pod_status(self, pod: dict, st: dict) -> dict:
         out: dict[str, Any] = {"phase": st.get("phase", "Pending")}

@@ -556,14 +556,21 @@ class DeploymentController:
 
 def with_template(pod: dict, template: dict) -> dict:
     """A new pod with what of the revision's template a client may have changed: its
-    annotations (``rollout restart``'s ``restartedAt``) and its containers' images."""
+    annotations (``rollout restart``'s ``restartedAt``) and its containers' images. The template's
+    containers and pod security context as written go along (``written``), for the API to show
+    the pod as its template says (a manifest's ports, probes, resources), beside what the
+    simulation runs."""
     annotations = (template.get("metadata") or {}).get("annotations")
     if annotations:
         pod["metadata"]["annotations"] = dict(annotations)
-    images = {c["name"]: c.get("image", "") for c in (template.get("spec") or {}).get("containers") or []}
+    spec = template.get("spec") or {}
+    written = {c["name"]: c for c in spec.get("containers") or []}
     for c in pod["spec"]["containers"]:
-        if c["name"] in images:
-            c["image"] = images[c["name"]]
+        if c["name"] in written:
+            c["image"] = written[c["name"]].get("image", "")
+            c["written"] = copy.deepcopy(written[c["name"]])
+    if spec.get("securityContext"):
+        pod["spec"]["writtenSecurityContext"] = copy.deepcopy(spec["securityContext"])
     return pod
 
 
