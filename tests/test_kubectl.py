@@ -149,6 +149,11 @@ def test_get_all_namespaces_and_by_label(stored, kubectl):
     assert rows == [["NAMESPACE", "NAME"], ["k-ns1", "one"], ["k-ns2", "two"]]
     only = kubectl.run("get", "cm", "-A", "-l", "app=beta", "-o", "name").stdout
     assert only == "configmap/two\n"
+    # --sort-by asks for the rows' whole objects (includeObject=Object) and sorts by a field of them:
+    # each needs its kind and apiVersion to be read (a list's items have none of their own)
+    rows = [line.split()[:2] for line in kubectl.run("get", "cm", "-A", "-l", "app in (alpha,beta)", "--sort-by=.metadata.labels.app",
+                                                     "-L", "app").stdout.splitlines()]
+    assert rows == [["NAMESPACE", "NAME"], ["k-ns1", "one"], ["k-ns2", "two"]]
 
 
 def test_apply_twice_creates_then_patches(stored, kubectl):

@@ -99,7 +99,7 @@ def transform(scope: RequestScope, options: negotiate.MediaTypeOptions, obj: dic
         convertor = scope.resource.table or table.DefaultTableConvertor
         t = convertor.convert_to_table(obj, rt.wall(), no_headers=no_headers, is_list=is_list)
         t["apiVersion"] = gv
-        return table.include(t, include, gv)
+        return table.include(t, include, gv, scope.kind, scope.resource.object_group_version)
     if target.kind == "PartialObjectMetadata" and not is_list:
         return table.partial_object_metadata(obj, gv)
     if target.kind == "PartialObjectMetadataList" and is_list:

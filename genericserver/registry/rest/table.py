@@ -63,11 +63,16 @@ def partial_object_metadata(obj: dict, group_version: str = "meta.k8s.io/v1") ->
     return {"kind": "PartialObjectMetadata", "apiVersion": group_version, "metadata": obj.get("metadata", {})}
 
 
-def include(table: dict, include_object: Optional[str], group_version: str = "meta.k8s.io/v1") -> dict:
+def include(table: dict, include_object: Optional[str], group_version: str = "meta.k8s.io/v1",
+            kind: str = "", api_version: str = "") -> dict:
     """What each row carries, by ``includeObject`` (response.go's ``asTable``): the metadata
-    (the default), the whole object, or nothing."""
+    (the default), the whole object, or nothing. A whole object is written with its ``kind`` and
+    ``apiVersion`` (an item of a list has none of its own; Go's encoder sets them on the embedded
+    object, and kubectl's ``--sort-by`` decodes each row's object by them)."""
     for row in table["rows"]:
         if include_object == "Object":
+            if "kind" not in row["object"] and kind:
+                row["object"] = {"kind": kind, "apiVersion": api_version, **row["object"]}
             continue
         if include_object in ("Metadata", "", None):
             row["object"] = partial_object_metadata(row["object"], group_version)
