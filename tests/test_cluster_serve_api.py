@@ -364,6 +364,9 @@ def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluste
     assert kubectl.run("scale", "deployment/web", "--replicas=3").stdout.strip() == "deployment.apps/web scaled"
     out = kubectl.run("rollout", "status", "deployment/web", "--timeout=30s").stdout
     assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+    # a container's env is a field the API knows (a server dry run decodes strictly, and changes nothing)
+    env = kubectl.run("set", "env", "deployment/web", "GREETING=hi", "--dry-run=server")
+    assert (env.stdout.strip(), env.stderr) == ("deployment.apps/web env updated (server dry run)", "")
     kubectl.run("set", "image", "deployment/web", "app=genericserver:v2")
     out = kubectl.run("rollout", "status", "deployment/web", "--timeout=60s").stdout
     assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'

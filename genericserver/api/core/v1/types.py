@@ -127,6 +127,14 @@ RESOURCE_REQUIREMENTS = Struct(
     ),
 )
 
+ENV_VAR = Struct(
+    API + "EnvVar", PROTO + "EnvVar", "One environment variable of a container.",
+    (
+        Field("name", 1, "string", "The variable's name.", required=True),
+        Field("value", 2, "string", "Its value; $(VAR) names another variable."),
+    ),
+)
+
 CAPABILITIES = Struct(
     API + "Capabilities", PROTO + "Capabilities", "Linux capabilities added to or dropped from the container's default set.",
     (
@@ -174,6 +182,8 @@ CONTAINER = Struct(
         Field("args", 4, ListOf("string"), "Arguments to the entrypoint.", list_type="atomic"),
         Field("ports", 6, ListOf(CONTAINER_PORT), "The ports the container listens on (informational).",
               patch_strategy="merge", patch_merge_key="containerPort", list_type="map", list_map_keys=("containerPort", "protocol")),
+        Field("env", 7, ListOf(ENV_VAR), "Environment variables of the container.",
+              patch_strategy="merge", patch_merge_key="name", list_type="map", list_map_keys=("name",)),
         Field("resources", 8, RESOURCE_REQUIREMENTS, "The CPU and memory it asks for and may use."),
         Field("livenessProbe", 10, PROBE, "Whether the container is alive; a failing one gets it restarted.", pointer=True),
         Field("readinessProbe", 11, PROBE, "Whether the container is ready for traffic; a failing one takes the pod out of its services' endpoints.", pointer=True),
