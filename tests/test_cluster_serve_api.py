@@ -149,6 +149,11 @@ def test_describe_reads_the_pod_as_protobuf(cluster, kubectl):
     assert conditions and [row.split() for row in conditions.group(1).splitlines()] == [
         ["PodReadyToStartContainers", "True"], ["Initialized", "True"], ["Ready", "True"], ["ContainersReady", "True"],
         ["PodScheduled", "True"]], out
+    # and how it came to run: the scheduler's binding, then the kubelet's start of each container
+    started = re.findall(r"^  Normal +(Scheduled|Pulled|Created|Started) +\S+ +(\S+) +(.*)$", out, re.M)
+    assert [(reason, source) for reason, source, _ in started] == [
+        ("Scheduled", "default-scheduler"), ("Pulled", "kubelet"), ("Created", "kubelet"), ("Started", "kubelet")], out
+    assert started[1][2] == 'spec.containers{app}: Container image "genericserver" already present on machine and can be accessed by the pod'
 
 
 def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):

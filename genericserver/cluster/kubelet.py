@@ -256,7 +256,12 @@ class Kubelet:
             for spec in w.pod["spec"]["containers"]:
                 c = self.factory(w.pod, spec, w.sandbox)
                 w.containers[spec["name"]] = c
+                # startContainer's events (the image is on the node already: nothing is pulled)
+                self.record(w, "Normal", "Pulled", f'Container image "{spec.get("image", "")}" already present on machine and '
+                            "can be accessed by the pod", container=spec["name"], timeline=False)
+                self.record(w, "Normal", "Created", "Container created", container=spec["name"], timeline=False)
                 c.start()
+                self.record(w, "Normal", "Started", "Container started", container=spec["name"], timeline=False)
             w.started_at = self.clock.now()
             probe = w.pod["spec"].get("readinessProbe")
             self._set_status(w, phase="Running", ready=probe is None)

@@ -54,7 +54,9 @@ class Scheduler(WatchLoop):
 
     def handle(self, typ: str, obj: dict) -> None:
         """One change the watch reported: a new pod to place, or the node's schedulability."""
-        if obj["kind"] == POD and typ == ADDED and not obj["spec"].get("nodeName"):
+        if obj["kind"] == POD and typ == ADDED and obj["spec"].get("nodeName") == self.node_name:
+            self._scheduled(obj)  # bound as it was made (the node was schedulable)
+        elif obj["kind"] == POD and typ == ADDED and not obj["spec"].get("nodeName"):
             if node_is_schedulable(self._node()):
                 self._bind(obj)
             else:
@@ -114,7 +116,10 @@ class Scheduler(WatchLoop):
             return p
 
         if self._update(pod, bind):
-            m = pod["metadata"]
-            self.store.record_event(self._ref(pod), "Normal", "Scheduled", f"Successfully assigned {m['namespace']}/{m['name']} to {self.node_name}",
-                                    component=SCHEDULER)
-            self.store.events.record("scheduler", f"{m['name']}: bound to {self.node_name}", pod=m["name"])
+            self._scheduled(pod)
+            self.store.events.record("scheduler", f"{pod['metadata']['name']}: bound to {self.node_name}", pod=pod["metadata"]["name"])
+
+    def _scheduled(self, pod: dict) -> None:
+        m = pod["metadata"]
+        self.store.record_event(self._ref(pod), "Normal", "Scheduled", f"Successfully assigned {m['namespace']}/{m['name']} to {self.node_name}",
+                                component=SCHEDULER)
