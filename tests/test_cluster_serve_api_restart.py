@@ -36,6 +36,8 @@ def rollout_restart(tmp_path, *flags: str) -> str:
             c = spec["containers"][0]
             assert (c["ports"][0]["containerPort"], c["livenessProbe"]["httpGet"]["path"], c["resources"]["requests"]["cpu"],
                     spec["securityContext"]["runAsNonRoot"]) == (8443, "/livez", "50m", True)
+            # the slice's port is the one the pods declare
+            assert k.run("get", "endpointslices", "web", "-o", "jsonpath={.ports[0].port}").stdout == "8443"
         assert k.run("rollout", "restart", "deployment/web").stdout.strip() == "deployment.apps/web restarted"
         out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
         assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'

@@ -233,7 +233,12 @@ class APIView:
                               "nodeName": "node-1"})
         return {"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1", "metadata": self.meta(s["metadata"]),
                 "addressType": "IPv4", "endpoints": endpoints,
-                "ports": [{"name": "http", "protocol": "TCP", "port": NOMINAL_PORTS["http"]}]}
+                "ports": [{"name": "http", "protocol": "TCP", "port": self._slice_port(s)}]}
+
+    @staticmethod
+    def _slice_port(s: dict) -> int:
+        """The pods' port as their spec declares it (a manifest's ``containerPort``), else nominal."""
+        return next((ep["declaredPort"] for ep in s.get("endpoints", []) if "declaredPort" in ep), NOMINAL_PORTS["http"])
 
     def endpoints(self, s: dict) -> dict:
         """The service's ``Endpoints`` from its slice, as the endpoints controller writes them:
@@ -252,7 +257,7 @@ class APIView:
         meta = {k: v for k, v in self.meta(s["metadata"]).items() if k != "labels"}
         out = {"kind": "Endpoints", "apiVersion": "v1", "metadata": meta}
         if subset:
-            subset["ports"] = [{"name": "http", "port": NOMINAL_PORTS["http"], "protocol": "TCP"}]
+            subset["ports"] = [{"name": "http", "port": self._slice_port(s), "protocol": "TCP"}]
             out["subsets"] = [subset]
         return out
 

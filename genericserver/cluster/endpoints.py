@@ -46,8 +46,11 @@ def endpoint_for(pod: dict, target_port: str) -> Optional[dict]:
     if not st.get("podIP") or port is None or st.get("phase") in ("Succeeded", "Failed"):
         return None
     ready, terminating = pod_is_ready(pod), is_terminating(pod)
+    # the port the pod's spec declares by that name (a manifest's), which the API shows
+    declared = next((p["containerPort"] for c in pod["spec"].get("containers", []) for p in (c.get("written") or {}).get("ports") or []
+                     if p.get("name") == target_port), None)
     return {
-        "addresses": [st["podIP"]], "port": port,
+        "addresses": [st["podIP"]], "port": port, **({"declaredPort": declared} if declared is not None else {}),
         "targetRef": {"kind": "Pod", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]},
         "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
     }
