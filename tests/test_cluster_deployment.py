@@ -253,3 +253,31 @@ def test_the_replica_sets_are_stored_owned_and_a_template_brought_back_reuses_it
         assert look["rs owners"] == {True}
         assert look["owners"] == {(name, uid) for name, uid in look["uids"].items()
                                   if look["replica sets"][name][1] > 0}
+
+
+def test_a_revision_s_pods_are_made_from_its_own_template():
+    """With ``revision_template`` (a manifest's Deployment, served to kubectl) each new revision's
+    pods are made from that revision's template as a client wrote it, not from the first's."""
+    def main() -> list[tuple[str, str]]:
+        store = Store()
+        kubelet = Kubelet(store, start_delay=1.0)
+        kubelet.run()
+        made: list[tuple[str, str]] = []
+
+        def from_template(name: str, labels: dict, template: dict) -> dict:
+            made.append((name, template["spec"]["containers"][0].get("args", ["-"])[0]))
+            return new_pod(name, labels=labels, containers=[{"name": "app", "image": "fake", "termAfter": 1.0}])
+
+        d = DeploymentController(store, "web", 1, lambda name, labels: new_pod(name, labels=labels), revision_template=from_template,
+                                 written_spec={"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                                               "template": {"metadata": {"labels": {"app": "web"}},
+                                                            "spec": {"containers": [{"name": "app", "image": "fake", "args": ["--v=1"]}]}}})
+        d.run()
+        change_spec(store, lambda spec: spec["template"]["spec"]["containers"][0].update(args=["--v=2"]))
+        assert d.wait_complete(100.0)
+        d.stop()
+        kubelet.stop()
+        kubelet.kill_all()
+        return made
+
+    assert Simulation().run(main) == [("web-0", "--v=1"), ("web-v2-0", "--v=2")]

@@ -26,6 +26,7 @@ from genericserver.cluster.manifest import (
     ManifestError,
     ServerFlags,
     check_manifests,
+    config_for_template,
     config_from_manifest,
     deployment_facts,
     find,
@@ -261,3 +262,20 @@ def test_a_manifest_that_cannot_be_run_is_a_one_line_error(tmp_path, capsys):
     missing = tmp_path / "missing.yaml"
     assert cli.run(parse("--manifest", str(missing))) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_a_template_a_client_edited_decides_its_pods_settings():
+    """A revision's template (``kubectl edit``, ``patch``) decides its pods as the manifest did
+    the first's; one the simulation cannot run is refused with serve's own message."""
+    cfg = config_from_manifest(DEPLOY / "deployment.yaml")
+    template = copy.deepcopy(find(load_documents(DEPLOY / "deployment.yaml"), "Deployment")["spec"]["template"])
+    server = template["spec"]["containers"][0]
+    server["args"] = [a if not a.startswith("--shutdown-delay-duration") else "--shutdown-delay-duration=0s" for a in server["args"]]
+    template["spec"]["terminationGracePeriodSeconds"] = 7
+    edited = config_for_template(cfg, template)
+    assert (cfg.shutdown_delay, cfg.grace_period) == (5.0, 20) and (edited.shutdown_delay, edited.grace_period) == (0.0, 7)
+    assert (edited.container_name, edited.replicas) == ("web", cfg.replicas)
+    server["args"] = ["--bogus"]
+    with pytest.raises(ManifestError, match=r"^its template: Deployment web: container web args: genericserver serve: error: "
+                                            r"unrecognized arguments: --bogus$"):
+        config_for_template(cfg, template)

@@ -2,7 +2,8 @@
 
 Each test here runs a cluster of its own (tests/test_cluster_serve_api.py shares one for the
 module): a ``rollout restart`` of ``deploy/deployment.yaml`` loses no request of the load
-client, one without a shutdown delay loses some, as ``cluster --roll`` reports.
+client; once ``kubectl patch`` has rolled out a template without the shutdown delay, the next
+restart loses some, as ``cluster --roll`` reports.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from tests.serverprocess import ServerProcess
 from tests.test_cluster_serve_api import READY, seen
 
 
-def rollout_restart(tmp_path, *flags: str) -> str:
+def rollout_restart(tmp_path, *flags: str, delay_edited_out: bool = False) -> str:
     """``kubectl rollout restart`` and ``rollout status`` on a cluster of its own; the load
-    client's tally line once SIGTERM ended it."""
+    client's tally line once SIGTERM ended it. With ``delay_edited_out`` (a manifest's cluster) a
+    ``kubectl patch`` first rolls out a template whose server has no shutdown delay."""
     cp = ServerProcess("--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--time-scale", "0.25",
                        "--shutdown-watch-termination-grace-period", "1s", *flags, command=("cluster",), ready=READY)
     try:
@@ -38,11 +40,22 @@ def rollout_restart(tmp_path, *flags: str) -> str:
                     spec["securityContext"]["runAsNonRoot"]) == (8443, "/livez", "50m", True)
             # the slice's port is the one the pods declare
             assert k.run("get", "endpointslices", "web", "-o", "jsonpath={.ports[0].port}").stdout == "8443"
+        revision = 2
+        if delay_edited_out:
+            # what a room types: the flag edited in the Deployment's template, which the new
+            # revision's pods run (the old ones still had the delay: this rollout loses nothing)
+            server_args = json.loads(k.run("get", "deployment/web", "-o", "jsonpath={.spec.template.spec.containers[0].args}").stdout)
+            i = next(i for i, a in enumerate(server_args) if a.startswith("--shutdown-delay-duration"))
+            k.run("patch", "deployment/web", "--type=json", "-p", json.dumps(
+                [{"op": "replace", "path": f"/spec/template/spec/containers/0/args/{i}", "value": "--shutdown-delay-duration=0s"}]))
+            out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
+            assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
+            revision = 3
         assert k.run("rollout", "restart", "deployment/web").stdout.strip() == "deployment.apps/web restarted"
         out = k.run("rollout", "status", "deployment/web", "--timeout=60s", timeout=60).stdout
         assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
         # every old pod is gone from the routing table before the load is stopped
-        seen(cp, r"kube-proxy +web: rules synced: new connections go to web-v2-0, web-v2-1, web-v2-2$")
+        seen(cp, rf"kube-proxy +web: rules synced: new connections go to web-v{revision}-0, web-v{revision}-1, web-v{revision}-2$")
         cp.signal(signal.SIGTERM)
         assert cp.wait() == 0
         return next(line for line in cp.seen if line.startswith("load client: lost "))
@@ -56,10 +69,11 @@ def test_rollout_restart_of_the_default_manifest_loses_no_request(tmp_path):
         "load client: lost 0% (0 of ")
 
 
-def test_rollout_restart_without_a_shutdown_delay_loses_requests(tmp_path):
+def test_rollout_restart_after_kubectl_edits_the_shutdown_delay_out_loses_requests(tmp_path):
     # one load worker sending every 20 ms is enough: a quarter of what it sends meets a closed
     # listener (15-21 of 60-75 requests in three runs; a worker sending flat out cost 4 CPU-s more)
-    line = rollout_restart(tmp_path, "--replicas", "3", "--shutdown-delay", "0", "--workers", "1", "--interval", "0.02")
+    line = rollout_restart(tmp_path, "--manifest", "deploy/deployment.yaml", "--workers", "1", "--interval", "0.02",
+                           delay_edited_out=True)
     assert not line.startswith("load client: lost 0% ("), line
 
 
@@ -77,8 +91,8 @@ def test_a_server_build_that_fails_prints_none_of_the_cluster(monkeypatch):
     worlds = []
 
     class Recorded(apiserver.World):
-        def __init__(self, cfg):
-            super().__init__(cfg)
+        def __init__(self, cfg, **kwargs):
+            super().__init__(cfg, **kwargs)
             worlds.append(self)
 
     def refused_after_a_controller_wrote(opts, prog, install, built, configure):

@@ -76,7 +76,7 @@ from genericserver.api.core.v1.types import (
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE, ENDPOINT_SLICE_LIST
 from genericserver.api.policy.v1.types import EVICTION, POD_DISRUPTION_BUDGET, POD_DISRUPTION_BUDGET_LIST
 from genericserver.apigroups import APIGroups
-from genericserver.cluster import apistorage, logs, store as cluster_store
+from genericserver.cluster import apistorage, logs, manifest, store as cluster_store
 from genericserver.cluster.apistorage import ClusterStorage
 from genericserver.cluster.apiview import APIView
 from genericserver.cluster.containers import ServerOptions
@@ -269,7 +269,8 @@ def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., in
 
 def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., int], console: Console) -> int:
     # (no Prometheus: the replicas' /metrics feed the printed run's table, and this run prints none)
-    world = World(replace(cfg, roll=True, scrape_period=0))
+    # a manifest's Deployment, served: each revision a client writes decides its own pods
+    world = World(replace(cfg, roll=True, scrape_period=0), template_settings=manifest.config_for_template if cfg.deployment_spec else None)
     started = False
     try:
         view = APIView(world.clock)

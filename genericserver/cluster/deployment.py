@@ -169,9 +169,13 @@ class DeploymentController:
 
     def __init__(self, store: Store, name: str, replicas: int, template: PodTemplate, *,
                  max_surge: IntOrPercent = DEFAULT_MAX_SURGE, max_unavailable: IntOrPercent = DEFAULT_MAX_UNAVAILABLE,
-                 namespace: str = "default", written_spec: Optional[dict] = None):
+                 namespace: str = "default", written_spec: Optional[dict] = None,
+                 revision_template: Optional[Callable[[str, dict, dict], dict]] = None):
         self.store, self.name, self.replicas, self.template = store, name, replicas, template
         self.written_spec = written_spec  # a manifest's Deployment spec: stored as written
+        # (pod name, labels, the revision's template) -> the pod the simulation runs for it; by
+        # default the same pod for every revision, but for the images and annotations it changes
+        self.revision_template = revision_template
         self.namespace = namespace
         self.max_surge, self.max_unavailable = parse_int_or_percent(max_surge), parse_int_or_percent(max_unavailable)
         self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, replicas)
@@ -504,7 +508,9 @@ class DeploymentController:
         for _ in range(-diff):
             name = f"{self.name}-{rs.made}" if rs.revision == 1 else f"{rs.name}-{rs.made}"
             rs.made += 1
-            pod = with_template(self.template(name, {"app": self.name, TEMPLATE_HASH_LABEL: rs.name}), rs.template)
+            labels = {"app": self.name, TEMPLATE_HASH_LABEL: rs.name}
+            made = self.revision_template(name, labels, rs.template) if self.revision_template else self.template(name, labels)
+            pod = with_template(made, rs.template)
             pod["metadata"]["ownerReferences"] = [self._owner("apps/v1", REPLICA_SET, rs.name, rs.uid)]
             self.store.events.record("replicaset", f"{rs.name}: creating pod {name}", pod=name, what="create")
             self.store.create(pod)

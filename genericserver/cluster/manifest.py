@@ -283,17 +283,29 @@ def config_from_manifest(manifest: Manifest, base: Optional[Any] = None, **overr
     errs = validate_strategy(f.max_surge, f.max_unavailable)
     if errs:
         raise ManifestError(f"{source}: {errs[0]}")
-    probe = f.readiness or {}
     cfg = replace(base if base is not None else ScenarioConfig(),
-                  replicas=f.replicas, grace_period=f.grace,
-                  pre_stop="sleep" if f.pre_stop_sleep else "none", pre_stop_sleep=f.pre_stop_sleep or 5,
-                  shutdown_delay=f.delay, retry_after=f.server.run.shutdown_send_retry_after,
-                  request_timeout=f.request_timeout, max_surge=f.max_surge, max_unavailable=f.max_unavailable,
-                  probe_period=int(probe.get("periodSeconds", DEFAULT_PROBE_PERIOD)) if probe else 0,
-                  probe_path=(probe.get("httpGet") or {}).get("path", "/readyz"), source=source,
-                  container_name=f.container["name"], image=f.container.get("image") or "genericserver",
-                  deployment_spec=json.dumps(as_stored(find(docs, "Deployment")["spec"])))
+                  replicas=f.replicas, max_surge=f.max_surge, max_unavailable=f.max_unavailable, source=source,
+                  deployment_spec=json.dumps(as_stored(find(docs, "Deployment")["spec"])), **pod_settings(f))
     return replace(cfg, **overrides)
+
+
+def pod_settings(f: PodSpecFacts) -> dict[str, Any]:
+    """The settings of a :class:`ScenarioConfig` that a pod template decides: the grace, the
+    preStop sleep, the server's flags, the readiness probe, the container's name and image."""
+    probe = f.readiness or {}
+    return dict(grace_period=f.grace, pre_stop="sleep" if f.pre_stop_sleep else "none", pre_stop_sleep=f.pre_stop_sleep or 5,
+                shutdown_delay=f.delay, retry_after=f.server.run.shutdown_send_retry_after, request_timeout=f.request_timeout,
+                probe_period=int(probe.get("periodSeconds", DEFAULT_PROBE_PERIOD)) if probe else 0,
+                probe_path=(probe.get("httpGet") or {}).get("path", "/readyz"),
+                container_name=f.container["name"], image=f.container.get("image") or "genericserver")
+
+
+def config_for_template(cfg: Any, template: dict) -> Any:
+    """``cfg`` with the pod settings of a Deployment's pod ``template`` (a revision a client
+    wrote: ``kubectl edit``, ``set env``, ``patch``); a template the simulation cannot run (no
+    container running ``genericserver serve``, a flag serve refuses) raises :class:`ManifestError`."""
+    f = deployment_facts([{"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"template": template}}], "its template")
+    return replace(cfg, **pod_settings(f))
 
 
 def without_shutdown_time(manifest: Manifest) -> list[dict]:

@@ -25,7 +25,7 @@ import logging
 import socket
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from genericserver import runtime as rt
 from genericserver.cluster.clock import ClusterClock
@@ -193,8 +193,11 @@ def container_factory(clock: ClusterClock, events: EventStream, servers: Optiona
 class World:
     """Everything a scenario runs; ``close()`` tears it all down (no thread or socket left)."""
 
-    def __init__(self, cfg: ScenarioConfig):
+    def __init__(self, cfg: ScenarioConfig, *, template_settings: Optional[Callable[[ScenarioConfig, dict], ScenarioConfig]] = None):
+        """``template_settings`` (``manifest.config_for_template``) makes each revision's pods from
+        its own template, as a client may have edited it; without it every revision runs ``cfg``."""
         self.cfg = cfg
+        self.template_settings = template_settings
         self.clock = ClusterClock(cfg.scale)
         self.events = EventStream()
         self.store = Store(self.clock, self.events)
@@ -213,15 +216,30 @@ class World:
         if cfg.roll:
             self.deployment = DeploymentController(
                 self.store, SERVICE, cfg.replicas, self._new_pod, max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable,
-                written_spec=json.loads(cfg.deployment_spec) if cfg.deployment_spec else None)
+                written_spec=json.loads(cfg.deployment_spec) if cfg.deployment_spec else None,
+                revision_template=self._revision_pod if template_settings is not None else None)
         for part in (self.kubelet, self.endpoints, self.proxy):
             part.run()
         self.scraped: dict[str, str] = {}  # pod -> the text of its last /metrics
         self._stop_scraping = rt.event("scraper-stop")
         self._scraper = rt.go(self._scrape_loop, name="metrics-scraper") if cfg.scrape_period > 0 else None
 
-    def _new_pod(self, name: str, labels: dict) -> dict:
-        pod = pod_template(self.cfg, name, self.clock, self.events, labels)
+    def _revision_pod(self, name: str, labels: dict, template: dict) -> dict:
+        """A pod of a revision of a manifest's Deployment: its template (as a client may have
+        edited it) decides the grace, the preStop sleep, the server's flags and the probe, as the
+        manifest did for the first; one the simulation cannot run keeps the first's settings,
+        and the timeline says why."""
+        assert self.template_settings is not None
+        try:
+            cfg = self.template_settings(self.cfg, template)
+        except ValueError as err:  # a ManifestError
+            # (a real container would exit with the error; here the pod runs as the manifest said)
+            self.events.record("replicaset", f"{name}: {err}; it runs the manifest's settings", pod=name)
+            cfg = self.cfg
+        return self._new_pod(name, labels, cfg)
+
+    def _new_pod(self, name: str, labels: dict, cfg: Optional[ScenarioConfig] = None) -> dict:
+        pod = pod_template(cfg or self.cfg, name, self.clock, self.events, labels)
         if self.scheduler is not None:
             pod["spec"]["nodeName"] = self.scheduler.node_for_new_pod()
         return pod
