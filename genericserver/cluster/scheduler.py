@@ -6,17 +6,17 @@ ReplicaSet makes for an evicted one) is not bound: it stays Pending, with no nod
 condition ``PodScheduled=False`` (``Unschedulable``) and a ``FailedScheduling`` event in the
 scheduler's words. ``kubectl uncordon`` makes the node schedulable again and the waiting pods are
 bound (a ``Scheduled`` event each), so the kubelet starts them. A pod created while the node is
-schedulable is bound as it is created (``nodeName`` in the template), so the simulated runs,
-which never cordon, keep their timings.
+schedulable is bound as it is created (``nodeName`` in the template; its ``Scheduled`` event
+recorded as the scheduler sees it), so the simulated runs, which never cordon, keep their timings.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional
 
+from genericserver.apimachinery.api.errors import StatusError
 from genericserver.cluster.store import ADDED, NODE, POD, Store, is_not_found
 from genericserver.cluster.workqueue import WatchLoop
-from genericserver.apimachinery.api.errors import StatusError
 from genericserver.registry.core.eviction import update_pod_condition
 
 SCHEDULER = "default-scheduler"
