@@ -262,3 +262,17 @@ def test_property_evictions_never_take_the_healthy_pods_below_the_budget(ready, 
         assert healthy(store) >= min(before, desired)
     controller.sync(store.get(PDB, "web"))
     assert status(store)["currentHealthy"] == healthy(store)
+
+
+def test_a_budget_that_selects_no_pod_says_so_in_an_event(store):
+    obj = poddisruptionbudget.prepare_for_create({"kind": PDB, "metadata": {"name": "none"},
+                                                  "spec": {"selector": {"matchLabels": {"app": "nothing"}}, "minAvailable": 1}})
+    created = store.create(obj)
+    controller = DisruptionController(store)
+    controller.sync(created)
+    controller.sync(store.get(PDB, "none"))
+    events = [(e["reason"], e["message"], e["source"]["component"], e["count"]) for e in store.list(EVENT)
+              if e["involvedObject"]["kind"] == PDB]
+    assert events == [("NoPods", "No matching pods found", "controllermanager", 2)]
+    assert store.get(PDB, "none")["status"] | {"conditions": None} == {
+        "observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 1, "expectedPods": 0, "conditions": None}

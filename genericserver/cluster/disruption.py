@@ -20,9 +20,10 @@ each budget of the namespace (``trySync``):
 
 The status is written only when it changed (``updatePdbStatus``), with ``observedGeneration``
 set to the budget's generation, which is what lets the eviction trust it (a budget whose spec
-changed and was not recounted yet answers 429). Left out: the events about pods with no
-controller, and the recheck timer for an entry of ``disruptedPods`` that expires with no other
-change (any change recounts it).
+changed and was not recounted yet answers 429). A budget that selects no pod gets a ``NoPods``
+event at every recount. Left out: the events about pods with no controller, and the recheck
+timer for an entry of ``disruptedPods`` that expires with no other change (any change recounts
+it).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from genericserver.registry.core.eviction import PDB, is_pod_ready, selector_mat
 
 DELETION_TIMEOUT = 120.0  # how long an evicted pod may take to start its deletion, in cluster seconds
 WATCHED = {POD, PDB, REPLICA_SET, DEPLOYMENT}
+RECORDER = "controllermanager"  # the event source the disruption controller's recorder names
 
 
 def scaled_value(value: object, total: int, round_up: bool) -> int:
@@ -63,6 +65,10 @@ class DisruptionController(WatchLoop):
         namespace, now = pdb["metadata"]["namespace"], self.store.clock.now()
         spec = pdb.get("spec") or {}
         pods = [p for p in self.store.list(POD, namespace) if selector_matches(spec.get("selector"), p["metadata"].get("labels") or {})]
+        if not pods:  # (describe pdb shows it, counted up at every recount)
+            ref = {"kind": PDB, "namespace": namespace, "name": pdb["metadata"]["name"], "uid": pdb["metadata"].get("uid", ""),
+                   "apiVersion": "policy/v1"}
+            self.store.record_event(ref, "Normal", "NoPods", "No matching pods found", component=RECORDER)
         expected, desired = self.expected_pod_count(spec, pods)
         disrupted = self.disrupted_pod_map(pods, pdb, now)
         healthy = count_healthy_pods(pods, disrupted, now)
