@@ -4,8 +4,9 @@ The cluster has one node, so a drain is the classic lesson: the evicted pods' re
 nowhere to go. With a budget of one disruption, the drain evicts one replica (which goes through
 its graceful shutdown as a delete would), the budget refuses the other (429, retried by kubectl
 every 5 s until its ``--timeout``), and the replacement waits Pending on the cordoned node until
-``kubectl uncordon``. A Service takes a new selector (the endpoints controller follows it), and
-refuses a change the model would not act on.
+``kubectl uncordon``. With two nodes (``--nodes 2``) the drain moves the pods, one at a time,
+to the other node and the load client loses nothing. A Service takes a new selector (the
+endpoints controller follows it), and refuses a change the model would not act on.
 """
 
 from __future__ import annotations
@@ -98,3 +99,33 @@ def test_a_service_takes_a_new_selector_and_refuses_what_the_model_would_not_act
     finally:
         k.run("patch", "svc", "web", "-p", '{"spec":{"selector":{"app":"web"}}}')
     assert {cp.expect(rf"endpoints +web: ({either}) added \(ready=true").group(1) for _ in pods} == pods
+
+
+def test_with_two_nodes_a_drain_moves_the_pods_within_the_budget_and_loses_no_request(tmp_path):
+    # the drain as on a real cluster: the replacements go to the other node, the budget lets one
+    # pod go at a time, and the manifest's shutdown delay keeps the load client's requests whole
+    cp = ServerProcess("--serve-api", "--kubeconfig", str(tmp_path / "kubeconfig"), "--manifest", "deploy/deployment.yaml",
+                       "--nodes", "2", "--time-scale", "0.25", "--workers", "1", "--interval", "0.02",
+                       "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
+    try:
+        k = Kubectl(str(tmp_path), cp.port)
+        k.kubeconfig = str(tmp_path / "kubeconfig")
+        rows = [line.split() for line in k.run("get", "nodes", "-o", "wide", "--no-headers").stdout.splitlines()]
+        assert [(r[0], r[1], r[5]) for r in rows] == [("node-1", "Ready", "192.168.49.2"), ("node-2", "Ready", "192.168.49.3")]
+        before = dict(line.split() for line in k.run("get", "pods", "-o", "custom-columns=N:.metadata.name,NODE:.spec.nodeName",
+                                                     "--no-headers").stdout.splitlines())
+        assert sorted(before.values()) == ["node-1", "node-1", "node-2"]  # spread: the emptier node first
+        k.run("apply", "-f", "deploy/pdb.yaml")
+        k.run("wait", "pdb/web", "--for=jsonpath={.status.disruptionsAllowed}=1", "--timeout=30s")
+        drain = k.run("drain", "node-1", "--timeout=60s", timeout=90)
+        evicted = re.findall(r"^pod/(\S+) evicted$", drain.stdout, re.M)
+        assert sorted(evicted) == sorted(p for p, node in before.items() if node == "node-1")
+        assert drain.stdout.strip().splitlines()[-1] == "node/node-1 drained"
+        k.run("wait", "pods", "--all", "--for=condition=Ready", "--timeout=30s")
+        after = k.run("get", "pods", "-o", "jsonpath={.items[*].spec.nodeName}").stdout.split()
+        assert after == ["node-2"] * 3
+        cp.signal(signal.SIGTERM)
+        assert cp.wait() == 0
+        assert next(line for line in cp.seen if line.startswith("load client: lost ")).startswith("load client: lost 0% (0 of ")
+    finally:
+        cp.kill()

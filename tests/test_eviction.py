@@ -276,3 +276,24 @@ def test_a_budget_that_selects_no_pod_says_so_in_an_event(store):
     assert events == [("NoPods", "No matching pods found", "controllermanager", 2)]
     assert store.get(PDB, "none")["status"] | {"conditions": None} == {
         "observedGeneration": 1, "disruptionsAllowed": 0, "currentHealthy": 0, "desiredHealthy": 1, "expectedPods": 0, "conditions": None}
+
+
+def test_the_scheduler_spreads_new_pods_and_with_every_node_cordoned_says_so(store):
+    for n in ("node-1", "node-2"):
+        store.create({"kind": NODE, "metadata": {"name": n, "namespace": ""}, "spec": {}})
+    scheduler = Scheduler(store, ["node-1", "node-2"])
+    try:
+        assert scheduler.node_for_new_pod() == "node-2"  # the fixture's three pods are on node-1
+        store.create(new_pod("a", node_name="node-2"))
+        store.create(new_pod("b", node_name="node-2"))
+        store.create(new_pod("c", node_name="node-2"))
+        assert scheduler.node_for_new_pod() == "node-1"  # three each: the first on a tie
+        for n in ("node-1", "node-2"):
+            scheduler.handle("MODIFIED", store.guaranteed_update(NODE, n, lambda o: {**o, "spec": {"unschedulable": True}}, namespace=""))
+        assert scheduler.node_for_new_pod() == ""
+        scheduler.handle("ADDED", store.create(new_pod("d", node_name="")))
+        (event,) = [e for e in store.list(EVENT) if e["involvedObject"]["name"] == "d"]
+        assert event["message"] == ("0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 nodes are available: "
+                                    "2 Preemption is not helpful for scheduling.")
+    finally:
+        scheduler.stop()

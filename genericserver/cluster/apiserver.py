@@ -278,7 +278,7 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
         def installer(server: Any, config: Any, external_address: str) -> None:
             install(server.handler.non_go_restful_mux, world.store, view, min_request_timeout=config.min_request_timeout,
                     metrics=server.metrics, external_address=external_address, authorizer=config.authorizer,
-                    logs=world.kubelet.container_log)
+                    logs=world.container_log)
 
         def built(server: Any) -> None:
             # the cluster starts once serve has taken every flag, the certificate, the token
@@ -290,7 +290,8 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
             world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
             world.start_api_controllers()
             world.start_pods(30.0 + 10 * cfg.scale)
-            world.kubelet.start_node_lease()
+            for kubelet in world.kubelets:
+                kubelet.start_node_lease()
             world.load.start()
             started = True
             port = server.secure_serving_info.listener.getsockname()[1]

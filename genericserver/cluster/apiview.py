@@ -7,7 +7,8 @@ stored object into its API JSON, in Go's field order, on every read:
 
 * times become RFC 3339 strings, to the second, on the wall clock at the cluster's start plus
   the cluster seconds (``--time-scale`` 1, the default with ``--serve-api``, keeps them true);
-* a pod gets an IP of its own (``10.244.0.N``, in the order pods were first seen) and its
+* a pod gets an IP of its own (``10.244.0.N`` on node-1, ``10.244.1.N`` on node-2..., in the order
+  its node's pods were first seen), its node an address (``192.168.49.2``, ``.3``...), and its
   containers their nominal ports (the server ``http`` 8080): every replica really listens on
   127.0.0.1 on a port of its own, which kube-proxy's table maps, as a node's NAT would;
 * a container's preStop hook, readiness probe and the server's flags (as ``args``) appear
@@ -47,8 +48,6 @@ META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceV
 CLUSTER_IP, SERVICE_PORT = "10.96.0.10", 80
 # the nominal container ports of each image's named ports
 NOMINAL_PORTS = {"http": 8080, "app-http": 8081, "admin": 9001, "shutdown-manager": 8090}
-POD_IP_BASE = "10.244.0."
-NODE_IP = "192.168.49.2"  # the node's address (the cluster has one node)
 # the conditions a healthy node reports False, with the kubelet's reasons and messages
 NODE_PRESSURES = (("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
                   ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
@@ -85,10 +84,13 @@ class APIView:
         """The wall clock the printers' AGE is computed against."""
         return self.wall_origin + self.clock.now() * self.clock.scale
 
-    def pod_ip(self, uid: str) -> str:
+    def pod_ip(self, uid: str, node: str = "node-1") -> str:
+        """The pod's IP: the next of its node's range, in the order the node's pods were first seen."""
         with self._lock:
             if uid not in self._ips:
-                self._ips[uid] = POD_IP_BASE + str(len(self._ips) + 2)
+                n = node_number(node)
+                taken = sum(1 for ip in self._ips.values() if ip.startswith(f"10.244.{n - 1}."))
+                self._ips[uid] = f"10.244.{n - 1}.{taken + 2}"
             return self._ips[uid]
 
     def condition(self, c: dict, order: tuple[str, ...]) -> dict:
@@ -170,8 +172,9 @@ class APIView:
             if st.get(k):
                 out[k] = st[k]
         if st.get("podIP"):
-            ip = self.pod_ip(pod["metadata"]["uid"])
-            out.update(hostIP=NODE_IP, hostIPs=[{"ip": NODE_IP}], podIP=ip, podIPs=[{"ip": ip}])
+            node = pod["spec"].get("nodeName") or "node-1"
+            ip, host = self.pod_ip(pod["metadata"]["uid"], node), node_ip(node)
+            out.update(hostIP=host, hostIPs=[{"ip": host}], podIP=ip, podIPs=[{"ip": ip}])
         if st.get("startTime") is not None:
             out["startTime"] = self.time(st["startTime"])
         images = {c["name"]: c.get("image", "") for c in pod["spec"].get("containers", [])}
@@ -227,10 +230,11 @@ class APIView:
         endpoints = []
         for ep in s.get("endpoints", []):
             ref = ep["targetRef"]
-            endpoints.append({"addresses": [self.pod_ip(ref["uid"])], "conditions": dict(ep["conditions"]),
+            node = ep.get("nodeName", "node-1")
+            endpoints.append({"addresses": [self.pod_ip(ref["uid"], node)], "conditions": dict(ep["conditions"]),
                               "targetRef": {"kind": "Pod", "namespace": s["metadata"].get("namespace", "default"),
                                             "name": ref["name"], "uid": ref["uid"]},
-                              "nodeName": "node-1"})
+                              "nodeName": node})
         return {"kind": "EndpointSlice", "apiVersion": "discovery.k8s.io/v1", "metadata": self.meta(s["metadata"]),
                 "addressType": "IPv4", "endpoints": endpoints,
                 "ports": [{"name": "http", "protocol": "TCP", "port": self._slice_port(s)}]}
@@ -248,7 +252,8 @@ class APIView:
             if ep["conditions"]["terminating"]:
                 continue
             ref = ep["targetRef"]
-            address = {"ip": self.pod_ip(ref["uid"]), "nodeName": "node-1",
+            node = ep.get("nodeName", "node-1")
+            address = {"ip": self.pod_ip(ref["uid"], node), "nodeName": node,
                        "targetRef": {"kind": "Pod", "namespace": s["metadata"].get("namespace", "default"),
                                      "name": ref["name"], "uid": ref["uid"]}}
             (ready if ep["conditions"]["ready"] else not_ready).append(address)
@@ -294,7 +299,8 @@ class APIView:
                 taint["timeAdded"] = self.time(taint["timeAdded"])
         return {"kind": "Node", "apiVersion": "v1", "metadata": meta, "spec": spec,
                 "status": {"capacity": dict(resources), "allocatable": dict(resources), "conditions": conditions,
-                           "addresses": [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": n["metadata"]["name"]}],
+                           "addresses": [{"type": "InternalIP", "address": node_ip(n["metadata"]["name"])},
+                                         {"type": "Hostname", "address": n["metadata"]["name"]}],
                            "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "simulated",
                                         "osImage": "genericserver's simulated node", "containerRuntimeVersion": "simulated://genericserver",
                                         "kubeletVersion": "v1.36.0", "kubeProxyVersion": "", "operatingSystem": "linux",
@@ -334,6 +340,16 @@ class APIView:
     def replica_set(self, rs: dict) -> dict:
         return {"kind": "ReplicaSet", "apiVersion": "apps/v1", "metadata": self.meta(rs["metadata"]),
                 "spec": copy.deepcopy(rs["spec"]), "status": copy.deepcopy(rs.get("status") or {})}
+
+
+def node_number(node: str) -> int:
+    """N of ``node-N`` (1 for a name of another shape)."""
+    tail = node.rpartition("-")[2]
+    return int(tail) if tail.isdigit() else 1
+
+
+def node_ip(node: str) -> str:
+    return f"192.168.49.{node_number(node) + 1}"
 
 
 def handler_json(h: Any) -> dict:

@@ -89,6 +89,9 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
                    help="serve the cluster to kubectl (pods, deployments, endpointslices) until SIGTERM or SIGINT, under load, "
                         "instead of one deletion; the API server takes serve's flags below")
     g.add_argument("--kubeconfig", metavar="PATH", help="with --serve-api: write a kubeconfig for it here once it answers")
+    g.add_argument("--nodes", type=at_least(1, int), default=1, metavar="N",
+                   help="with --serve-api: nodes node-1...node-N, each with its kubelet; a new pod goes to the schedulable one "
+                        "running the fewest (so kubectl drain node-1 moves pods to another; default 1)")
     if serve_options is not None:
         serve_options.add_flags(p)
         p.set_defaults(serve_options=serve_options)
@@ -128,6 +131,7 @@ def serve_api(args: argparse.Namespace, cfg: ScenarioConfig, serve: Any) -> int:
         if given:
             print(f"error: {flag} cannot be used with --serve-api: kubectl drives the cluster", file=sys.stderr)
             return 2
+    cfg = replace(cfg, nodes=args.nodes)
     if not args.kubeconfig:
         print("error: --serve-api needs --kubeconfig PATH: where to write kubectl's configuration", file=sys.stderr)
         return 2
@@ -168,6 +172,9 @@ def run(args: argparse.Namespace, console: Optional[Console] = None, serve: Any 
         return 1
     if getattr(args, "serve_api", False):
         return serve_api(args, cfg, serve)
+    if getattr(args, "nodes", 1) != 1:
+        print("error: --nodes needs --serve-api: the printed runs have one node", file=sys.stderr)
+        return 2
     if args.svg:
         # asked, not imported: importing matplotlib costs half a CPU-second, paid only if it draws
         if importlib.util.find_spec("matplotlib") is None:

@@ -50,7 +50,8 @@ def endpoint_for(pod: dict, target_port: str) -> Optional[dict]:
     declared = next((p["containerPort"] for c in pod["spec"].get("containers", []) for p in (c.get("written") or {}).get("ports") or []
                      if p.get("name") == target_port), None)
     return {
-        "addresses": [st["podIP"]], "port": port, **({"declaredPort": declared} if declared is not None else {}),
+        "addresses": [st["podIP"]], "port": port, "nodeName": pod["spec"].get("nodeName", "node-1"),
+        **({"declaredPort": declared} if declared is not None else {}),
         "targetRef": {"kind": "Pod", "name": pod["metadata"]["name"], "uid": pod["metadata"]["uid"]},
         "conditions": {"ready": ready and not terminating, "serving": ready, "terminating": terminating},
     }

@@ -123,6 +123,9 @@ class Kubelet:
                  clock: Optional[ClusterClock] = None, housekeeping_period: float = HOUSEKEEPING_PERIOD,
                  start_delay: float = 0.0):
         self.store, self.node_name = store, node_name
+        # the node's pod range, as the node IPAM controller hands them out: node-N's is 10.244.N-1.0/24
+        tail = node_name.rpartition("-")[2]
+        self.pod_cidr = f"10.244.{int(tail) - 1 if tail.isdigit() else 0}.0/24"
         self.clock = clock if clock is not None else store.clock
         self.events = store.events
         self.factory = factory if factory is not None else self._fake_factory
@@ -186,7 +189,7 @@ class Kubelet:
         try:
             self.store.create({"kind": NODE, "metadata": {"name": self.node_name, "namespace": "", "labels": {
                 "kubernetes.io/hostname": self.node_name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}},
-                "spec": {"podCIDR": "10.244.0.0/24", "podCIDRs": ["10.244.0.0/24"]}}, record=False)
+                "spec": {"podCIDR": self.pod_cidr, "podCIDRs": [self.pod_cidr]}}, record=False)
         except StatusError as err:
             if not is_already_exists(err):  # a kubelet started again on the same node
                 raise

@@ -92,6 +92,7 @@ class ScenarioConfig:
     container_name: str = "app"
     image: str = "genericserver"
     deployment_spec: str = ""
+    nodes: int = 1  # node-1, node-2...: more than one only where a scheduler places pods (--serve-api)
 
     def __post_init__(self) -> None:
         if self.pre_stop not in PRE_STOPS:
@@ -203,8 +204,10 @@ class World:
         self.store = Store(self.clock, self.events)
         self.store.create(new_service(SERVICE, {"app": SERVICE}))
         self.servers: list[ServerContainer] = []
-        self.kubelet = Kubelet(self.store, container_factory(self.clock, self.events, self.servers), clock=self.clock,
-                               start_delay=cfg.pod_start)
+        factory = container_factory(self.clock, self.events, self.servers)
+        self.kubelets = [Kubelet(self.store, factory, clock=self.clock, start_delay=cfg.pod_start, node_name=f"node-{i + 1}")
+                         for i in range(max(1, cfg.nodes))]
+        self.kubelet = self.kubelets[0]
         self.endpoints = EndpointsController(self.store, lag=cfg.endpoints_lag)
         self.proxy = KubeProxy(self.store, SERVICE, lag=cfg.proxy_lag)
         self.load = LoadClient(self.dial, workers=cfg.workers, interval=cfg.interval, keep_alive=cfg.keep_alive)
@@ -218,7 +221,7 @@ class World:
                 self.store, SERVICE, cfg.replicas, self._new_pod, max_surge=cfg.max_surge, max_unavailable=cfg.max_unavailable,
                 written_spec=json.loads(cfg.deployment_spec) if cfg.deployment_spec else None,
                 revision_template=self._revision_pod if template_settings is not None else None)
-        for part in (self.kubelet, self.endpoints, self.proxy):
+        for part in (*self.kubelets, self.endpoints, self.proxy):
             part.run()
         self.scraped: dict[str, str] = {}  # pod -> the text of its last /metrics
         self._stop_scraping = rt.event("scraper-stop")
@@ -248,7 +251,7 @@ class World:
         """What a cluster served to kubectl needs besides: a scheduler that honours ``kubectl
         cordon`` (and the node lifecycle controller's taint that shows it), and the disruption
         controller that ``kubectl drain``'s evictions consult."""
-        self.scheduler = Scheduler(self.store, self.kubelet.node_name)
+        self.scheduler = Scheduler(self.store, [k.node_name for k in self.kubelets])
         self.disruption = DisruptionController(self.store)
         self.node_lifecycle = NodeLifecycleController(self.store)
         for controller in (self.scheduler, self.disruption, self.node_lifecycle):
@@ -293,7 +296,7 @@ class World:
         return names
 
     def wait_gone(self, name: str, timeout: float) -> None:
-        w = self.kubelet.worker(name)
+        w = self.kubelet_of(name).worker(name)
         if not w.terminated.wait(timeout):
             raise TimeoutError(f"pod {name} still Terminating after {timeout:g}s")
         if not self.proxy.wait_for(lambda table: all(e.pod != name for e in table), timeout):
@@ -309,9 +312,24 @@ class World:
         for controller in (self.scheduler, self.disruption, self.node_lifecycle):
             if controller is not None:
                 controller.stop()
-        for part in (self.proxy, self.endpoints, self.kubelet):
+        for part in (self.proxy, self.endpoints, *self.kubelets):
             part.stop()
-        self.kubelet.kill_all()
+        for kubelet in self.kubelets:
+            kubelet.kill_all()
+
+    def kubelet_of(self, pod: str) -> Kubelet:
+        """The kubelet of the node the newest pod called ``pod`` runs on (the first node's if none)."""
+        for kubelet in self.kubelets:
+            try:
+                kubelet.worker(pod)
+            except KeyError:
+                continue
+            return kubelet
+        return self.kubelet
+
+    def container_log(self, namespace: str, pod: str, container: str, previous: bool = False) -> Any:
+        """``kubectl logs``: the log the pod's own kubelet keeps."""
+        return self.kubelet_of(pod).container_log(namespace, pod, container, previous)
 
 
 def run_scenario(cfg: ScenarioConfig) -> ScenarioResult:
