@@ -29,6 +29,19 @@ def at_least(minimum: float, kind: type = float, strict: bool = False) -> Callab
     return parse
 
 
+def between(minimum: int, maximum: int, why: str) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``minimum`` to ``maximum``, ``why`` saying what sets the top
+    (a count that names addresses, which run out)."""
+    least = at_least(minimum, int)
+
+    def parse(value: str) -> int:
+        number = least(value)
+        if number > maximum:
+            raise argparse.ArgumentTypeError(f"invalid value {value!r}: must be {maximum} or less ({why})")
+        return number
+    return parse
+
+
 def writable(flag: str, path: str) -> bool:
     """Whether a file can be written at ``path``; if not, say why in one line on stderr. Asked
     before the run, not once it is over and the file is due."""

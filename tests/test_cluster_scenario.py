@@ -205,6 +205,22 @@ def test_cli_refuses_a_value_below_what_the_flag_can_mean(flag, value, words, ca
     assert float(getattr(parse(flag, edge), flag[2:].replace("-", "_"))) == float(edge)
 
 
+@pytest.mark.parametrize("value, words", [("0", "must be 1 or more"),
+                                          ("254", "must be 253 or less (a node's address is 192.168.49.N+1)")])
+def test_cli_refuses_a_node_count_the_addresses_cannot_hold(value, words, capsys):
+    # 300 was taken: node-300 was given 192.168.49.301 and the pod range 10.244.299.0/24
+    with pytest.raises(SystemExit) as exit_:
+        parse("--serve-api", "--nodes", value)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"genericserver cluster: error: argument --nodes: invalid value '{value}': {words}"
+    assert parse("--serve-api", "--nodes", "253").nodes == 253
+
+
+def test_cli_refuses_nodes_without_the_served_api(capsys):
+    assert cli.run(parse("--nodes", "2"), Console(file=io.StringIO())) == 2
+    assert capsys.readouterr().err == "error: --nodes needs --serve-api: the printed runs have one node\n"
+
+
 def test_cli_with_no_load_runs_the_cluster_alone():
     out = io.StringIO()
     args = parse("--replicas", "1", "--time-scale", "0.02", "--workers", "0", "--probe-period", "0")

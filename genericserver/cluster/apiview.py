@@ -342,6 +342,13 @@ class APIView:
                 "spec": copy.deepcopy(rs["spec"]), "status": copy.deepcopy(rs.get("status") or {})}
 
 
+# A node's address is 192.168.49.N+1 (the network minikube and kind give their nodes; .1 is the
+# gateway, .255 the broadcast) and its pods' range 10.244.N-1.0/24 (a /24 of the cluster's 10.244.0.0/16):
+# the addresses run out after 253 nodes
+MAX_NODES = 253
+NODE_ADDRESSES = "a node's address is 192.168.49.N+1"
+
+
 def node_number(node: str) -> int:
     """N of ``node-N`` (1 for a name of another shape)."""
     tail = node.rpartition("-")[2]

@@ -21,7 +21,8 @@ from typing import Any, Optional
 
 from rich.console import Console
 
-from genericserver.argtypes import at_least, writable
+from genericserver.argtypes import at_least, between, writable
+from genericserver.cluster.apiview import MAX_NODES, NODE_ADDRESSES
 from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, FencepostError, parse_int_or_percent
 from genericserver.cluster.kubectl import DeleteFlags, KubectlError, complete_delete_flags
 from genericserver.cluster.losses import format_loss
@@ -89,9 +90,9 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
                    help="serve the cluster to kubectl (pods, deployments, endpointslices) until SIGTERM or SIGINT, under load, "
                         "instead of one deletion; the API server takes serve's flags below")
     g.add_argument("--kubeconfig", metavar="PATH", help="with --serve-api: write a kubeconfig for it here once it answers")
-    g.add_argument("--nodes", type=at_least(1, int), default=1, metavar="N",
+    g.add_argument("--nodes", type=between(1, MAX_NODES, NODE_ADDRESSES), default=1, metavar="N",
                    help="with --serve-api: nodes node-1...node-N, each with its kubelet; a new pod goes to the schedulable one "
-                        "running the fewest (so kubectl drain node-1 moves pods to another; default 1)")
+                        "running the fewest (so kubectl drain node-1 moves pods to another; default 1, at most 253)")
     if serve_options is not None:
         serve_options.add_flags(p)
         p.set_defaults(serve_options=serve_options)
