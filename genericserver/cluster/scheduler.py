@@ -22,8 +22,8 @@ from genericserver.cluster.workqueue import WatchLoop
 from genericserver.registry.core.eviction import update_pod_condition
 
 SCHEDULER = "default-scheduler"
-# what the scheduler reports with one node and that node cordoned (the preemption part: no pod
-# it could evict would make room, the node is not taking pods at all)
+
+
 def unschedulable_message(nodes: int) -> str:
     """What the scheduler reports when every node is cordoned (the preemption part: no pod it
     could evict would make room, the nodes are not taking pods at all)."""
