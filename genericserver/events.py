@@ -56,6 +56,30 @@ class EventStream:
         with self._lock:
             self._subscribers.append(fn)
 
+    def follow(self, fn: Callable[[Event], None]) -> None:
+        """Give ``fn`` every event recorded from now on, one at a time and in the stream's order.
+
+        A subscriber is called by the thread that recorded the event, after the stream's lock:
+        two threads recording at once can reach it in the other order (a printed timeline then
+        shows a line stamped earlier under a later one). Here an event that arrives before the
+        one it follows waits for it, and whichever thread brings the missing one delivers both.
+        ``fn`` must not record to this stream (it runs under the follower's lock)."""
+        lock = rt.lock()
+        early: dict[int, Event] = {}
+        expected = 0
+
+        def deliver(ev: Event) -> None:
+            nonlocal expected
+            with lock:
+                early[ev.seq] = ev
+                while expected in early:
+                    fn(early.pop(expected))
+                    expected += 1
+
+        with self._lock:
+            expected = len(self._events)  # the first event it will be given
+            self._subscribers.append(deliver)
+
     def events(self, kind: Optional[str] = None) -> list[Event]:
         with self._lock:
             evs = list(self._events)

@@ -287,7 +287,7 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
             # otherwise print before serve's error when the build outlasts the controller's start)
             nonlocal started
             klog.set_verbosity(ServerOptions.verbosity)  # the replicas' -v (serve's set it for the process)
-            world.events.subscribe(timeline_printer(console, rt.now(), cfg.scale))
+            world.events.follow(timeline_printer(console, rt.now(), cfg.scale))
             world.start_api_controllers()
             world.start_pods(30.0 + 10 * cfg.scale)
             for kubelet in world.kubelets:
