@@ -71,6 +71,29 @@ def test_a_quantity_is_a_string_in_json_and_a_message_in_protobuf():
     assert obj["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}} and strict == []
 
 
+@pytest.mark.parametrize("written, message", [
+    ("lots", "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+    ("", "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
+    ("1K", "unable to parse quantity's suffix"), ("2e", "unable to parse quantity's suffix"),
+])
+def test_a_string_that_is_no_quantity_refuses_the_body_in_gos_words(written, message):
+    # it was stored as written, and the cluster's scheduler could not add it up
+    body = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a"},
+            "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": written}}}]}}
+    with pytest.raises(jsonserializer.DecodeError) as err:
+        jsonserializer.decode(json.dumps(body).encode(), POD)
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize("text, milli, units", [
+    ("50m", 50, 1), ("2", 2000, 2), ("1.5", 1500, 2), (".5", 500, 1), ("64Mi", 64 * 2 ** 20 * 1000, 64 * 2 ** 20),
+    ("1e3", 1_000_000, 1000), ("100k", 100_000_000, 100_000), ("1E", 10 ** 21, 10 ** 18), (" 3 ".strip(), 3000, 3),
+])
+def test_quantities_read_as_go_reads_them_rounding_up(text, milli, units):
+    from genericserver.apimachinery.api.quantity import milli_value, value
+    assert (milli_value(text), value(text)) == (milli, units)
+
+
 @pytest.mark.parametrize("data, message", [
     (b"{}", "provided data does not appear to be a protobuf message, expected prefix [107, 56, 115, 0]"),
     (b"k8s\x00" + bytes.fromhex("0a0c0a0276311206536563726574"), 'no kind "Secret" is registered for version "v1"'),

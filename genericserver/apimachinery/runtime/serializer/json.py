@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 import yaml
 
+from genericserver.apimachinery.api.quantity import parse_quantity
 from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type
 
 
@@ -95,6 +96,11 @@ class _Reader:
                         raise self.fail(value, struct, path, t)
                 elif t.short_name == "Quantity" and isinstance(value, (int, float)) and not isinstance(value, bool):
                     return str(value)  # UnmarshalJSON parses a bare number too (YAML's cpu: 1)
+                elif t.short_name == "Quantity" and isinstance(value, str):
+                    try:
+                        parse_quantity(value.strip())  # UnmarshalJSON: ParseQuantity or the whole body is refused
+                    except ValueError as err:
+                        raise DecodeError(str(err)) from None
                 elif t.json_form.get("type") == "string" and not isinstance(value, str):
                     raise self.fail(value, struct, path, t)
                 return value
