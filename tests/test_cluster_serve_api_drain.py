@@ -6,7 +6,9 @@ its graceful shutdown as a delete would), the budget refuses the other (429, ret
 every 5 s until its ``--timeout``), and the replacement waits Pending on the cordoned node until
 ``kubectl uncordon``. With two nodes (``--nodes 2``) the drain moves the pods, one at a time,
 to the other node and the load client loses nothing. A Service takes a new selector (the
-endpoints controller follows it), and refuses a change the model would not act on.
+endpoints controller follows it), and refuses a change the model would not act on. A revision
+whose pods request more CPU than the node has waits on its first pod, Pending in the scheduler's
+words, until ``rollout undo``.
 """
 
 from __future__ import annotations
@@ -99,6 +101,24 @@ def test_a_service_takes_a_new_selector_and_refuses_what_the_model_would_not_act
     finally:
         k.run("patch", "svc", "web", "-p", '{"spec":{"selector":{"app":"web"}}}')
     assert {cp.expect(rf"endpoints +web: ({either}) added \(ready=true").group(1) for _ in pods} == pods
+
+
+def test_a_pod_asking_more_cpu_than_the_node_has_waits_pending_until_the_rollout_is_undone(cluster):
+    cp, k = cluster
+    bad = k.run("patch", "deployment/web", "--type=merge", "-p",
+                '{"spec":{"template":{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"lots"}}}]}}}}', check=False)
+    assert bad.returncode == 1 and bad.stderr.rstrip().endswith(
+        ": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"), bad.stderr
+    k.run("set", "resources", "deployment/web", "--requests=cpu=3")  # the node has 2
+    # (the new revision's first pod: the drain's replacement was Pending too, on the cordoned node)
+    pending = seen(cp, r"scheduler +(web-v\d+-\d+): unschedulable, stays Pending$").group(1)
+    described = k.run("describe", "pod", pending).stdout
+    assert re.search(r"^Status: +Pending$", described, re.M) and re.search(r"^QoS Class: +Burstable$", described, re.M)
+    assert ("default-scheduler  0/1 nodes are available: 1 Insufficient cpu. "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.") in described
+    k.run("rollout", "undo", "deployment/web")
+    k.run("wait", "--for=delete", f"pod/{pending}", "--timeout=30s")  # never bound: deleted at once
+    k.run("rollout", "status", "deployment/web", "--timeout=30s")
 
 
 def test_with_two_nodes_a_drain_moves_the_pods_within_the_budget_and_loses_no_request(tmp_path):

@@ -145,6 +145,7 @@ FOLDERS = [
     ("apimachinery:pkg/apis/meta/v1/", "apimachinery/apis/meta/v1"),
     ("apimachinery:pkg/apis/meta/internalversion/", "apimachinery/apis/meta/internalversion"),
     ("api:core/v1/", "api/core/v1"),
+    ("kubernetes:pkg/apis/core/v1/helper/qos/", "api/core/v1"),
     ("api:authentication/v1/", "api/authentication/v1"),
     ("api:apps/v1/", "api/apps/v1"),
     ("api:discovery/v1/", "api/discovery/v1"),

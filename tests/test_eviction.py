@@ -202,7 +202,7 @@ def test_a_cordoned_node_leaves_new_pods_pending_until_uncordoned(store):
     try:
         cordoned = store.guaranteed_update(NODE, "node-1", lambda n: {**n, "spec": {"unschedulable": True}}, namespace="")
         scheduler.handle("MODIFIED", cordoned)
-        assert scheduler.node_for_new_pod() == ""
+        assert scheduler.node_for(new_pod("next", node_name="")) == ""
         pod = store.create(new_pod("web-3", labels={"app": "web"}, node_name=""))
         scheduler.handle("ADDED", pod)
         pending = store.get(POD, "web-3")
@@ -283,14 +283,14 @@ def test_the_scheduler_spreads_new_pods_and_with_every_node_cordoned_says_so(sto
         store.create({"kind": NODE, "metadata": {"name": n, "namespace": ""}, "spec": {}})
     scheduler = Scheduler(store, ["node-1", "node-2"])
     try:
-        assert scheduler.node_for_new_pod() == "node-2"  # the fixture's three pods are on node-1
+        assert scheduler.node_for(new_pod("next", node_name="")) == "node-2"  # the fixture's three pods are on node-1
         store.create(new_pod("a", node_name="node-2"))
         store.create(new_pod("b", node_name="node-2"))
         store.create(new_pod("c", node_name="node-2"))
-        assert scheduler.node_for_new_pod() == "node-1"  # three each: the first on a tie
+        assert scheduler.node_for(new_pod("next", node_name="")) == "node-1"  # three each: the first on a tie
         for n in ("node-1", "node-2"):
             scheduler.handle("MODIFIED", store.guaranteed_update(NODE, n, lambda o: {**o, "spec": {"unschedulable": True}}, namespace=""))
-        assert scheduler.node_for_new_pod() == ""
+        assert scheduler.node_for(new_pod("next", node_name="")) == ""
         scheduler.handle("ADDED", store.create(new_pod("d", node_name="")))
         (event,) = [e for e in store.list(EVENT) if e["involvedObject"]["name"] == "d"]
         assert event["message"] == ("0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 nodes are available: "

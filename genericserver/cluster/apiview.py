@@ -35,6 +35,8 @@ from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.handlers import ExecAction, HTTPGetAction, SleepAction
+from genericserver.cluster.scheduler import ALLOCATABLE
+from genericserver.api.core.v1.qos import compute_pod_qos
 from genericserver.api.core.v1.types import CONTAINER
 from genericserver.godur import format_go_duration
 from genericserver.registry.rest.update import take_client_metadata
@@ -121,9 +123,10 @@ class APIView:
                     "dnsPolicy": "ClusterFirst", "serviceAccountName": "default",
                     "nodeName": spec.get("nodeName", ""), "securityContext": copy.deepcopy(spec.get("writtenSecurityContext")),
                     "schedulerName": "default-scheduler"}
-        return {"kind": "Pod", "apiVersion": "v1", "metadata": self.meta(pod["metadata"]),
-                "spec": {k: v for k, v in api_spec.items() if v not in (None, "")},
-                "status": self._pod_status(pod, st)}
+        api_spec = {k: v for k, v in api_spec.items() if v not in (None, "")}
+        status = self._pod_status(pod, st)
+        status["qosClass"] = compute_pod_qos({"spec": api_spec})  # as PrepareForCreate sets it
+        return {"kind": "Pod", "apiVersion": "v1", "metadata": self.meta(pod["metadata"]), "spec": api_spec, "status": status}
 
     def _container(self, c: dict, probe: Optional[dict]) -> dict:
         out: dict[str, Any] = {"name": c["name"], "image": c.get("image", "")}
@@ -149,6 +152,9 @@ class APIView:
         for k, v in (c.get("written") or {}).items():
             if k not in ("name", "image"):
                 out[k] = self._probe(v) if k.endswith("Probe") and "httpGet" in v else copy.deepcopy(v)
+        resources = out.get("resources") or {}
+        if resources.get("limits"):  # SetDefaults_Pod: a limit with no request is requested in full
+            resources["requests"] = dict(sorted({**resources["limits"], **(resources.get("requests") or {})}.items()))
         return {k: out[k] for k in CONTAINER_FIELDS if k in out}
 
     @staticmethod
@@ -194,7 +200,6 @@ class APIView:
                              "image": images.get(cs["name"], ""), "imageID": "", "started": running})
         if statuses:
             out["containerStatuses"] = statuses
-        out["qosClass"] = "BestEffort"
         return out
 
     def pod_update(self, current: dict, new_api: dict, old_api: dict) -> dict:
@@ -292,7 +297,7 @@ class APIView:
                        "message": message} for t, reason, message in NODE_PRESSURES]
         conditions.append({"type": "Ready", "status": "True", "lastHeartbeatTime": since, "lastTransitionTime": since,
                            "reason": "KubeletReady", "message": "kubelet is posting ready status"})
-        resources = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+        resources = ALLOCATABLE  # what the scheduler fits pods into
         spec = copy.deepcopy(n.get("spec") or {})
         for taint in spec.get("taints") or []:
             if isinstance(taint.get("timeAdded"), (int, float)):

@@ -176,6 +176,9 @@ class DeploymentController:
         # (pod name, labels, the revision's template) -> the pod the simulation runs for it; by
         # default the same pod for every revision, but for the images and annotations it changes
         self.revision_template = revision_template
+        # a new pod's node, decided as it is made (the served cluster's scheduler; "" leaves it
+        # Pending for the scheduler to say why); None: no scheduler, pods have no node
+        self.place: Optional[Callable[[dict], str]] = None
         self.namespace = namespace
         self.max_surge, self.max_unavailable = parse_int_or_percent(max_surge), parse_int_or_percent(max_unavailable)
         self.surge, self.unavailable = resolve_fenceposts(self.max_surge, self.max_unavailable, replicas)
@@ -511,6 +514,8 @@ class DeploymentController:
             labels = {"app": self.name, TEMPLATE_HASH_LABEL: rs.name}
             made = self.revision_template(name, labels, rs.template) if self.revision_template else self.template(name, labels)
             pod = with_template(made, rs.template)
+            if self.place is not None:
+                pod["spec"]["nodeName"] = self.place(pod)  # as the template asks (its requests), bound as made
             pod["metadata"]["ownerReferences"] = [self._owner("apps/v1", REPLICA_SET, rs.name, rs.uid)]
             self.store.events.record("replicaset", f"{rs.name}: creating pod {name}", pod=name, what="create")
             self.store.create(pod)

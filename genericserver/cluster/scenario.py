@@ -242,16 +242,15 @@ class World:
         return self._new_pod(name, labels, cfg)
 
     def _new_pod(self, name: str, labels: dict, cfg: Optional[ScenarioConfig] = None) -> dict:
-        pod = pod_template(cfg or self.cfg, name, self.clock, self.events, labels)
-        if self.scheduler is not None:
-            pod["spec"]["nodeName"] = self.scheduler.node_for_new_pod()
-        return pod
+        return pod_template(cfg or self.cfg, name, self.clock, self.events, labels)
 
     def start_api_controllers(self) -> None:
         """What a cluster served to kubectl needs besides: a scheduler that honours ``kubectl
         cordon`` (and the node lifecycle controller's taint that shows it), and the disruption
         controller that ``kubectl drain``'s evictions consult."""
         self.scheduler = Scheduler(self.store, [k.node_name for k in self.kubelets])
+        if self.deployment is not None:
+            self.deployment.place = self.scheduler.node_for
         self.disruption = DisruptionController(self.store)
         self.node_lifecycle = NodeLifecycleController(self.store)
         for controller in (self.scheduler, self.disruption, self.node_lifecycle):
