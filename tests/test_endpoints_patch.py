@@ -98,3 +98,43 @@ def test_dry_run_and_force(setup):
     r = patch(c, {}, MERGE, query="?force=true")
     assert r.status_code == 422
     assert json.loads(r.data)["message"] == 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'
+
+
+def test_a_patch_whose_result_does_not_decode_shows_it_as_gos_patch_handler_does(setup):
+    store, c = setup
+    a = store.get("ns", "a")["metadata"]
+    uid, created = a["uid"], a["creationTimestamp"]
+
+    def refused(body, content_type):
+        r = patch(c, body, content_type)
+        assert r.status_code == 422
+        return json.loads(r.data)["message"]
+
+    # merge: json-patch's MergePatch decodes each object on the patch's way (keys sorted); the
+    # rest keeps the object's own order
+    assert refused({"metadata": {"labels": {"z": "2", "b": "3"}}, "data": {"n": 1}}, MERGE) == (
+        ' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"v1\\",\\"data\\":{\\"k\\":\\"v\\",\\"n\\":1},\\"kind\\":'
+        f'\\"ConfigMap\\",\\"metadata\\":{{\\"creationTimestamp\\":\\"{created}\\",\\"labels\\":{{\\"b\\":\\"3\\",\\"x\\":\\"1\\",'
+        f'\\"z\\":\\"2\\"}},\\"name\\":\\"a\\",\\"namespace\\":\\"ns\\",\\"resourceVersion\\":\\"2\\",\\"uid\\":\\"{uid}\\"}}}}": '
+        "json: cannot unmarshal number into Go struct field ConfigMap.data of type string")
+    # JSON patch: only the containers on the operation's path are decoded
+    assert refused([{"op": "add", "path": "/data/n", "value": 1}], JSONP) == (
+        ' "" is invalid: patch: Invalid value: "{\\"apiVersion\\":\\"v1\\",\\"data\\":{\\"k\\":\\"v\\",\\"n\\":1},\\"kind\\":'
+        f'\\"ConfigMap\\",\\"metadata\\":{{\\"name\\":\\"a\\",\\"namespace\\":\\"ns\\",\\"uid\\":\\"{uid}\\",\\"resourceVersion\\":'
+        f'\\"2\\",\\"creationTimestamp\\":\\"{created}\\",\\"labels\\":{{\\"x\\":\\"1\\"}}}}}}": '
+        "json: cannot unmarshal number into Go struct field ConfigMap.data of type string")
+    # strategic: the patch as fmt prints a map, the result read by the unstructured converter
+    assert refused({"data": {"n": 1.5e7}}, SMP) == (' "" is invalid: patch: Invalid value: "map[data:map[n:1.5e+07]]": '
+                                                   "cannot convert float64 to string")
+    assert refused({"metadata": {"labels": "x"}}, SMP).endswith('"map[metadata:map[labels:x]]": cannot restore map from string')
+    assert refused({"metadata": 7}, SMP).endswith('"map[metadata:7]": cannot restore struct from: int64')
+    assert refused({"metadata": {"creationTimestamp": 5}}, SMP).endswith(
+        "json: cannot unmarshal number into Go value of type string")  # metav1.Time's UnmarshalJSON, handed 5
+    assert store.get("ns", "a")["metadata"]["resourceVersion"] == "2"  # nothing was stored
+
+
+def test_fmt_prints_a_decoded_json_value_as_go_does():
+    from genericserver.apimachinery.strategicpatch.patch import go_sprint
+    assert go_sprint({"b": [1, {"x": None}], "a": "s", "c": True}) == "map[a:s b:[1 map[x:<nil>]] c:true]"
+    assert [go_sprint(x) for x in (1e6, 123456.0, 1e-4, 1e-5, 3.0, -2.5, 12345678.9, 0.0)] == [
+        "1e+06", "123456", "0.0001", "1e-05", "3", "-2.5", "1.23456789e+07", "0"]

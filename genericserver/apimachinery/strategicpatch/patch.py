@@ -24,6 +24,7 @@ it can look up). Errors carry Go's texts (mergepatch's ``ErrBadPatchFormat...``)
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 from typing import Any, Optional
 
 from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct
@@ -139,7 +140,7 @@ def _merge_list(original: list, patch: list, f: Field) -> list:
         if not isinstance(item, dict):
             raise PatchError(f"unable to find map key {key!r} in a list item that is not a map")
         if key not in item:
-            raise PatchError(f"map: {_go_map(item)} does not contain declared merge key: {key}")
+            raise PatchError(f"map: {go_sprint(item)} does not contain declared merge key: {key}")
         index = next((i for i, o in enumerate(out) if isinstance(o, dict) and o.get(key) == item[key]), None)
         if item.get(DIRECTIVE) == "delete":
             if index is not None:
@@ -161,6 +162,32 @@ def _reorder(items: list, order: list, key: str) -> list:
     return named + [i for i in items if ident(i) not in wanted]
 
 
-def _go_map(item: dict) -> str:
-    # Go's %v of a map: map[k:v ...], keys sorted
-    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(item.items())) + "]"
+def go_sprint(value: Any) -> str:
+    """fmt's ``%v`` of a decoded JSON value, as Go's errors print one: ``map[k:v ...]`` with the
+    keys sorted, ``[a b]``, ``<nil>``; integers as read, other numbers as ``%g`` does (1e+06)."""
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_sprint(v)}" for k, v in sorted(value.items())) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_sprint(v) for v in value) + "]"
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(x: float) -> str:
+    # strconv's shortest 'g': the exponent form below 1e-4 or from 1e+06 on (its precision 6)
+    if x != x or x in (float("inf"), float("-inf")):
+        return {"nan": "NaN", "inf": "+Inf", "-inf": "-Inf"}[repr(x)]
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    exp = len(digits) + exponent - 1  # of the first digit
+    if x == 0:
+        return "-0" if sign else "0"
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{'-' if sign else ''}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return ("-" if sign else "") + format(Decimal(repr(abs(x))).normalize(), "f")

@@ -14,8 +14,11 @@ then the patch is applied to the object as stored (a missing object is 404):
 * ``application/strategic-merge-patch+json``
   (:mod:`genericserver.apimachinery.strategicpatch.patch`).
 
-The result is read back into the kind's struct as a body would be: unknown fields are warnings,
-or with ``fieldValidation=Strict`` a 422 on the field ``patch``. It must keep the URL's name and
+The result is read back into the kind's struct as a body would be (a strategic patch's by the
+unstructured converter, whose words differ: ``cannot convert string to int32``): unknown fields
+are warnings, or with ``fieldValidation=Strict`` a 422 on the field ``patch``, as is a value of the
+wrong type; its value is what Go shows (:func:`shown`: the strategic patch as fmt prints a map,
+else the patched object as evanphx/json-patch wrote it). It must keep the URL's name and
 namespace (400 otherwise), is validated as an update (422), and is stored only if
 ``metadata.resourceVersion`` is still current (a patch that sets an older one is 409).
 
@@ -35,7 +38,7 @@ from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.field import errors as field
 from genericserver.apimachinery.runtime.serializer import codec_factory, json as jsonserializer
-from genericserver.apimachinery.strategicpatch.patch import PatchError, strategic_merge_patch
+from genericserver.apimachinery.strategicpatch.patch import PatchError, go_sprint, strategic_merge_patch
 from genericserver.endpoints.handlers import response
 from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, field_validation, read_body, validate_new
@@ -114,13 +117,15 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
     current = scope.store.get(namespace, name)
     patched = apply_patch(patch_type, current, body, scope)
     try:
-        _, obj, strict = jsonserializer.decode(jsonserializer.encode(patched), scope.resource.struct)
+        # Go reads a strategic patch's result with the unstructured converter, the others' with encoding/json
+        _, obj, strict = jsonserializer.decode(jsonserializer.encode(patched), scope.resource.struct,
+                                               unstructured=patch_type == STRATEGIC_MERGE_PATCH)
     except jsonserializer.DecodeError as err:
-        raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", json.dumps(patched), str(err))])) from None
+        raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", shown(patch_type, current, body, scope), str(err))])) from None
     warnings: list[str] = []
     if strict:
         if directive == "Strict":
-            raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", json.dumps(patched),
+            raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", shown(patch_type, current, body, scope),
                                                                             "strict decoding error: " + ", ".join(strict))]))
         if directive == "Warn":
             warnings = strict
@@ -134,3 +139,59 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
     validate_new(scope, obj, current)
     updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
     return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)
+
+
+# -- what a refused patch shows as its value, as Go shows it --------------------------------------
+# A strategic patch's error prints the patch as fmt prints a map. The other two print the object
+# evanphx/json-patch (v4) wrote: its documents are Go maps of lazily decoded nodes, so an object
+# the patch reached is written with its keys sorted, and what it did not reach keeps the bytes it
+# had (the stored object as Go encodes it: its fields' order, empty ones left out). A merge patch
+# decodes every object on its way down, and all of a value it adds (to drop its nulls); a JSON
+# patch the containers on each operation's path.
+
+
+def shown(patch_type: str, current: dict, body: bytes, scope: RequestScope) -> str:
+    """The value of the ``patch`` field in the 422 of a patch whose result does not decode."""
+    patch = json.loads(body)
+    if patch_type == STRATEGIC_MERGE_PATCH:
+        return go_sprint(patch)
+    _, base, _ = jsonserializer.decode(jsonserializer.encode(current), scope.resource.struct)
+    sorted_at: set[tuple] = {()}
+    deep_at: set[tuple] = set()
+    if patch_type == MERGE_PATCH:
+        _merge_reached(base, patch, (), sorted_at, deep_at)
+        return _written(merge_patch(base, patch), sorted_at, deep_at)
+    for op in patch:
+        for key in ("path", "from"):
+            tokens = [t.replace("~1", "/").replace("~0", "~") for t in str(op.get(key, "")).split("/")[1:]]
+            sorted_at.update(tuple(tokens[:i]) for i in range(len(tokens)))
+    return _written(jsonpatch.JsonPatch(patch).apply(base), sorted_at, deep_at)
+
+
+def _merge_reached(doc: dict, patch: dict, at: tuple, sorted_at: set, deep_at: set) -> None:
+    # mergeDocs: an object met by an object is decoded and merged into; a new value, or one that
+    # replaces what is no object, has its nulls pruned (decoded all the way down); an object
+    # replaced by anything else is the patch's value as sent
+    sorted_at.add(at)
+    for k, v in patch.items():
+        if v is None:
+            continue
+        if isinstance(doc.get(k), dict) and isinstance(v, dict):
+            _merge_reached(doc[k], v, at + (k,), sorted_at, deep_at)
+        elif not isinstance(doc.get(k), dict):
+            deep_at.add(at + (k,))
+
+
+def _written(value: Any, sorted_at: set, deep_at: set, at: tuple = (), deep: bool = False) -> str:
+    """``value`` as json.Marshal writes the nodes: compact, keys sorted where decoded."""
+    deep = deep or at in deep_at
+    if isinstance(value, dict):
+        keys = sorted(value) if deep or at in sorted_at else list(value)
+        return "{" + ",".join(f"{_scalar(k)}:{_written(value[k], sorted_at, deep_at, at + (k,), deep)}" for k in keys) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_written(v, sorted_at, deep_at, at + (str(i),), deep) for i, v in enumerate(value)) + "]"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    return jsonserializer.escape_html(json.dumps(value, ensure_ascii=False))

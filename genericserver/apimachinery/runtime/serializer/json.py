@@ -76,13 +76,38 @@ def _go_type(t: Type) -> str:
     return {"IntOrString": "intstr.", "Quantity": "resource."}.get(t.short_name, "v1.") + t.short_name
 
 
+# the converter's names for what a JSON value decodes to (integers kept as int64): its type, its kind
+_GO_VALUE_TYPES = {bool: "bool", int: "int64", float: "float64", str: "string", list: "[]interface {}", dict: "map[string]interface {}"}
+_GO_KINDS = {bool: "bool", int: "int64", float: "float64", str: "string", list: "slice", dict: "map"}
+
+
+def _converter_error(value: Any, t: Type) -> str:
+    """``fromUnstructured``'s error for ``value`` where ``t`` goes: JSON's four kinds of scalar
+    never convert into each other; a type with its own UnmarshalJSON is handed the value as JSON."""
+    kind = _GO_KINDS.get(type(value), "interface")
+    if isinstance(t, Struct) and t.json_form is not None:
+        target = "int32" if t.short_name == "IntOrString" else "string"  # what its UnmarshalJSON reads a non-string into
+        what = f"number {value}" if target == "int32" and isinstance(value, float) else _JSON_TYPES.get(type(value), "value")
+        return f"json: cannot unmarshal {what} into Go value of type {target}"
+    if isinstance(t, Struct):
+        return f"cannot restore struct from: {kind}"
+    if isinstance(t, MapOf):
+        return f"cannot restore map from {kind}"
+    if isinstance(t, ListOf) or t == "bytes":
+        return f"cannot restore slice from {kind}"
+    return f"cannot convert {_GO_VALUE_TYPES.get(type(value), 'interface {}')} to {_go_type(t)}"
+
+
 class _Reader:
     """One decode: the strict errors found on the way."""
 
-    def __init__(self) -> None:
+    def __init__(self, unstructured: bool = False) -> None:
         self.strict: list[str] = []
+        self.unstructured = unstructured
 
     def fail(self, value: Any, struct: str, path: str, t: Type) -> DecodeError:
+        if self.unstructured:
+            return DecodeError(_converter_error(value, t))
         what = _JSON_TYPES.get(type(value), "value")
         return DecodeError(f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {_go_type(t)}")
 
@@ -96,9 +121,9 @@ class _Reader:
                         raise self.fail(value, struct, path, t)
                 elif t.short_name == "Quantity" and isinstance(value, (int, float)) and not isinstance(value, bool):
                     return str(value)  # UnmarshalJSON parses a bare number too (YAML's cpu: 1)
-                elif t.short_name == "Quantity" and isinstance(value, str):
-                    try:
-                        parse_quantity(value.strip())  # UnmarshalJSON: ParseQuantity or the whole body is refused
+                elif t.short_name == "Quantity":
+                    try:  # UnmarshalJSON: ParseQuantity of the text (a bool or an object too) or the body is refused
+                        parse_quantity(value.strip() if isinstance(value, str) else json.dumps(value))
                     except ValueError as err:
                         raise DecodeError(str(err)) from None
                 elif t.json_form.get("type") == "string" and not isinstance(value, str):
@@ -170,10 +195,11 @@ def _duplicates(pairs: list[tuple[str, Any]], found: list[str]) -> dict:
     return seen
 
 
-def decode(body: bytes, struct: Struct) -> tuple[dict, dict, list[str]]:
+def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[dict, dict, list[str]]:
     """Read ``body`` into ``struct``: (the raw JSON object, the object as Go keeps it, the strict
     errors). A body that is not a JSON object, or a value of the wrong type, raises
-    :class:`DecodeError` with Go's text."""
+    :class:`DecodeError` with Go's text: encoding/json's, or with ``unstructured`` the
+    unstructured converter's (``FromUnstructured``: how Go reads a strategic patch's result)."""
     dups: list[str] = []
     try:
         raw = json.loads(body, object_pairs_hook=lambda pairs: _duplicates(pairs, dups))
@@ -183,7 +209,7 @@ def decode(body: bytes, struct: Struct) -> tuple[dict, dict, list[str]]:
         raise DecodeError("couldn't get version/kind; json parse error: json: cannot unmarshal "
                           f"{_JSON_TYPES.get(type(raw), 'value')} into Go value of type struct {{ APIVersion string "
                           '"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }')
-    reader = _Reader()
+    reader = _Reader(unstructured)
     try:
         obj = reader.struct(raw, struct)
     except DecodeError as err:
