@@ -225,6 +225,10 @@ def test_a_patch_that_does_not_apply_changes_nothing(stored, kubectl):
     # Go answers a patch that does not apply with NewGenericServerResponse(422): kubectl's words for it
     assert proc.stderr == "The request is invalid: the server rejected our request due to an error in our request\n"
     assert stored("/api/v1/namespaces/default/configmaps/k-badpatch")["data"] == {"a": "1"}
+    # a strategic patch whose result is of the wrong type: the patch as fmt prints it, the converter's words
+    wrong = kubectl.run("patch", "cm", "k-badpatch", "-p", '{"data":{"a":1}}', check=False)
+    assert wrong.stderr == 'The request is invalid: patch: Invalid value: "map[data:map[a:1]]": cannot convert int64 to string\n'
+    assert stored("/api/v1/namespaces/default/configmaps/k-badpatch")["data"] == {"a": "1"}
 
 
 def test_explain_reads_the_openapi_document(kubectl):
