@@ -85,6 +85,25 @@ def test_a_string_that_is_no_quantity_refuses_the_body_in_gos_words(written, mes
     assert str(err.value) == message
 
 
+@pytest.mark.parametrize("where, value, message", [
+    ("port", True, "json: cannot unmarshal bool into Go struct field HTTPGetAction.spec.containers.readinessProbe.httpGet.port of type int32"),
+    ("port", 1.5, "json: cannot unmarshal number 1.5 into Go struct field HTTPGetAction.spec.containers.readinessProbe.httpGet.port of type int32"),
+    ("created", 5, "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.creationTimestamp of type string"),
+])
+def test_a_type_with_its_own_unmarshaljson_reports_the_value_it_could_not_read(where, value, message):
+    # IntOrString reads a non-string into its int32 and Time its text into a string: encoding/json
+    # names that inner type, and the field where the outer decode was
+    pod = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a"},
+           "spec": {"containers": [{"name": "app", "readinessProbe": {"httpGet": {"port": 80}}}]}}
+    if where == "port":
+        pod["spec"]["containers"][0]["readinessProbe"]["httpGet"]["port"] = value
+    else:
+        pod["metadata"]["creationTimestamp"] = value
+    with pytest.raises(jsonserializer.DecodeError) as err:
+        jsonserializer.decode(json.dumps(pod).encode(), POD)
+    assert str(err.value) == message
+
+
 @pytest.mark.parametrize("text, milli, units", [
     ("50m", 50, 1), ("2", 2000, 2), ("1.5", 1500, 2), (".5", 500, 1), ("64Mi", 64 * 2 ** 20 * 1000, 64 * 2 ** 20),
     ("1e3", 1_000_000, 1000), ("100k", 100_000_000, 100_000), ("1E", 10 ** 21, 10 ** 18), (" 3 ".strip(), 3000, 3),

@@ -81,14 +81,21 @@ _GO_VALUE_TYPES = {bool: "bool", int: "int64", float: "float64", str: "string", 
 _GO_KINDS = {bool: "bool", int: "int64", float: "float64", str: "string", list: "slice", dict: "map"}
 
 
+def _inner_unmarshal(value: Any, t: Struct) -> tuple[str, str]:
+    """What a type with its own UnmarshalJSON reports of a value it cannot take, and the type it
+    names: IntOrString reads anything but a string into its int32 (a fraction is ``number 1.5``),
+    Time its text into a string."""
+    target = "int32" if t.short_name == "IntOrString" else "string"
+    what = f"number {json.dumps(value)}" if target == "int32" and isinstance(value, float) else _JSON_TYPES.get(type(value), "value")
+    return what, target
+
+
 def _converter_error(value: Any, t: Type) -> str:
     """``fromUnstructured``'s error for ``value`` where ``t`` goes: JSON's four kinds of scalar
     never convert into each other; a type with its own UnmarshalJSON is handed the value as JSON."""
     kind = _GO_KINDS.get(type(value), "interface")
     if isinstance(t, Struct) and t.json_form is not None:
-        target = "int32" if t.short_name == "IntOrString" else "string"  # what its UnmarshalJSON reads a non-string into
-        what = f"number {value}" if target == "int32" and isinstance(value, float) else _JSON_TYPES.get(type(value), "value")
-        return f"json: cannot unmarshal {what} into Go value of type {target}"
+        return "json: cannot unmarshal {} into Go value of type {}".format(*_inner_unmarshal(value, t))
     if isinstance(t, Struct):
         return f"cannot restore struct from: {kind}"
     if isinstance(t, MapOf):
@@ -108,8 +115,10 @@ class _Reader:
     def fail(self, value: Any, struct: str, path: str, t: Type) -> DecodeError:
         if self.unstructured:
             return DecodeError(_converter_error(value, t))
-        what = _JSON_TYPES.get(type(value), "value")
-        return DecodeError(f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {_go_type(t)}")
+        what, go_type = _JSON_TYPES.get(type(value), "value"), _go_type(t)
+        if isinstance(t, Struct) and t.json_form is not None:  # the error its UnmarshalJSON met, placed by the outer decode
+            what, go_type = _inner_unmarshal(value, t)
+        return DecodeError(f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {go_type}")
 
     def value(self, value: Any, t: Type, struct: str, path: str) -> Any:
         if value is None:
