@@ -138,3 +138,27 @@ def test_fmt_prints_a_decoded_json_value_as_go_does():
     assert go_sprint({"b": [1, {"x": None}], "a": "s", "c": True}) == "map[a:s b:[1 map[x:<nil>]] c:true]"
     assert [go_sprint(x) for x in (1e6, 123456.0, 1e-4, 1e-5, 3.0, -2.5, 12345678.9, 0.0)] == [
         "1e+06", "123456", "0.0001", "1e-05", "3", "-2.5", "1.23456789e+07", "0"]
+
+
+def test_a_write_between_the_read_and_the_store_is_patched_again_not_a_conflict(setup, monkeypatch):
+    # kubectl set image against the served cluster got 409 when the deployment controller wrote
+    # the status meanwhile: Go applies the patch inside GuaranteedUpdate, to the latest object
+    store, c = setup
+    update, calls = store.update, []
+
+    def a_controller_writes_first(namespace, name, obj, **kw):
+        calls.append(obj["metadata"]["resourceVersion"])
+        if len(calls) == 1:
+            fresh = store.get(namespace, name)
+            update(namespace, name, {**fresh, "metadata": {**fresh["metadata"], "annotations": {"by": "controller"}}})
+        return update(namespace, name, obj, **kw)
+
+    monkeypatch.setattr(store, "update", a_controller_writes_first)
+    r = patch(c, {"data": {"n": "1"}}, MERGE)
+    assert r.status_code == 200, r.data
+    obj = json.loads(r.data)
+    assert obj["data"] == {"k": "v", "n": "1"} and obj["metadata"]["annotations"] == {"by": "controller"}
+    read_first = calls[0]
+    assert calls == [read_first, str(int(read_first) + 1)]  # applied again to the version the controller wrote
+    stale = patch(c, {"metadata": {"resourceVersion": read_first}, "data": {"m": "2"}}, MERGE)  # a version of its own: held to it
+    assert stale.status_code == 409

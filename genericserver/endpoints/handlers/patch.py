@@ -20,7 +20,10 @@ are warnings, or with ``fieldValidation=Strict`` a 422 on the field ``patch``, a
 wrong type; its value is what Go shows (:func:`shown`: the strategic patch as fmt prints a map,
 else the patched object as evanphx/json-patch wrote it). It must keep the URL's name and
 namespace (400 otherwise), is validated as an update (422), and is stored only if
-``metadata.resourceVersion`` is still current (a patch that sets an older one is 409).
+``metadata.resourceVersion`` is still current (a patch that sets an older one is 409). A write
+that comes between the read and the store (a controller's) is not the client's conflict: the
+patch is applied again to the object as it now is, as Go applies it inside the storage's
+``GuaranteedUpdate``.
 
 Left out: server-side apply (``application/apply-patch+yaml``) and managed fields: such a patch
 is answered 415, so ``kubectl apply --server-side`` stops at once, with Go's message.
@@ -114,7 +117,25 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
     directive = field_validation(req)
     validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
     body = read_body(req)
-    current = scope.store.get(namespace, name)
+    while True:
+        current = scope.store.get(namespace, name)
+        obj, warnings = patched_object(scope, patch_type, current, body, directive, namespace, name)
+        try:
+            updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
+            break
+        except errors.StatusError as err:
+            # Go applies the patch inside the storage's GuaranteedUpdate: a write that came between
+            # the read and this one (a controller's status) is read again and patched again; only
+            # a patch that names a resourceVersion of its own is held to it (409)
+            if not errors.is_conflict(err) or obj["metadata"].get("resourceVersion") != current["metadata"].get("resourceVersion"):
+                raise
+    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)
+
+
+def patched_object(scope: RequestScope, patch_type: str, current: dict, body: bytes, directive: str,
+                   namespace: str, name: str) -> tuple[dict, list[str]]:
+    """The object ``body`` makes of ``current``, read back into the kind's struct and checked as
+    an update; the strict decoding warnings."""
     patched = apply_patch(patch_type, current, body, scope)
     try:
         # Go reads a strategic patch's result with the unstructured converter, the others' with encoding/json
@@ -137,8 +158,7 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
     if meta.get("name", "") != name:
         raise errors.new_bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
     validate_new(scope, obj, current)
-    updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
-    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)
+    return obj, warnings
 
 
 # -- what a refused patch shows as its value, as Go shows it --------------------------------------
