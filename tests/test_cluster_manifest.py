@@ -262,6 +262,14 @@ def test_a_manifest_that_cannot_be_run_is_a_one_line_error(tmp_path, capsys):
     missing = tmp_path / "missing.yaml"
     assert cli.run(parse("--manifest", str(missing))) == 2
     assert "cannot read" in capsys.readouterr().err
+    # a request that is no quantity: what the API would refuse the file for (it ended in a bare
+    # "error: quantities must match ...", naming neither the file nor the object)
+    docs = load_documents(DEPLOY / "deployment.yaml")
+    server_container(docs)["resources"]["requests"]["cpu"] = "lots"
+    bad.write_text(yaml.safe_dump_all(docs))
+    assert cli.run(parse("--manifest", str(bad))) == 2
+    assert capsys.readouterr().err == (f'error: {bad}: Deployment in version "v1" cannot be handled as a Deployment: quantities '
+                                       "must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'\n")
 
 
 def test_a_template_a_client_edited_decides_its_pods_settings():

@@ -283,9 +283,13 @@ def config_from_manifest(manifest: Manifest, base: Optional[Any] = None, **overr
     errs = validate_strategy(f.max_surge, f.max_unavailable)
     if errs:
         raise ManifestError(f"{source}: {errs[0]}")
+    try:
+        stored = as_stored(find(docs, "Deployment")["spec"])
+    except ValueError as err:  # a DecodeError: what the API would refuse the file for (kubectl apply's 400)
+        raise ManifestError(f'{source}: Deployment in version "v1" cannot be handled as a Deployment: {err}') from None
     cfg = replace(base if base is not None else ScenarioConfig(),
                   replicas=f.replicas, max_surge=f.max_surge, max_unavailable=f.max_unavailable, source=source,
-                  deployment_spec=json.dumps(as_stored(find(docs, "Deployment")["spec"])), **pod_settings(f))
+                  deployment_spec=json.dumps(stored), **pod_settings(f))
     return replace(cfg, **overrides)
 
 
