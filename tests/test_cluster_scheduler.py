@@ -95,6 +95,19 @@ def test_a_pending_pod_is_bound_when_a_bound_pod_is_gone_and_its_reasons_are_sai
     assert [(c["type"], c["status"]) for c in bound["status"]["conditions"]] == [("PodScheduled", "True")]
 
 
+def test_a_watch_events_old_copy_does_not_schedule_a_pod_twice(one_node):
+    # two suites at once: a retry after another pod's deletion reached the new pod before its own
+    # ADDED event, whose copy, older, had no condition yet: FailedScheduling was said twice (x2)
+    store, scheduler = one_node
+    for i in range(40):
+        store.create(asking(f"p-{i}", "node-1", cpu="50m"))
+    stale = store.create(asking("web-40", cpu="50m"))
+    scheduler.handle(DELETED, {**store.get(POD, "p-0"), "kind": POD})  # (nothing freed: p-0 is still there)
+    scheduler.handle("ADDED", stale)
+    (event,) = [e for e in store.list(EVENT) if e["reason"] == "FailedScheduling"]
+    assert event["count"] == 1 and event["involvedObject"]["name"] == "web-40"
+
+
 def test_pod_requests_add_the_containers_and_read_quantities_as_go_does():
     pod = new_pod("two", containers=[{"name": "a", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}},
                                      {"name": "b", "resources": {"limits": {"cpu": "1.5", "memory": "100M"}}},

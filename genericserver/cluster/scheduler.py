@@ -158,7 +158,17 @@ class Scheduler(WatchLoop):
             self._retry_pending()
 
     def _schedule(self, pod: dict) -> None:
-        """One scheduling attempt: bound, or Pending with why (said again only when it changed)."""
+        """One scheduling attempt: bound, or Pending with why (said again only when it changed).
+        The pod is read again first: a watch event's copy can be older than an attempt already
+        made (a retry after another pod's deletion reached it before its own ADDED event did)."""
+        try:
+            pod = self.store.get(POD, pod["metadata"]["name"], pod["metadata"]["namespace"])
+        except StatusError as err:
+            if is_not_found(err):
+                return
+            raise
+        if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp") is not None:
+            return
         node, why = self.place(pod)
         if node:
             self._bind(pod, node)
