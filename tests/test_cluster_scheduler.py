@@ -108,6 +108,21 @@ def test_a_watch_events_old_copy_does_not_schedule_a_pod_twice(one_node):
     assert event["count"] == 1 and event["involvedObject"]["name"] == "web-40"
 
 
+def test_a_pod_given_a_node_as_it_is_made_counts_there_before_it_is_stored(one_node):
+    # the deployment controller asks, then creates: meanwhile the scheduler must not give the
+    # node's last room to a pending pod too (kube-scheduler's assumed pods)
+    store, scheduler = one_node
+    for i in range(39):
+        store.create(asking(f"p-{i}", "node-1", cpu="50m"))
+    made = asking("web-39", cpu="50m")
+    assert scheduler.node_for(made) == "node-1"
+    assert scheduler.place(asking("web-40", cpu="50m"))[1].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    made["spec"]["nodeName"] = "node-1"
+    store.create(made)
+    assert scheduler.place(asking("web-41", cpu="50m"))[1].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert scheduler._assumed == {}  # the store has it now
+
+
 def test_pod_requests_add_the_containers_and_read_quantities_as_go_does():
     pod = new_pod("two", containers=[{"name": "a", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}}},
                                      {"name": "b", "resources": {"limits": {"cpu": "1.5", "memory": "100M"}}},

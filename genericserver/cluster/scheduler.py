@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Optional, Sequence
 
+from genericserver import runtime as rt
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.apimachinery.api.quantity import milli_value, value
 from genericserver.cluster.store import ADDED, DELETED, NODE, POD, Store, is_not_found
@@ -103,18 +104,35 @@ class Scheduler(WatchLoop):
         super().__init__(store)
         self.nodes = list(nodes)
         self._schedulable = {n: True for n in self.nodes}  # as the nodes register
+        # one decision at a time, as kube-scheduler's loop takes one pod at a time; a pod given a
+        # node as it is made counts on that node until the store has it (the scheduler's
+        # "assumed" pods), so two decisions never both take the node's last room
+        self._deciding = rt.lock()
+        self._assumed: dict[tuple[str, str], tuple[str, dict]] = {}
 
     def node_for(self, pod: dict) -> str:
-        """The ``nodeName`` ``pod`` gets: a node it fits, or none (it stays Pending)."""
-        return self.place(pod)[0]
+        """The ``nodeName`` a pod about to be made gets: a node it fits (assumed on it from now
+        on), or none (it stays Pending and the scheduler says why once it is stored)."""
+        with self._deciding:
+            node = self.place(pod)[0]
+            if node:
+                self._assumed[(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"])] = (node, pod)
+            return node
 
     def place(self, pod: dict) -> tuple[str, str]:
         """(the node ``pod`` goes to, "") or ("", why no node fits, in the scheduler's words)."""
         uid = pod["metadata"].get("uid")
         bound: dict[str, list[dict]] = {n: [] for n in self.nodes}
+        stored = set()
         for p in self.store.list(POD):
+            stored.add((p["metadata"]["namespace"], p["metadata"]["name"]))
             if p["spec"].get("nodeName") in bound and p["metadata"].get("uid") != uid:
                 bound[p["spec"]["nodeName"]].append(p)
+        for key, (node, assumed) in list(self._assumed.items()):
+            if key in stored:
+                del self._assumed[key]  # the store has it now, counted above
+            elif node in bound and assumed is not pod:
+                bound[node].append(assumed)
         fit, reasons, resolvable = [], [], []
         for n in self.nodes:
             if not node_is_schedulable(self._node(n)):
@@ -161,21 +179,22 @@ class Scheduler(WatchLoop):
         """One scheduling attempt: bound, or Pending with why (said again only when it changed).
         The pod is read again first: a watch event's copy can be older than an attempt already
         made (a retry after another pod's deletion reached it before its own ADDED event did)."""
-        try:
-            pod = self.store.get(POD, pod["metadata"]["name"], pod["metadata"]["namespace"])
-        except StatusError as err:
-            if is_not_found(err):
+        with self._deciding:
+            try:
+                pod = self.store.get(POD, pod["metadata"]["name"], pod["metadata"]["namespace"])
+            except StatusError as err:
+                if is_not_found(err):
+                    return
+                raise
+            if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp") is not None:
                 return
-            raise
-        if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp") is not None:
-            return
-        node, why = self.place(pod)
-        if node:
-            self._bind(pod, node)
-            return
-        said = next((c.get("message") for c in pod["status"].get("conditions") or [] if c["type"] == "PodScheduled"), None)
-        if why != said:
-            self._unschedulable(pod, why)
+            node, why = self.place(pod)
+            if node:
+                self._bind(pod, node)
+                return
+            said = next((c.get("message") for c in pod["status"].get("conditions") or [] if c["type"] == "PodScheduled"), None)
+            if why != said:
+                self._unschedulable(pod, why)
 
     def _retry_pending(self) -> None:
         pending = [p for p in self.store.list(POD) if not p["spec"].get("nodeName") and p["metadata"].get("deletionTimestamp") is None]
