@@ -396,6 +396,11 @@ def test_scale_and_set_image_drive_the_rollout_and_rollout_status_follows(cluste
     assert out.strip().splitlines()[-1] == 'deployment "web" successfully rolled out'
     pods = json.loads(kubectl.run("get", "pods", "-o", "json").stdout)["items"]
     assert {p["spec"]["containers"][0]["image"] for p in pods if "deletionTimestamp" not in p["metadata"]} == {"genericserver:v3"}
+    # the conditions as the deployment controller keeps them: times, and the last one changed goes last
+    conditions = json.loads(kubectl.run("get", "deployment/web", "-o", "json").stdout)["status"]["conditions"]
+    progressing = next(c for c in conditions if c["type"] == "Progressing")
+    assert (progressing["status"], progressing["reason"]) == ("True", "NewReplicaSetAvailable")
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", c[k]) for c in conditions for k in ("lastUpdateTime", "lastTransitionTime"))
 
 
 def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_back(cluster, kubectl):

@@ -279,8 +279,13 @@ class APIView:
         return out
 
     def deployment(self, d: dict) -> dict:
+        status = copy.deepcopy(d.get("status") or {})
+        for c in status.get("conditions") or []:  # their times in cluster seconds (cluster/progress.py)
+            for k in ("lastUpdateTime", "lastTransitionTime"):
+                if isinstance(c.get(k), (int, float)):
+                    c[k] = self.time(c[k])
         return {"kind": "Deployment", "apiVersion": "apps/v1", "metadata": self.meta(d["metadata"]),
-                "spec": copy.deepcopy(d["spec"]), "status": copy.deepcopy(d.get("status") or {})}
+                "spec": copy.deepcopy(d["spec"]), "status": status}
 
     def namespace(self, ns: dict) -> dict:
         meta = self.meta(ns["metadata"])

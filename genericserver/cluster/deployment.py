@@ -19,6 +19,8 @@ What it follows, from Kubernetes v1.36.0 (links in walkthrough.md section 6.5):
 * ``deployment_controller.go`` ``syncDeployment``: a paused Deployment (``kubectl rollout
   pause``) is only scaled; a template changed meanwhile starts its ReplicaSet once resumed, and
   until then the status says ``DeploymentPaused`` (``progress.go`` ``checkPausedConditions``).
+* the status's conditions, ``Available`` and ``Progressing``, with their times, as
+  ``syncRolloutStatus`` keeps them: :mod:`.progress`.
 * the ReplicaSet controller (``replica_set.go`` ``manageReplicas``) creates or deletes pods until
   the non-terminating ones match ``spec.replicas``; it deletes pods that are not Ready first,
   then the newest (``getPodsToDelete``'s ranking, simplified). Its pods
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 from genericserver import runtime as rt
+from genericserver.cluster import progress
 from genericserver.cluster.apiview import handler_json
 from genericserver.cluster.endpoints import pod_is_ready
 from genericserver.cluster.store import (
@@ -188,6 +191,7 @@ class DeploymentController:
         # spec.paused (kubectl rollout pause): the controller still scales, but a template
         # changed meanwhile waits for the resume (pending) instead of starting a revision
         self.paused = self.pending = False
+        self._created: Optional[str] = None  # a ReplicaSet made since the last status was written
         self._lock = rt.lock()
         # a template change and the revision it makes happen as one step: roll() writes the
         # Deployment and adds the revision while its own watch sees the write; without this the
@@ -235,6 +239,7 @@ class DeploymentController:
             if old is None:
                 rs = self._add_replica_set(ReplicaSet(self._rs_name(rev), rev, 0, template=copy.deepcopy(template)))
                 what = f"new replica set {rs.name}"
+                self._created = rs.name  # said by the next status (getNewReplicaSet's NewReplicaSetCreated)
             else:
                 self.replica_sets.remove(old)
                 self.replica_sets.append(old)
@@ -394,36 +399,34 @@ class DeploymentController:
                 raise
 
     def _status(self, tallies: dict[str, Tally]) -> dict:
-        """``syncRolloutStatus``'s counts and conditions, as ``kubectl rollout status`` reads them."""
+        """``calculateStatus``'s counts, as ``kubectl rollout status`` reads them, and what the
+        conditions are made of (:mod:`.progress`, once the stored status is at hand)."""
         new = self.replica_sets[-1]
         active = sum(len(t.active) for t in tallies.values())
         available = sum(t.available for t in tallies.values())
-        complete = self._complete_locked()
-        progressing = ("True", "NewReplicaSetAvailable", f'ReplicaSet "{new.name}" has successfully progressed.') if complete else (
-            "True", "ReplicaSetUpdated", f'ReplicaSet "{new.name}" is progressing.')
-        if self.paused:  # checkPausedConditions (its "DeploymentResumed" is left out: the next sync replaces it)
-            progressing = ("Unknown", "DeploymentPaused", "Deployment is paused")
-        enough = available >= self.replicas - self.unavailable
         # a template change that waits for the resume has no pods yet
         updated = 0 if self.pending else len(tallies[new.name].active)
-        return {"replicas": active, "updatedReplicas": updated, "readyReplicas": available,
-                "availableReplicas": available, "unavailableReplicas": max(0, self.replicas - available),
-                "terminatingReplicas": sum(t.terminating for t in tallies.values()),
-                "conditions": [
-                    {"type": "Available", "status": "True" if enough else "False",
-                     "reason": "MinimumReplicasAvailable" if enough else "MinimumReplicasUnavailable",
-                     "message": "Deployment has minimum availability." if enough else "Deployment does not have minimum availability."},
-                    {"type": "Progressing", "status": progressing[0], "reason": progressing[1], "message": progressing[2]}]}
+        counts = {"replicas": active, "updatedReplicas": updated, "readyReplicas": available,
+                  "availableReplicas": available, "unavailableReplicas": max(0, self.replicas - available),
+                  "terminatingReplicas": sum(t.terminating for t in tallies.values())}
+        created, self._created = self._created, None
+        return {"counts": counts, "enough": available >= self.replicas - self.unavailable, "complete": self._complete_locked(),
+                "paused": self.paused, "new_rs": new.name, "created": created}
 
     def _write_status(self, status: dict, revision: str) -> None:
-        """The status with the generation it was computed for, and the newest ReplicaSet's
-        revision in the Deployment's annotations (``SetDeploymentRevision``; kubectl rollout undo
-        replaces the annotations, and a JSON patch cannot replace what is not there); no write
-        when nothing changed."""
+        """The status with the generation it was computed for, its conditions from the ones
+        stored (:func:`.progress.conditions`), and the newest ReplicaSet's revision in the
+        Deployment's annotations (``SetDeploymentRevision``; kubectl rollout undo replaces the
+        annotations, and a JSON patch cannot replace what is not there); no write when nothing
+        changed."""
         def update(d: dict) -> Optional[dict]:
-            want = {"observedGeneration": d["metadata"].get("generation", 1), **status}
+            old = d.get("status") or {}
+            counts = status["counts"]
+            conds = progress.conditions(old, counts, enough=status["enough"], complete=status["complete"], paused=status["paused"],
+                                        new_rs=status["new_rs"], created=status["created"], now=self.store.clock.now())
+            want = {"observedGeneration": d["metadata"].get("generation", 1), **counts, "conditions": conds}
             annotations = d["metadata"].get("annotations") or {}
-            if d.get("status") == want and annotations.get(REVISION_ANNOTATION) == revision:
+            if old == want and annotations.get(REVISION_ANNOTATION) == revision:
                 return None
             d["status"] = want
             d["metadata"]["annotations"] = {**annotations, REVISION_ANNOTATION: revision}
