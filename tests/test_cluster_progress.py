@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from genericserver.cluster.progress import conditions, new_condition, set_condition
+from genericserver.cluster.progress import conditions, deadline_at, new_condition, set_condition
 
 
 def by_type(conds: list[dict]) -> dict[str, tuple]:
@@ -45,3 +45,19 @@ def test_a_rollout_moves_progressing_at_each_step_and_a_pause_and_resume_are_sai
     short = step(done, replicas=3, updated=3, available=1, enough=False, now=8.0)  # a rolled out Deployment loses pods
     assert [c["type"] for c in short["conditions"]][-1] == "Available"
     assert by_type(short["conditions"])["Available"] == ("False", "MinimumReplicasUnavailable", 8.0, 8.0)
+
+
+def test_a_rollout_without_progress_for_its_deadline_times_out_and_only_its_completion_ends_that():
+    done = step({}, replicas=3, updated=3, available=3, complete=True, now=1.0)
+    started = step(done, replicas=4, updated=1, available=3, created="web-v2", now=10.0)
+    assert deadline_at(started["conditions"], 600.0) == 610.0  # when the controller looks again
+    assert step(started, replicas=4, updated=1, available=3, now=610.0)["conditions"] == started["conditions"]  # not yet
+    stuck = step(started, replicas=4, updated=1, available=3, now=610.5)
+    progressing = [c for c in stuck["conditions"] if c["type"] == "Progressing"][0]
+    assert (progressing["status"], progressing["reason"], progressing["message"]) == (
+        "False", "ProgressDeadlineExceeded", 'ReplicaSet "web-v2" has timed out progressing.')
+    assert deadline_at(stuck["conditions"], 600.0) is None
+    paused = step(stuck, replicas=4, updated=1, available=3, paused=True, now=700.0)
+    assert by_type(paused["conditions"])["Progressing"][:2] == ("False", "ProgressDeadlineExceeded")  # not overwritten
+    finished = step(stuck, replicas=3, updated=3, available=3, complete=True, now=800.0)
+    assert by_type(finished["conditions"])["Progressing"] == ("True", "NewReplicaSetAvailable", 800.0, 800.0)

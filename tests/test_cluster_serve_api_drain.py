@@ -8,7 +8,7 @@ every 5 s until its ``--timeout``), and the replacement waits Pending on the cor
 to the other node and the load client loses nothing. A Service takes a new selector (the
 endpoints controller follows it), and refuses a change the model would not act on. A revision
 whose pods request more CPU than the node has waits on its first pod, Pending in the scheduler's
-words, until ``rollout undo``.
+words, past its progress deadline (``rollout status`` fails), until ``rollout undo``.
 """
 
 from __future__ import annotations
@@ -116,6 +116,10 @@ def test_a_pod_asking_more_cpu_than_the_node_has_waits_pending_until_the_rollout
     assert re.search(r"^Status: +Pending$", described, re.M) and re.search(r"^QoS Class: +Burstable$", described, re.M)
     assert ("default-scheduler  0/1 nodes are available: 1 Insufficient cpu. "
             "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.") in described
+    # no progress for its deadline (2 cluster seconds here, 600 by default): the rollout has failed
+    k.run("patch", "deployment/web", "-p", '{"spec":{"progressDeadlineSeconds":2}}')
+    failed = k.run("rollout", "status", "deployment/web", "--timeout=30s", check=False)
+    assert (failed.returncode, failed.stderr) == (1, 'error: deployment "web" exceeded its progress deadline\n'), failed
     k.run("rollout", "undo", "deployment/web")
     k.run("wait", "--for=delete", f"pod/{pending}", "--timeout=30s")  # never bound: deleted at once
     k.run("rollout", "status", "deployment/web", "--timeout=30s")

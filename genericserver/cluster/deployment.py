@@ -117,13 +117,6 @@ def resolve_fenceposts(max_surge: IntOrPercent, max_unavailable: IntOrPercent, d
     return surge, unavailable
 
 
-def max_unavailable(max_surge: IntOrPercent, max_unavail: IntOrPercent, replicas: int) -> int:
-    """``MaxUnavailable``: the resolved value, never more than the replicas."""
-    if replicas == 0:
-        return 0
-    return min(resolve_fenceposts(max_surge, max_unavail, replicas)[1], replicas)
-
-
 def validate_strategy(max_surge: IntOrPercent, max_unavail: IntOrPercent) -> list[str]:
     """The API's checks of ``spec.strategy.rollingUpdate`` (apps validation), as messages."""
     errs = []
@@ -192,6 +185,9 @@ class DeploymentController:
         # changed meanwhile waits for the resume (pending) instead of starting a revision
         self.paused = self.pending = False
         self._created: Optional[str] = None  # a ReplicaSet made since the last status was written
+        # when to sync again if nothing happens: a moving rollout's progress deadline, plus a second
+        # (requeueStuckDeployment's margin); None when nothing can time out
+        self._wake_at: Optional[float] = None
         self._lock = rt.lock()
         # a template change and the revision it makes happen as one step: roll() writes the
         # Deployment and adds the revision while its own watch sees the write; without this the
@@ -278,9 +274,13 @@ class DeploymentController:
 
     def _sync_loop(self) -> None:
         while True:
-            ev = self._watch.next()
+            wake, clock = self._wake_at, self.store.clock
+            ev = self._watch.next(None if wake is None else max(0.0, clock.to_runtime(wake - clock.now())))
             if ev is None:
-                return
+                if self._watch.stopped:
+                    return
+                self.sync()  # a rollout's progress deadline came with nothing else happening
+                continue
             typ, obj = ev
             if obj["kind"] == DEPLOYMENT and obj["metadata"]["name"] == self.name and typ != "DELETED":
                 self._observe(obj)
@@ -422,8 +422,11 @@ class DeploymentController:
         def update(d: dict) -> Optional[dict]:
             old = d.get("status") or {}
             counts = status["counts"]
+            deadline = float(d["spec"].get("progressDeadlineSeconds", progress.DEFAULT_DEADLINE))
             conds = progress.conditions(old, counts, enough=status["enough"], complete=status["complete"], paused=status["paused"],
-                                        new_rs=status["new_rs"], created=status["created"], now=self.store.clock.now())
+                                        new_rs=status["new_rs"], created=status["created"], deadline=deadline, now=self.store.clock.now())
+            at = progress.deadline_at(conds, deadline)
+            self._wake_at = None if at is None else at + 1.0
             want = {"observedGeneration": d["metadata"].get("generation", 1), **counts, "conditions": conds}
             annotations = d["metadata"].get("annotations") or {}
             if old == want and annotations.get(REVISION_ANNOTATION) == revision:

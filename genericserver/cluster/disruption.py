@@ -28,10 +28,10 @@ it).
 
 from __future__ import annotations
 
-import math
 from typing import Optional
 
 from genericserver.apimachinery.api.errors import StatusError
+from genericserver.cluster.deployment import scaled_value
 from genericserver.cluster.store import DEPLOYMENT, POD, REPLICA_SET, is_not_found
 from genericserver.cluster.workqueue import WatchLoop
 from genericserver.registry.core.eviction import PDB, is_pod_ready, selector_matches, set_disruption_allowed_condition
@@ -39,15 +39,6 @@ from genericserver.registry.core.eviction import PDB, is_pod_ready, selector_mat
 DELETION_TIMEOUT = 120.0  # how long an evicted pod may take to start its deletion, in cluster seconds
 WATCHED = {POD, PDB, REPLICA_SET, DEPLOYMENT}
 RECORDER = "controllermanager"  # the event source the disruption controller's recorder names
-
-
-def scaled_value(value: object, total: int, round_up: bool) -> int:
-    """intstr's ``GetScaledValueFromIntOrPercent``: a count as is, a percentage of ``total``."""
-    if isinstance(value, int):
-        return value
-    percent = int(str(value).rstrip("%"))
-    exact = percent * total / 100
-    return math.ceil(exact) if round_up else math.floor(exact)
 
 
 class DisruptionController(WatchLoop):

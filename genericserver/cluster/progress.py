@@ -16,9 +16,14 @@ read them):
 A condition is replaced only when its status or reason changes (``SetDeploymentCondition``): its
 ``lastTransitionTime`` is kept while the status stays, and the replaced condition goes to the end
 of the list (so a Deployment that lost availability lists Progressing first). Times are cluster
-seconds here (the API view writes them as ``metav1.Time``). Left out: the progress deadline
-(``ProgressDeadlineExceeded`` after ``progressDeadlineSeconds`` without progress), which needs a
-resync timer this controller does not have, and ``ReplicaFailure``.
+seconds here (the API view writes them as ``metav1.Time``).
+
+A rollout that makes no progress for ``spec.progressDeadlineSeconds`` (600 by default) turns
+Progressing False ``ProgressDeadlineExceeded`` (``DeploymentTimedOut``; ``kubectl rollout
+status`` then exits with ``deployment "web" exceeded its progress deadline``); the controller syncs
+again when that time comes (:func:`deadline_at`, ``requeueStuckDeployment``) even if nothing else
+changes. A pause or resume does not overwrite it; the rollout's completion does. Left out:
+``ReplicaFailure``.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from typing import Optional
 
 AVAILABLE, PROGRESSING = "Available", "Progressing"
 PAUSED, RESUMED = "DeploymentPaused", "DeploymentResumed"
+TIMED_OUT = "ProgressDeadlineExceeded"
+DEFAULT_DEADLINE = 600.0  # spec.progressDeadlineSeconds, as the API defaults it
 
 
 def new_condition(kind: str, status: str, reason: str, message: str, now: float) -> dict:
@@ -58,14 +65,16 @@ def made_progress(old: dict, new: dict) -> bool:
 
 
 def conditions(old: dict, new: dict, *, enough: bool, complete: bool, paused: bool, new_rs: str, now: float,
-               created: Optional[str] = None) -> list[dict]:
+               created: Optional[str] = None, deadline: float = DEFAULT_DEADLINE) -> list[dict]:
     """The conditions after a sync: ``old`` the status the Deployment has, ``new`` the counts
     just computed; ``enough`` pods available for Available, ``complete`` the rollout, ``created``
-    a ReplicaSet this sync made for a new template."""
+    a ReplicaSet this sync made for a new template, ``deadline`` its progressDeadlineSeconds."""
     conds = [dict(c) for c in old.get("conditions") or []]
     progressing = get_condition(conds, PROGRESSING)
     paused_said = progressing is not None and progressing["reason"] == PAUSED
-    if paused and not paused_said:
+    if progressing is not None and progressing["reason"] == TIMED_OUT:
+        pass  # a reported lack of progress is not overwritten by a pause or a resume
+    elif paused and not paused_said:
         conds = set_condition(conds, new_condition(PROGRESSING, "Unknown", PAUSED, "Deployment is paused", now))
     elif not paused and paused_said:
         conds = set_condition(conds, new_condition(PROGRESSING, "Unknown", RESUMED, "Deployment is resumed", now))
@@ -91,4 +100,24 @@ def conditions(old: dict, new: dict, *, enough: bool, complete: bool, paused: bo
                 step["lastTransitionTime"] = current["lastTransitionTime"]
             conds = [c for c in conds if c["type"] != PROGRESSING]
         return set_condition(conds, step)
+    if timed_out(conds, now, deadline):
+        return set_condition(conds, new_condition(PROGRESSING, "False", TIMED_OUT, f'ReplicaSet "{new_rs}" has timed out progressing.', now))
     return conds
+
+
+def timed_out(conds: list[dict], now: float, deadline: float) -> bool:
+    """``DeploymentTimedOut``: no progress reported for ``deadline`` seconds since the
+    Progressing condition was last updated (a finished rollout never times out)."""
+    current = get_condition(conds, PROGRESSING)
+    if current is None or current["reason"] == "NewReplicaSetAvailable":
+        return False
+    return current["reason"] == TIMED_OUT or current["lastUpdateTime"] + deadline < now
+
+
+def deadline_at(conds: list[dict], deadline: float) -> Optional[float]:
+    """When a rollout still moving times out if nothing changes (``requeueStuckDeployment``):
+    the controller syncs again then; None when there is nothing to time out."""
+    current = get_condition(conds, PROGRESSING)
+    if current is None or current["reason"] in ("NewReplicaSetAvailable", TIMED_OUT, PAUSED):
+        return None
+    return current["lastUpdateTime"] + deadline

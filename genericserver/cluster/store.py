@@ -282,6 +282,12 @@ class Watch:
             self._queue.append((typ, obj, at))
             self._cond.notify_all()
 
+    @property
+    def stopped(self) -> bool:
+        """Stopped, and every event queued before taken: :meth:`next` returns None for good."""
+        with self._cond:
+            return self._stopped and not self._queue
+
     def next(self, timeout: Optional[float] = None) -> Optional[tuple[str, dict]]:
         """The next event; None once stopped, or if ``timeout`` runtime seconds passed first."""
         with self._cond:
