@@ -8,11 +8,14 @@ the API holds, and the cluster's own timeline on its stderr.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import pathlib
 import re
 import signal
 import urllib.error
 import urllib.request
+from typing import Iterator
 
 import pytest
 
@@ -23,30 +26,43 @@ from tests.serverprocess import ServerProcess
 READY = r"API server on (127\.0\.0\.1):(\d+); kubeconfig written to"
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cluster")
-    # no load client: these tests read the API, not the losses, and busy clients for the module's
-    # whole life cost the suite seconds of CPU (the rollout restarts of test_cluster_serve_api_restart.py run a load of their own)
-    cp = ServerProcess("--serve-api", "--kubeconfig", str(d / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
-                       "--pre-stop-sleep", "1", "--shutdown-delay", "3", "--time-scale", "0.25", "--workers", "0",
+@contextlib.contextmanager
+def served_cluster(directory: pathlib.Path, shutdown_delay: str) -> Iterator[tuple[ServerProcess, Kubectl]]:
+    """``cluster --serve-api`` of two replicas (a 1 s sleep preStop, ``shutdown_delay``, time four
+    times as fast) and a kubectl on the kubeconfig it wrote; stopped gracefully at the end (exit 0).
+
+    No load client: these tests read the API, not the losses, and busy clients for a module's
+    whole life cost the suite seconds of CPU (the rollout restarts of
+    test_cluster_serve_api_restart.py run a load of their own)."""
+    cp = ServerProcess("--serve-api", "--kubeconfig", str(directory / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
+                       "--pre-stop-sleep", "1", "--shutdown-delay", shutdown_delay, "--time-scale", "0.25", "--workers", "0",
                        "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
-    cp.directory = d
-    yield cp
-    # gracefully: the cluster's end stops its kubelet, which removes its pods' emptyDir folders
-    # (SIGKILL left them in /tmp)
-    cp.signal(signal.SIGTERM)
     try:
+        k = Kubectl(str(directory), cp.port)
+        k.kubeconfig = str(directory / "kubeconfig")  # the one the cluster wrote
+        yield cp, k
+        # gracefully: the cluster's end stops its kubelet, which removes its pods' emptyDir
+        # folders (SIGKILL left them in /tmp)
+        cp.signal(signal.SIGTERM)
         assert cp.wait() == 0
     finally:
         cp.kill()
 
 
 @pytest.fixture(scope="module")
-def kubectl(cluster):
-    k = Kubectl(str(cluster.directory), cluster.port)
-    k.kubeconfig = str(cluster.directory / "kubeconfig")  # the one the cluster wrote
-    return k
+def served(tmp_path_factory):
+    with served_cluster(tmp_path_factory.mktemp("cluster"), shutdown_delay="3") as both:
+        yield both
+
+
+@pytest.fixture(scope="module")
+def cluster(served) -> ServerProcess:
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def kubectl(served) -> Kubectl:
+    return served[1]
 
 
 def seen(cluster: ServerProcess, pattern: str) -> re.Match:

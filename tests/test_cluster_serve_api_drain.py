@@ -20,25 +20,15 @@ import pytest
 
 from tests.kubectl import Kubectl
 from tests.serverprocess import ServerProcess
-from tests.test_cluster_serve_api import READY, seen
+from tests.test_cluster_serve_api import READY, seen, served_cluster
 
 CANNOT_EVICT = "Cannot evict pod as it would violate the pod's disruption budget."
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    d = tmp_path_factory.mktemp("drain")
-    cp = ServerProcess("--serve-api", "--kubeconfig", str(d / "kubeconfig"), "--replicas", "2", "--pre-stop", "sleep",
-                       "--pre-stop-sleep", "1", "--shutdown-delay", "2", "--time-scale", "0.25", "--workers", "0",
-                       "--shutdown-watch-termination-grace-period", "1s", command=("cluster",), ready=READY)
-    try:
-        k = Kubectl(str(d), cp.port)
-        k.kubeconfig = str(d / "kubeconfig")
-        yield cp, k
-        cp.signal(signal.SIGTERM)
-        assert cp.wait() == 0
-    finally:
-        cp.kill()
+    with served_cluster(tmp_path_factory.mktemp("drain"), shutdown_delay="2") as both:
+        yield both
 
 
 def test_drain_spends_the_budget_then_waits_and_the_replacement_stays_pending_until_uncordon(cluster):
