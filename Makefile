@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 # subprocess a test starts, compiles it all again: about half of the suite's CPU time.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: test bench instructions check fuzz demo parity clean
+.PHONY: test bench instructions check fuzz demo parity reference reference-run clean
 
 # uv installs the project, editable from setup.cfg, into the venv: with pip a fresh machine's
 # first `make test` spent 44 s (37 CPU-seconds) installing, with uv 8 s, the same releases. The
@@ -103,5 +103,29 @@ parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/g
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
 
+# `make reference` builds the real programs the corpora are recorded from (reference/README.md):
+# kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go
+# (a GenericAPIServer of k8s.io/apiserver v0.36.0 with serve's sample endpoints), each a Go module of
+# ours with exact versions in its go.sum, into .reference-bin/. It needs Go 1.26 (REF_GO) and the Go
+# module proxy: about 1.3 GB of modules and 2-8 minutes on 2 cores the first time. `make test` never does.
+REF_GO ?= go
+REF_BIN := .reference-bin
+# what kube's own build stamps into the binary (hack/lib/version.sh): /version and kubectl's skew check read it
+KUBE_COMMIT := ecf6decece6a6de25a57aad9ba90b6ce580f6f78
+KUBE_VERSION_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+	-X $(p).gitVersion=v1.36.0 -X $(p).gitMajor=1 -X $(p).gitMinor=36 -X $(p).gitCommit=$(KUBE_COMMIT) \
+	-X $(p).gitTreeState=clean -X $(p).buildDate=2026-04-22T13:51:51Z)
+reference:
+	cd reference/etcd && $(REF_GO) build -mod=readonly -trimpath -o ../../$(REF_BIN)/etcd .
+	cd reference/kube-apiserver && $(REF_GO) build -mod=readonly -trimpath -ldflags '$(KUBE_VERSION_LDFLAGS)' \
+		-o ../../$(REF_BIN)/kube-apiserver .
+	cd reference/genericserver-go && $(REF_GO) build -mod=readonly -trimpath -ldflags '$(KUBE_VERSION_LDFLAGS)' \
+		-o ../../$(REF_BIN)/genericserver-go .
+
+# etcd and kube-apiserver on loopback for a person to try: prints the kubeconfig, Ctrl-C stops both.
+# FLAGS="--shutdown-delay-duration=5s --v=1" adds kube-apiserver flags.
+reference-run: reference
+	$(PYTHON) reference/pair.py $(FLAGS)
+
 clean:
-	rm -rf $(VENV) build *.egg-info .go-build .venv-go-*
+	rm -rf $(VENV) build *.egg-info .go-build .venv-go-* $(REF_BIN)
