@@ -74,6 +74,7 @@ class ServeOptions:
         self.authentication = AuthenticationOptions()
         self.authorization = AuthorizationOptions()
         self.logs = LogsOptions()
+        self.sample = sampleapi.SampleAPIOptions()
 
     def groups(self) -> list[tuple[str, Any]]:
         return [
@@ -97,7 +98,7 @@ class ServeOptions:
         errs: list[str] = []
         for _, group in self.groups():
             errs += group.validate()
-        return errs
+        return errs + self.sample.validate()
 
 
 def add_serve_parser(subparsers: Any) -> ServeOptions:
@@ -109,6 +110,8 @@ def add_serve_parser(subparsers: Any) -> ServeOptions:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     opts.add_flags(p)
+    # serve's own (the cluster's served API server has no sample API to take it)
+    opts.sample.add_flags(p.add_argument_group("Sample API flags"))
     version.add_version_flag(p)
     p.set_defaults(serve_options=opts)
     return opts
@@ -137,6 +140,7 @@ def build_server(opts: ServeOptions, install: Callable[[Any, Any, str], None] = 
     host, port = config.secure_serving.listener.getsockname()[:2] if config.secure_serving else ("", 0)
     # Go's ExternalAddress: the advertised host and the serving port, which /api names
     install(server, config, f"{host}:{port}")
+    opts.sample.apply_to(server)
     return server
 
 

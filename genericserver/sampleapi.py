@@ -14,9 +14,15 @@
 * ``/echo?message=x``: 200 with the response header ``echo: x`` and no body (the handler of Go's
   graceful-termination test).
 * ``/slow?seconds=N``: an ordinary (not long-running) request that answers 200 after N seconds
-  of runtime time, so a shutdown has something in flight to wait for; it stops waiting when its
+  of runtime time (with ``&flush=1``, it sends the 200 header at once and its outcome as the body,
+  so that a client knows when the handler runs), so a shutdown has something in flight to wait for; it stops waiting when its
   request context ends (a thread cannot be killed, so it should not outlive a request the
   timeout filter has answered): then it answers 503.
+
+With ``--sample-pre-shutdown-hook`` (:class:`SampleAPIOptions`) the server has one more
+pre-shutdown hook, ``sample-pre-shutdown-hook``, that returns at once (``ok``), fails (``fail``),
+panics (``panic``) or sleeps (``sleep:DURATION``): the lifecycle corpus's hook cases, recorded
+from reference/genericserver-go, which takes the same flag.
 
 ``/echo`` and ``/slow`` are a werkzeug ``routing.Map`` (:data:`URLS`) with werkzeug's request and
 response objects; they stand for handlers on Go's non-go-restful mux.
@@ -49,7 +55,7 @@ from genericserver.registry import reviews
 from genericserver.registry.generic.registry import store as generic_store
 from genericserver.registry.rest.rest import Resource
 
-__all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "Store", "StatusError", "URLS", "echo", "install", "slow",
+__all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "SampleAPIOptions", "Store", "StatusError", "URLS", "echo", "install", "slow",
            "validate_config_map"]
 
 StartResponse = Callable[..., Any]
@@ -64,6 +70,61 @@ CONFIGMAPS = Resource("", "v1", "configmaps", KIND, CONFIG_MAP, CONFIG_MAP_LIST,
 _META_ORDER = generic_store._META_ORDER
 _CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
 _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+
+
+HOOK_NAME = "sample-pre-shutdown-hook"
+
+
+class SampleAPIOptions:
+    """The sample API's own flag (no kube-apiserver flag): ``--sample-pre-shutdown-hook MODE``."""
+
+    def __init__(self) -> None:
+        self.pre_shutdown_hook = ""
+
+    def add_flags(self, parser: Any) -> None:
+        from genericserver.options import add_bound_flag
+
+        add_bound_flag(parser, self, "pre_shutdown_hook", "sample-pre-shutdown-hook", "string",
+                       "A pre-shutdown hook that returns at once (ok), fails (fail), panics (panic) or "
+                       "sleeps first (sleep:DURATION, e.g. sleep:2s); none unless given.")
+
+    def validate(self) -> list[str]:
+        try:
+            self.hook()
+        except ValueError as err:
+            return [f"--sample-pre-shutdown-hook: {err}"]
+        return []
+
+    def hook(self) -> Optional[Callable[[], None]]:
+        """The hook the flag asks for, or None."""
+        mode = self.pre_shutdown_hook
+        if not mode:
+            return None
+        if mode == "ok":
+            return lambda: None
+        if mode == "fail":
+            def fail() -> None:
+                raise RuntimeError("sample pre-shutdown hook failed")
+            return fail
+        if mode == "panic":
+            def panic() -> None:
+                from genericserver.apimachinery.utilruntime import Panic
+
+                raise Panic("sample pre-shutdown hook panicked")
+            return panic
+        if mode.startswith("sleep:"):
+            from genericserver.godur import parse_go_duration
+
+            seconds, err = parse_go_duration(mode[len("sleep:"):])
+            if err is not None:
+                raise ValueError(str(err))
+            return lambda: rt.sleep(seconds)
+        raise ValueError(f"want ok, fail, panic or sleep:DURATION, got {_q(mode)}")
+
+    def apply_to(self, server: Any) -> None:
+        hook = self.hook()
+        if hook is not None:
+            server.add_pre_shutdown_hook_or_die(HOOK_NAME, hook)
 
 
 def Store(*, history: int = DEFAULT_HISTORY, new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> generic_store.Store:
@@ -135,9 +196,22 @@ def slow(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
     except ValueError:
         return _http_error(f"invalid seconds {_q(text)}: want a number >= 0", 400)(environ, start_response)
     ctx = request.context_from(environ)
+    if Request(environ).arg("flush") == "1":
+        return _slow_flushed(ctx, seconds, start_response)
     if rt.select(ctx.done(), timeout=seconds) is not None:
         return _http_error(f"gave up waiting: {ctx.err()}", 503)(environ, start_response)
     return Response(f"slept {format_go_duration(seconds)}\n", content_type="text/plain; charset=utf-8")(environ, start_response)
+
+
+def _slow_flushed(ctx: Any, seconds: float, start_response: StartResponse) -> Iterable[bytes]:
+    """``/slow?flush=1``: the 200 header first (so a client knows the handler is running), the
+    outcome as the body."""
+    start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
+    yield b""  # flushes the header
+    if rt.select(ctx.done(), timeout=seconds) is not None:
+        yield f"gave up waiting: {ctx.err()}\n".encode()
+    else:
+        yield f"slept {format_go_duration(seconds)}\n".encode()
 
 
 def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_request_timeout: float = 1800,
