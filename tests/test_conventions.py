@@ -180,6 +180,8 @@ FOLDERS = [
     ("apiserver:pkg/registry/generic/registry/", "registry/generic/registry"),
     ("apiserver:pkg/endpoints/handlers/responsewriters/", ""),
     ("apiserver:pkg/endpoints/handlers/negotiation/", "endpoints/handlers/negotiation"),
+    ("apiserver:pkg/endpoints/handlers/finisher/", "endpoints/handlers/finisher"),
+    ("apiserver:pkg/storage/", "storage"),
     ("apiserver:pkg/endpoints/handlers/", "endpoints/handlers"),
     ("apiserver:pkg/endpoints/discovery/aggregated/", "endpoints/discovery/aggregated"),
     ("apiserver:pkg/endpoints/discovery/", "endpoints/discovery"),
