@@ -139,3 +139,37 @@ def test_a_write_that_outlasts_the_requests_deadline_is_a_504_and_stays_done():
 
     Simulation().run(main)
     assert calls == ["created", ("logged", True)]
+
+
+def test_a_create_whose_storage_call_outlasts_34_seconds_is_gos_504():
+    # create.go: the storage call runs under FinishRequest within requestTimeoutUpperBound (34 s)
+    import json
+
+    from werkzeug.test import Client
+
+    from genericserver import sampleapi
+    from genericserver.mux import PathRecorderMux
+
+    from genericserver.registry.generic.registry.store import Store
+
+    class SlowStore(Store):
+        def create(self, namespace, obj, *, dry_run=False):
+            rt.sleep(40.0)
+            return super().create(namespace, obj, dry_run=dry_run)
+
+    got = {}
+
+    def main():
+        mux = PathRecorderMux("test")
+        store = sampleapi.install(mux, SlowStore(sampleapi.CONFIGMAPS))
+        c = Client(mux)
+        started = rt.now()
+        r = c.post("/api/v1/namespaces/ns/configmaps", json={"metadata": {"name": "late"}})
+        got.update(code=r.status_code, body=json.loads(r.data), after=rt.now() - started)
+        rt.sleep(10.0)  # the call goes on, and stores the object after the client got its 504
+        got["stored"] = [o["metadata"]["name"] for o in store.list("ns")[0]]
+
+    Simulation().run(main)
+    assert got["code"] == 504 and got["after"] == pytest.approx(34.0)
+    assert got["body"]["reason"] == "Timeout" and got["body"]["message"] == TIMEOUT_TEXT
+    assert got["stored"] == ["late"]

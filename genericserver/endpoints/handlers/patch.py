@@ -49,7 +49,7 @@ from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.field import errors as field
-from genericserver.apimachinery.runtime.serializer import codec_factory, json as jsonserializer
+from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.apimachinery.strategicpatch.patch import PatchError, go_sprint, strategic_merge_patch
 from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import response

@@ -22,7 +22,7 @@ An empty Accept gets the first supported type (JSON). ``pretty`` comes from the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Optional, Protocol
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
