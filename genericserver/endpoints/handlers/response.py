@@ -25,7 +25,7 @@ from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.apimachinery.structs import kind_for
 from genericserver.endpoints.handlers.negotiation import negotiate
-from genericserver.endpoints.handlers.rest import RequestScope, StartResponse, error_to_status
+from genericserver.endpoints.handlers.rest import RequestScope, StartResponse
 from genericserver.registry.rest import table
 from genericserver.registry.rest.rest import ResourceStreamer
 
@@ -125,7 +125,7 @@ def stream_object(environ: dict, start_response: StartResponse, code: int, strea
 
 def write_error(scope: Optional[RequestScope], environ: dict, start_response: StartResponse, err: BaseException) -> Iterable[bytes]:
     """Go's ``ErrorNegotiated``: the Status, negotiated; ``Retry-After`` from its details."""
-    st = error_to_status(err)
+    st = responsewriters.error_to_status(err)
     headers = []
     retry = (st.get("details") or {}).get("retryAfterSeconds")
     if retry:

@@ -17,13 +17,13 @@ The steps the verbs share, each as rest.go has it: ``limitedReadBody`` (:func:`l
 
 The errors a handler raises are written by :func:`genericserver.endpoints.handlers.response.write_error`
 (Go's ``scope.err``: ``ErrorNegotiated``); an exception that is not an API error becomes a 500
-Status without a reason, as Go's ``ErrorToAPIStatus`` makes of it. The admission chain has its
+Status without a reason (:func:`genericserver.responsewriters.error_to_status`, Go's
+``ErrorToAPIStatus``). The admission chain has its
 place in each verb (a comment says where) but no plugin runs: admission is a no-op here.
 """
 
 from __future__ import annotations
 
-import logging
 import random
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -42,7 +42,6 @@ from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
 from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.registry.rest.rest import Resource
 
-log = logging.getLogger("genericserver.endpoints.handlers")
 StartResponse = Callable[..., Any]
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024  # Go's default --max-request-body-bytes
 # the longest a write's storage call may take, whatever the request's own timeout (34 s)
@@ -164,14 +163,6 @@ def int_param(req: Request, key: str) -> Optional[int]:
         return int(text, 10)
     except ValueError:
         raise errors.new_bad_request(f'strconv.ParseInt: parsing {errors._q(text)}: invalid syntax') from None
-
-
-def error_to_status(err: BaseException) -> dict:
-    """Go's ``ErrorToAPIStatus``: an API error's Status, else a 500 without a reason."""
-    if isinstance(err, errors.StatusError):
-        return err.status
-    log.error("apiserver received an error that is not an metav1.Status: %r: %s", err, err)
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": str(err), "code": 500}
 
 
 def is_dry_run(req: Request) -> bool:
