@@ -7,6 +7,8 @@ The few response shapes the filters share, byte for byte as Go writes them:
 * :func:`write_status` writes a ``metav1.Status`` as compact JSON plus a newline (``nosniff``
   unless told not to).
 * :func:`internal_error` is ``responsewriters.InternalError``.
+* :func:`error_to_status` is status.go's ``ErrorToAPIStatus``: the Status an error is answered
+  with (the REST handlers' errors go through it).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import logging
 from typing import Any, Callable, Iterable, Optional
 
+from genericserver.apimachinery.api import errors
 from genericserver.net.http.response import STATUS_TEXT
 
 log = logging.getLogger("genericserver.responsewriters")
@@ -106,3 +109,11 @@ def request_uri(environ: dict) -> str:
     path = environ.get("PATH_INFO", "")
     qs = environ.get("QUERY_STRING", "")
     return path + ("?" + qs if qs else "")
+
+
+def error_to_status(err: BaseException) -> dict:
+    """Go's ``ErrorToAPIStatus``: an API error's Status, else a 500 without a reason."""
+    if isinstance(err, errors.StatusError):
+        return err.status
+    logging.getLogger("genericserver.endpoints.handlers").error("apiserver received an error that is not an metav1.Status: %r: %s", err, err)
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": str(err), "code": 500}

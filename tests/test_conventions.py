@@ -8,7 +8,7 @@
 * a reader finds each twin in one hop: a module that ports one Go file sits in the folder of
   that Go file's package and is named after the file or its package (the exceptions are listed
   in ``NAME_EXCEPTIONS`` with their reasons); a port of Go's own library sits at its import
-  path (``net/http/``, ``bufio/``; ``golang.org/x/`` as ``x/``), named after a Go file, its
+  path (``net/http/``, ``bufio/``; ``golang.org/x/`` as ``x/``, ``github.com/`` as ``github_com/``), named after a Go file, its
   package or the Go type it ports, so ``genericserver/`` itself lists the apiserver's files;
 * no two modules import each other, directly or through others (not even under
   ``TYPE_CHECKING`` or inside a function).
@@ -180,6 +180,8 @@ FOLDERS = [
     ("apiserver:pkg/registry/generic/registry/", "registry/generic/registry"),
     ("apiserver:pkg/endpoints/handlers/responsewriters/", ""),
     ("apiserver:pkg/endpoints/handlers/negotiation/", "endpoints/handlers/negotiation"),
+    ("apiserver:pkg/endpoints/handlers/finisher/", "endpoints/handlers/finisher"),
+    ("apiserver:pkg/storage/", "storage"),
     ("apiserver:pkg/endpoints/handlers/", "endpoints/handlers"),
     ("apiserver:pkg/endpoints/discovery/aggregated/", "endpoints/discovery/aggregated"),
     ("apiserver:pkg/endpoints/discovery/", "endpoints/discovery"),
@@ -265,7 +267,7 @@ def sits_at_its_go_import_path(port: tuple[pathlib.Path, str]) -> None:
     here = str(path.relative_to(PACKAGE))
     if here in GO_PATH_EXCEPTIONS:
         return
-    folder = package.replace("golang.org/x/", "x/")
+    folder = package.replace("golang.org/x/", "x/").replace("github.com/", "github_com/")
     assert str(path.parent.relative_to(PACKAGE)) == folder, f"{here} ports Go's {package}: it belongs in genericserver/{folder}/"
     first = first_doc_line(path)
     names = set(re.findall(r"(\w+)\.go\b", first)) | {folder.rpartition("/")[2]}

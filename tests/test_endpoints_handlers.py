@@ -42,7 +42,10 @@ def test_a_list_is_cut_at_its_limit_and_continues_where_it_stopped(setup):
     assert first["metadata"]["remainingItemCount"] == 3
     token = first["metadata"]["continue"]
     decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    assert decoded == {"v": "meta.k8s.io/v1", "rv": 6, "start": "ns/b\x00"}  # etcd3's token
+    # etcd3's token: the key after the list's prefix (/registry/configmaps/ns/), storage/continue.go
+    assert decoded == {"v": "meta.k8s.io/v1", "rv": 6, "start": "b\x00"}
+    everywhere = json.loads(c.get("/api/v1/configmaps?limit=2").data)["metadata"]["continue"]
+    assert json.loads(base64.urlsafe_b64decode(everywhere + "=" * (-len(everywhere) % 4)))["start"] == "ns/b\x00"
     second = json.loads(c.get(NS + f"?limit=2&continue={token}").data)
     assert [i["metadata"]["name"] for i in second["items"]] == ["c", "d"]
     last = json.loads(c.get(NS + f"?limit=2&continue={second['metadata']['continue']}").data)

@@ -18,8 +18,8 @@ from genericserver import request
 from genericserver import runtime as rt
 from genericserver import sampleapi
 from genericserver.context import context as gocontext
-from genericserver.endpoints.handlers import watch as watch_handler
-from genericserver.endpoints.handlers.rest import Request as HandlerRequest, RequestScope
+from genericserver.endpoints.handlers import get as get_handler
+from genericserver.endpoints.handlers.rest import RequestScope
 from genericserver.mux import PathRecorderMux
 from genericserver.net.http import request as httprequest
 from genericserver.sampleapi import Store
@@ -534,8 +534,9 @@ def test_a_watch_times_out_between_min_and_twice_min(min_timeout, rand, query, e
 
 def test_no_min_request_timeout_means_no_watch_timeout():
     scope = RequestScope(sampleapi.CONFIGMAPS, Store(), min_request_timeout=0, rand=lambda: 0.5)
-    assert watch_handler.watch_timeout(scope, HandlerRequest(EnvironBuilder(path=NS).get_environ())) == 0.0
-    assert watch_handler.watch_timeout(scope, HandlerRequest(EnvironBuilder(path=NS + "?timeoutSeconds=3").get_environ())) == 3.0
+    assert get_handler.watch_timeout(scope, None) == 0.0
+    assert get_handler.watch_timeout(scope, 0) == 0.0
+    assert get_handler.watch_timeout(scope, 3) == 3.0
 
 
 # -- a property: a snapshot plus the events after it is the final state ----------------------------

@@ -1,63 +1,110 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/create.go (v1.36.0): POST of a new object.
 
-In Go's order: the output media type is negotiated (406 before anything is read), the
-``CreateOptions`` of the query are checked (``dryRun``, ``fieldManager``, ``fieldValidation``:
-422 on ``CreateOptions.meta.k8s.io``), the body is read (413 over the limit) and decoded by its
-Content-Type (415 for a type the server cannot read; 400 for a body that is not the kind;
-with ``fieldValidation=Strict`` also for unknown or duplicate fields, else those come back as
-``Warning`` headers), then ``rest.BeforeCreate``: the namespace of the object must be the
-path's, ``generateName`` is completed, and the object is validated (422 Invalid, with one cause
-a field). The store refuses a name that exists (409 AlreadyExists). The answer is 201 with the
-object as stored; with ``dryRun=All`` the same, stored nowhere.
+``createHandler``'s steps, in Go's order (create.go at v1.36.0):
 
-A subresource that creates by name (Go's ``NamedCreater``: ``POST pods/NAME/eviction``) goes
-through :func:`create_named_resource`: the name is the path's, and what the storage answers (a
-Status, for an eviction) is written with 201, its own ``code`` filled in when it has none.
+1. the output media type is negotiated: 406 (line 81);
+2. the input serializer by the Content-Type: 415 (88);
+3. the body is read: 413 over the limit (94);
+4. the ``CreateOptions`` of the query are decoded (400) and checked (``dryRun``,
+   ``fieldManager``, ``fieldValidation``: 422 on ``CreateOptions.meta.k8s.io``) (103-114);
+5. the body is decoded as the kind, strictly as ``fieldValidation`` asks (400; unknown or
+   duplicate fields are ``Warning`` headers with Warn) (116-142);
+6. ``AcceptsGroupVersion``: a body in another registered version of the kind is 400 ``the API
+   version in the data (...) does not match the expected API version (...)`` (144-149);
+7. the namespace of the object must be the path's (400) (175);
+8. repeated owner references are dropped with a warning (``dedupOwnerReferencesAndAddWarning``,
+   before and again after mutating admission);
+9. the finisher (:mod:`.finisher.finisher`, within the 34 s upper bound) runs mutating admission
+   (a no-op here: no admission plugin is configured) and the storage's ``Create``:
+   ``rest.BeforeCreate`` completes ``generateName`` and validates (422 Invalid), validating
+   admission (a no-op) has its place there, and the store refuses a name that exists (409
+   AlreadyExists).
+
+The answer is 201 with the object as stored; with ``dryRun=All`` the same, stored nowhere.
+
+A subresource that creates by name (Go's ``NamedCreater``: ``POST pods/NAME/eviction``) takes
+the same steps (``CreateNamedResource``): the name is the path's, and what the storage answers
+(a Status, for an eviction) is written with 201, its own ``code`` filled in when it has none.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Iterable
+from typing import Any, Iterable, Optional
 
-from genericserver.apimachinery.api import errors
+from genericserver import request
 from genericserver.apimachinery.apis.meta.v1 import validation
+from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import response
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, decode_body, validate_new
+from genericserver.endpoints.handlers.finisher import finisher
+from genericserver.endpoints.handlers.negotiation import negotiate
+from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, Request, RequestScope, StartResponse,
+                                                   accepts_group_version_error, decode, dedup_owner_references_and_add_warning,
+                                                   field_validation, limited_read_body, validate_new)
+from genericserver.registry.rest import meta as restmeta
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # generateName's alphabet: no vowels, no look-alikes
 
 
-def create_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str) -> Iterable[bytes]:
-    response.negotiate_output(scope, req.environ)
-    dry_run = req.args.getlist("dryRun")
-    validation.validate_write_options("CreateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
-    obj, warnings = decode_body(scope, req)
+def create_handler(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str,
+                   name: Optional[str]) -> Iterable[bytes]:
+    """``createHandler``: ``name`` is the path's for a named create, else None."""
+    ctx, cancel = gocontext.with_timeout(request.context_from(req.environ), REQUEST_TIMEOUT_UPPER_BOUND)
+    try:
+        media_type = response.negotiate_output(scope, req.environ)
+        info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
+        body = limited_read_body(req)
+        dry_run = req.args.getlist("dryRun")
+        validation.validate_write_options("CreateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+        warnings: list[str] = []
+        obj, gv = decode(scope, info, body, field_validation(req.args.get("fieldValidation", "")), warnings)
+        err = accepts_group_version_error(scope, gv)
+        if err is not None:
+            raise err
+        meta = obj.setdefault("metadata", {})
+        if name is None:
+            name = meta.get("name", "")
+        if not namespace and (scope.resource.group, scope.resource.name) == ("", "namespaces"):
+            namespace = name
+        restmeta.ensure_object_namespace_matches_request_namespace(
+            restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
+        dedup_owner_references_and_add_warning(obj, warnings, False)
+
+        def store() -> Any:
+            # mutating admission would run here (no plugin is configured), then the dedup again
+            dedup_owner_references_and_add_warning(obj, warnings, True)
+            return _create(scope, req, namespace, name, obj, dry_run)
+
+        result = finisher.finish_request(ctx, store, metrics=scope.metrics)
+        code = 201
+        if isinstance(result, dict) and result.get("kind") == "Status" and not result.get("code"):
+            result = {**result, "code": code}
+        return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), code, media_type, result)
+    finally:
+        cancel()
+
+
+def _create(scope: RequestScope, req: Request, namespace: str, name: str, obj: dict, dry_run: list[str]) -> Any:
+    """The storage's ``Create`` (``rest.BeforeCreate`` and the store), or a named creater's."""
+    named = scope.extra.get("create_named")
+    if named is not None:
+        return named(namespace, name, obj, dry_run)
     creater = scope.extra.get("create")
     if creater is not None:  # a storage that makes its answer itself (a review: nothing is stored)
-        result = creater(req.environ, namespace, obj)
-        return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 201, result, args=req.args)
-    meta = obj.setdefault("metadata", {})
-    if scope.resource.namespaced:
-        if meta.get("namespace") and meta["namespace"] != namespace:
-            raise errors.new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        return creater(req.environ, namespace, obj)
+    meta = obj["metadata"]
     if not meta.get("name") and meta.get("generateName"):
         meta["name"] = meta["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
-    validate_new(scope, obj, None)
-    created = scope.store.create(namespace, obj, dry_run=bool(dry_run))
-    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 201, created, args=req.args)
+    validate_new(scope, obj, None)  # validating admission has its place here too (a no-op)
+    return scope.store.create(namespace, obj, dry_run=bool(dry_run))
+
+
+def create_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str) -> Iterable[bytes]:
+    """``CreateResource``."""
+    return create_handler(scope, req, start_response, namespace, None)
 
 
 def create_named_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
-    """``CreateNamedResource``: the body decoded as the subresource's kind, its namespace
-    checked against the path's, then the storage's ``create_named(namespace, name, obj,
-    dry_run)``."""
-    response.negotiate_output(scope, req.environ)
-    dry_run = req.args.getlist("dryRun")
-    validation.validate_write_options("CreateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
-    obj, warnings = decode_body(scope, req)
-    meta = obj.setdefault("metadata", {})
-    if scope.resource.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
-        raise errors.new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
-    result = scope.extra["create_named"](namespace, name, obj, dry_run)
-    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 201, result, args=req.args)
+    """``CreateNamedResource``: the storage's ``create_named(namespace, name, obj, dry_run)``."""
+    return create_handler(scope, req, start_response, namespace, name)

@@ -1,32 +1,47 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/delete.go (v1.36.0): DELETE of one object, and of a collection.
 
-The ``DeleteOptions`` come from the body when there is one (JSON, any kind but
-``DeleteOptions`` a 400), else from the query (``gracePeriodSeconds``, ``propagationPolicy``,
-``orphanDependents``, ``dryRun``), and are checked (422 on ``DeleteOptions.meta.k8s.io``). The
-preconditions (``uid``, ``resourceVersion``) must hold (409 Conflict). The generic store answers
-a ``Success`` Status naming the object (its name, the resource as kind, its uid), 200. A
+``DeleteResource``'s steps, in Go's order (delete.go at v1.36.0): the output media type (406,
+line 80); the ``DeleteOptions`` from the body when there is one (413 over the limit; 415 for a
+Content-Type the meta codecs cannot read; JSON of any kind but ``DeleteOptions`` a 400), else
+from the query (``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents``, ``dryRun``)
+(86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
+finisher runs the storage's ``Delete`` within the 34 s upper bound (validating admission, a
+no-op, has its place there). The generic store
+(:func:`genericserver.registry.generic.registry.store.delete`) holds the preconditions (``uid``,
+``resourceVersion``: 409 Conflict) and answers a ``Success`` Status naming the object, 200. A
 storage with graceful deletion (``scope.extra["delete"]``, the cluster's pods) decides itself:
-it answers the object, updated (Terminating) or removed.
+it answers the object, updated (Terminating) or removed; 202 when it is not gone yet and the
+client asked for its dependents to go first.
 
-``delete_collection`` deletes what the list options select and answers the list of what it
-deleted (the generic store's ``DeleteCollection``), 200.
+``delete_collection`` (``DeleteCollection``): the media type (406), the list options as the
+list reads them (400, 422), then the ``DeleteOptions`` as above, and the store's
+``DeleteCollection``: each selected object deleted, the answer the list of them, 200. It has no
+34 s bound, as a list has none.
 """
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
+from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.v1 import validation
-from genericserver.endpoints.handlers import response
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, read_body, selectors
+from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.context import context as gocontext
+from genericserver.endpoints.handlers import get, response
+from genericserver.endpoints.handlers.finisher import finisher
+from genericserver.endpoints.handlers.negotiation import negotiate
+from genericserver.endpoints.handlers.rest import REQUEST_TIMEOUT_UPPER_BOUND, Request, RequestScope, StartResponse, limited_read_body
+from genericserver.registry.generic.registry import store as generic_store
 
 
 def delete_options(req: Request) -> dict:
-    """The DeleteOptions of the request, checked as Go checks them."""
-    body = read_body(req)
+    """The DeleteOptions of the request (body or query), checked as Go checks them."""
+    body = limited_read_body(req)
     if body:
+        negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
         try:
             opts = json.loads(body)
         except ValueError as err:
@@ -55,54 +70,38 @@ def delete_options(req: Request) -> dict:
     return opts
 
 
-def _preconditions(opts: dict) -> tuple[Optional[str], Optional[str]]:
-    pre: Any = opts.get("preconditions") or {}
-    return pre.get("uid"), pre.get("resourceVersion")
+def _deleter(scope: RequestScope):
+    # the storage's Delete: graceful for a storage that has it, else the generic store's
+    graceful = scope.extra.get("delete")
+    if graceful is not None:
+        return graceful
+    return functools.partial(generic_store.delete, scope.store, scope.resource)
 
 
 def delete_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
-    response.negotiate_output(scope, req.environ)
-    opts = delete_options(req)
-    graceful = scope.extra.get("delete")
-    if graceful is not None:
-        # a storage with graceful deletion: it answers the object, deleted or not (a pod's
-        # store returns it either way, Go's ReturnDeletedObject); 202 when it is not gone yet
-        # and the client asked for its dependents to go first
-        obj, deleted = graceful(namespace, name, opts)
-        code = 202 if not deleted and opts.get("orphanDependents") is False else 200
-        return response.write_object(scope, req.environ, start_response, code, obj, args=req.args)
-    uid, rv = _preconditions(opts)
-    gone = scope.store.delete(namespace, name, uid=uid, resource_version=rv, dry_run=bool(opts.get("dryRun")))
-    details = {"name": name}
-    if scope.resource.group:
-        details["group"] = scope.resource.group
-    details.update(kind=scope.resource.name, uid=gone["metadata"]["uid"])
-    result = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-    return response.write_object(scope, req.environ, start_response, 200, result, args=req.args)
+    ctx, cancel = gocontext.with_timeout(request.context_from(req.environ), REQUEST_TIMEOUT_UPPER_BOUND)
+    try:
+        media_type = response.negotiate_output(scope, req.environ)
+        opts = delete_options(req)
+        was_deleted = [True]
+
+        def store() -> dict:
+            obj, was_deleted[0] = _deleter(scope)(namespace, name, opts)
+            return obj
+
+        result = finisher.finish_request(ctx, store, metrics=scope.metrics)
+        code = 202 if not was_deleted[0] and opts.get("orphanDependents") is False else 200
+        return response.transform_response_object(scope, req, start_response, code, media_type, result)
+    finally:
+        cancel()
 
 
 def delete_collection(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
-    response.negotiate_output(scope, req.environ)
+    media_type = response.negotiate_output(scope, req.environ)
+    list_options = get.decode_list_options(scope, req)
     opts = delete_options(req)
-    matches = selectors(scope, req)
-    items, _ = scope.store.list(namespace)
-    deleted = []
-    for item in items:
-        if not matches(item):
-            continue
-        meta = item["metadata"]
-        try:
-            if scope.extra.get("delete") is not None:
-                gone, _ = scope.extra["delete"](meta.get("namespace", ""), meta["name"], dict(opts))
-            else:
-                gone = scope.store.delete(meta.get("namespace", ""), meta["name"], dry_run=bool(opts.get("dryRun")))
-        except errors.StatusError as err:
-            if errors.is_not_found(err):
-                continue  # deleted by someone else meanwhile: not an error, as in Go
-            raise
-        gone.pop("kind", None)
-        gone.pop("apiVersion", None)
-        deleted.append(gone)
-    lst = {"kind": scope.resource.list_struct.short_name if scope.resource.list_struct else scope.kind + "List",
-           "apiVersion": scope.resource.group_version, "metadata": {}, "items": deleted}
-    return response.write_object(scope, req.environ, start_response, 200, lst, is_list=True, args=req.args)
+    ctx = request.context_from(req.environ)  # no upper bound: a deletecollection may take long
+    deleter = _deleter(scope)
+    result = finisher.finish_request(ctx, lambda: generic_store.delete_collection(
+        scope.store, scope.resource, namespace, list_options.predicate(scope), opts, deleter), metrics=scope.metrics)
+    return response.transform_response_object(scope, req, start_response, 200, media_type, result, is_list=True)

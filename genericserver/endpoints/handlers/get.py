@@ -1,90 +1,156 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/get.go (v1.36.0): GET of one object, and LIST (or WATCH).
 
-``get_resource`` answers the object (or, for a storage that reads options of its own from the
-query, Go's ``GetResourceWithOptions``, what it answers: ``pods/log`` a stream). ``list_resource`` reads Go's ``ListOptions`` from the query
-(``labelSelector``, ``fieldSelector``, ``watch``, ``resourceVersion``, ``timeoutSeconds``,
-``limit``, ``continue``, ``allowWatchBookmarks``, ``resourceVersionMatch``) and either serves a
-watch (:mod:`.watch`) or answers the list: items filtered by the selectors, sorted by
-namespace and name as etcd's keys sort, cut at ``limit`` with a ``continue`` token (etcd3's
-format: base64 of ``{"v":"meta.k8s.io/v1","rv":N,"start":"KEY\\u0000"}``) and the count of
-what is left.
+In Go's order. ``get_resource`` (``getResourceHandler``): the output media type is negotiated
+(406 before the store is read), then the getter runs: the object (or, for a storage that reads
+options of its own from the query, Go's ``GetResourceWithOptions``, what it answers:
+``pods/log`` a stream), written by ``transformResponseObject``.
 
-A list here always reads the current state: a memory store keeps no snapshots, so a
-``continue`` from an older version continues over what is there now (Go's etcd would serve
-the old snapshot, or 410 once it is compacted).
+``list_resource`` (``ListResource``): the media type (406), then :func:`list_opts` reads Go's
+``ListOptions`` from the query as ``listOpts`` does: the parameters decoded (400: a bad bool or
+number, a label or field selector that does not parse), checked (``ValidateListOptions``: 422
+on ``ListOptions.meta.k8s.io``), the field selector's labels converted as the resource allows
+(400), and a name in the path made a ``metadata.name`` term. Then either :func:`handle_watch`
+(the watch timeout, the store's watch, :mod:`.watch`) or :func:`handle_list`: the generic
+store's ``List`` (:func:`genericserver.registry.generic.registry.store.list_predicate`: the
+selection, ``limit`` and ``continue``).
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from typing import Iterable, Optional
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
 
+from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.internalversion.validation import validate_list_options
+from genericserver.apimachinery.fields import selector as field_selector
+from genericserver.apimachinery.labels import selector as label_selector
 from genericserver.endpoints.handlers import response, watch
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, int_param, selectors, truthy
+from genericserver.endpoints.handlers.negotiation import negotiate
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, int_param, truthy
+from genericserver.metrics import APISERVER_COMPONENT
+from genericserver.registry.generic.registry import store as generic_store
+from genericserver.storage.selection_predicate import SelectionPredicate, with_field_labels
+from genericserver.wsgi import on_close
 
 LIST_OPTIONS_FIELDS = ("labelSelector", "fieldSelector", "watch", "allowWatchBookmarks", "resourceVersion",
                        "resourceVersionMatch", "timeoutSeconds", "limit", "continue", "sendInitialEvents")
+FIELD_LABELS = ("metadata.name", "metadata.namespace")
+
+
+@dataclass
+class ListOptions:
+    """metainternalversion's ``ListOptions``, as far as the handlers here read them."""
+
+    label_selector: Any
+    field_selector: Any
+    watch: bool = False
+    allow_watch_bookmarks: bool = False
+    resource_version: str = ""
+    resource_version_match: str = ""
+    timeout_seconds: Optional[int] = None
+    limit: int = 0
+    continue_: str = ""
+    send_initial_events: Optional[bool] = None
+
+    def predicate(self, scope: RequestScope) -> SelectionPredicate:
+        """The generic store's ``PredicateFunc`` of these options: what a list or watch selects."""
+        return SelectionPredicate(self.label_selector, self.field_selector, with_field_labels(scope.resource.field_labels),
+                                  self.limit, self.continue_)
 
 
 def get_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
+    media_type = response.negotiate_output(scope, req.environ)
     # a GetterWithOptions (pods/log) reads its own options from the query (GetResourceWithOptions)
     getter = scope.extra.get("get_with_options")
-    obj = getter(namespace, name, req) if getter is not None else scope.store.get(namespace, name)
-    return response.write_object(scope, req.environ, start_response, 200, obj, args=req.args)
+    result = getter(namespace, name, req) if getter is not None else scope.store.get(namespace, name)
+    return response.transform_response_object(scope, req, start_response, 200, media_type, result)
 
 
-def encode_continue(key: tuple[str, str], rv: int) -> str:
-    start = f"{key[0]}/{key[1]}\x00" if key[0] else f"{key[1]}\x00"
-    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": start}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+def list_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
+                  name: Optional[str] = None) -> Iterable[bytes]:
+    media_type = response.negotiate_output(scope, req.environ)
+    opts = list_opts(scope, req, name)
+    if opts.watch:
+        return handle_watch(scope, req, start_response, namespace, opts, media_type)
+    return handle_list(scope, req, start_response, namespace, opts, media_type)
 
 
-def decode_continue(token: str) -> tuple[str, int]:
-    """The key to start after and the version, or Go's 400 for a token it cannot read."""
+def decode_list_options(scope: RequestScope, req: Request) -> ListOptions:
+    """The query decoded into ``ListOptions`` (400 for what does not parse), checked (422), and
+    the field selector's labels converted (400): the steps get.go's ``listOpts`` and
+    delete.go's ``DeleteCollection`` share."""
+    args = req.args
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        data = json.loads(raw)
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
-        start, rv = data["start"], int(data["rv"])
-        if not isinstance(start, str) or not start:
-            raise ValueError("continue key is not valid: encoded start key is empty")
-        return start, rv
-    except (ValueError, KeyError, TypeError) as err:
-        raise errors.new_bad_request(f"invalid continue token: {err}") from None
+        labels = label_selector.parse(args.get("labelSelector", ""))
+        fields = field_selector.parse(args.get("fieldSelector", ""))
+    except (label_selector.SelectorError, field_selector.SelectorError) as err:
+        raise errors.new_bad_request(str(err)) from None
+    opts = ListOptions(labels, fields, truthy(args.getlist("watch")), truthy(args.getlist("allowWatchBookmarks")),
+                       args.get("resourceVersion", ""), args.get("resourceVersionMatch", ""), _timeout_seconds(req),
+                       int_param(req, "limit") or 0, args.get("continue", ""), bool_param(req, "sendInitialEvents"))
+    validate_list_options(opts.watch, opts.resource_version, opts.resource_version_match, opts.continue_, opts.send_initial_events)
+    field_labels = scope.resource.field_labels
+    known = FIELD_LABELS + tuple(field_labels({})) if field_labels else FIELD_LABELS
+    for term in fields.terms:
+        if term.field not in known:
+            # ConvertFieldLabel: a kind with a conversion of its own (pods, events) answers with it, the rest with metav1's
+            raise errors.new_bad_request(f"field label not supported: {term.field}" if field_labels else
+                                         f'"{term.field}" is not a known field selector: only "metadata.name", "metadata.namespace"')
+    return opts
 
 
-def list_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str]) -> Iterable[bytes]:
-    is_watch = truthy(req.args.getlist("watch"))
-    validate_list_options(is_watch, req.args.get("resourceVersion", ""), req.args.get("resourceVersionMatch", ""),
-                          req.args.get("continue", ""), bool_param(req, "sendInitialEvents"))
-    if is_watch:
-        return watch.serve_watch(scope, req, start_response, namespace)
-    matches = selectors(scope, req)
-    limit = int_param(req, "limit") or 0
-    token = req.args.get("continue", "")
-    items, rv = scope.store.list(namespace)
-    items = [i for i in items if matches(i)]
-    if token:
-        start, _ = decode_continue(token)
-        items = [i for i in items if _key_string(i) >= start]
-    meta: dict = {"resourceVersion": str(rv)}
-    if limit > 0 and len(items) > limit:
-        last = items[limit - 1]["metadata"]
-        meta["continue"] = encode_continue((last.get("namespace", ""), last["name"]), rv)
-        meta["remainingItemCount"] = len(items) - limit
-        items = items[:limit]
-    for item in items:  # the items of a typed list carry no kind of their own
-        item.pop("kind", None)
-        item.pop("apiVersion", None)
-    lst = {"kind": scope.resource.list_struct.short_name if scope.resource.list_struct else scope.kind + "List",
-           "apiVersion": scope.resource.group_version, "metadata": meta, "items": items}
-    return response.write_object(scope, req.environ, start_response, 200, lst, is_list=True, args=req.args)
+def list_opts(scope: RequestScope, req: Request, name: Optional[str] = None) -> ListOptions:
+    """``listOpts``: :func:`decode_list_options`, and a name in the path (a watch of one
+    object) as a ``metadata.name`` term that a given field selector must agree with."""
+    opts = decode_list_options(scope, req)
+    if name is not None:
+        if not opts.field_selector.empty():
+            if opts.field_selector.requires_exact_match("metadata.name") != name:
+                raise errors.new_bad_request("fieldSelector metadata.name doesn't match requested name")
+        else:
+            opts.field_selector = field_selector.Selector((field_selector.Term("metadata.name", name),))
+    return opts
 
 
-def _key_string(obj: dict) -> str:
-    meta = obj["metadata"]
-    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+def _timeout_seconds(req: Request) -> Optional[int]:
+    given = req.args.get("timeoutSeconds", "")
+    if not given:
+        return None
+    if not re.fullmatch(r"[+-]?[0-9]+", given):
+        raise errors.new_bad_request(f"strconv.ParseInt: parsing {errors._q(given)}: invalid syntax")
+    return int(given)
+
+
+def handle_watch(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
+                 opts: ListOptions, media_type: negotiate.MediaTypeOptions) -> Iterable[bytes]:
+    """``handleWatch``: ``timeoutSeconds`` if given and not 0, else a random time in [min,
+    2*min) of ``--min-request-timeout`` so that watches end spread out; the store's watch
+    (a watch-list starts from the current state whatever the version); the watch server,
+    counted as a long-running request until its stream is closed."""
+    timeout = watch_timeout(scope, opts.timeout_seconds)
+    initial, rv = scope.store.watch_start(namespace, "" if opts.send_initial_events else opts.resource_version)
+    stream = watch.serve_watch_handler(scope, media_type, req, start_response, timeout, namespace, initial, rv,
+                                       opts.predicate(scope), send_initial_events=bool(opts.send_initial_events),
+                                       bookmarks=opts.allow_watch_bookmarks)
+    if scope.metrics is not None:
+        done = scope.metrics.long_running_started(req.environ, request.request_info_from(req.environ), APISERVER_COMPONENT)
+        stream = on_close(stream, done)
+    return stream
+
+
+def watch_timeout(scope: RequestScope, timeout_seconds: Optional[int]) -> float:
+    """The watch's timeout: ``timeoutSeconds`` unless 0, else [min, 2*min) of the minimum; 0: none."""
+    timeout = float(timeout_seconds or 0)
+    if timeout == 0 and scope.min_request_timeout > 0:
+        timeout = scope.min_request_timeout * (scope.rand() + 1.0)
+    return timeout
+
+
+def handle_list(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
+                opts: ListOptions, media_type: negotiate.MediaTypeOptions) -> Iterable[bytes]:
+    """``handleList``: the store's ``List``, written."""
+    result = generic_store.list_predicate(scope.store, scope.resource, namespace, opts.predicate(scope),
+                                          opts.resource_version, opts.resource_version_match)
+    return response.transform_response_object(scope, req, start_response, 200, media_type, result, is_list=True)

@@ -1,9 +1,20 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/patch.go (v1.36.0): PATCH of an object.
 
-The patch's type is its Content-Type; anything but the three kinds here is Go's 415 listing
-them. In Go's order: the output media type, the ``PatchOptions`` (``dryRun``, ``fieldManager``,
-``fieldValidation``; ``force`` only for an apply: 422 on ``PatchOptions.meta.k8s.io``), the body,
-then the patch is applied to the object as stored (a missing object is 404):
+``PatchResource``'s steps, in Go's order (patch.go at v1.36.0):
+
+1. the patch's type is its Content-Type: anything but the types here is Go's 415 listing them,
+   before anything else (lines 77-89);
+2. the output media type: 406 (104);
+3. the body is read: 413 over the limit (110);
+4. the ``PatchOptions`` decoded (400) and checked (``dryRun``, ``fieldManager``,
+   ``fieldValidation``; ``force`` only for an apply: 422 on ``PatchOptions.meta.k8s.io``) (119-128);
+5. the finisher (within the 34 s upper bound) runs the storage's update with the patcher's
+   transformers: the patch applied to the object as stored (a missing object is 404), the
+   namespace and ``checkName`` (400), mutating admission (a no-op: no plugin is configured),
+   repeated owner references dropped with a warning; then the strategy's check (422) and the
+   store (409 for a stale ``metadata.resourceVersion``).
+
+The three patch types:
 
 * ``application/json-patch+json`` (RFC 6902, the ``jsonpatch`` library): a patch that does not
   decode is 400 with the decoder's text; more than 10,000 operations is 413; one that does not
@@ -18,15 +29,12 @@ The result is read back into the kind's struct as a body would be (a strategic p
 unstructured converter, whose words differ: ``cannot convert string to int32``): unknown fields
 are warnings, or with ``fieldValidation=Strict`` a 422 on the field ``patch``, as is a value of the
 wrong type; its value is what Go shows (:func:`shown`: the strategic patch as fmt prints a map,
-else the patched object as evanphx/json-patch wrote it). It must keep the URL's name and
-namespace (400 otherwise), is validated as an update (422), and is stored only if
-``metadata.resourceVersion`` is still current (a patch that sets an older one is 409). A write
-that comes between the read and the store (a controller's) is not the client's conflict: the
-patch is applied again to the object as it now is, as Go applies it inside the storage's
-``GuaranteedUpdate``.
+else the patched object as evanphx/json-patch wrote it). A write that comes between the read
+and the store (a controller's) is not the client's conflict: the patch is applied again to the
+object as it now is, as Go applies it inside the storage's ``GuaranteedUpdate``; only a patch
+that names a ``resourceVersion`` of its own is held to it (409).
 
-Left out: server-side apply (``application/apply-patch+yaml``) and managed fields: such a patch
-is answered 415, so ``kubectl apply --server-side`` stops at once, with Go's message.
+Server-side apply is not served (walkthrough section 9): its Content-Type is answered 415.
 """
 
 from __future__ import annotations
@@ -37,14 +45,20 @@ from typing import Any, Iterable
 
 import jsonpatch
 
+from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.field import errors as field
-from genericserver.apimachinery.runtime.serializer import codec_factory, json as jsonserializer
+from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.apimachinery.strategicpatch.patch import PatchError, go_sprint, strategic_merge_patch
+from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import response
+from genericserver.endpoints.handlers.finisher import finisher
 from genericserver.endpoints.handlers.negotiation import negotiate
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, field_validation, read_body, validate_new
+from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, Request, RequestScope, StartResponse, check_name,
+                                                   dedup_owner_references_and_add_warning, field_validation, limited_read_body,
+                                                   validate_new)
+from genericserver.registry.rest import meta as restmeta
 
 JSON_PATCH = "application/json-patch+json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -107,29 +121,41 @@ def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope
 
 
 def patch_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
-    response.negotiate_output(scope, req.environ)
-    patch_type = req.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    patch_type = req.headers.get("Content-Type", "")
+    if patch_type.find(";") > 0:  # "; charset=" and the like
+        patch_type = patch_type[:patch_type.index(";")]
     if patch_type not in PATCH_TYPES:
         raise negotiate.new_unsupported_media_type_error(PATCH_TYPES)
-    dry_run = req.args.getlist("dryRun")
-    if "force" in req.args:
-        raise validation.invalid_options("PatchOptions", [field.forbidden("force", "may not be specified for non-apply patch")])
-    directive = field_validation(req)
-    validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
-    body = read_body(req)
-    while True:
-        current = scope.store.get(namespace, name)
-        obj, warnings = patched_object(scope, patch_type, current, body, directive, namespace, name)
-        try:
-            updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
-            break
-        except errors.StatusError as err:
-            # Go applies the patch inside the storage's GuaranteedUpdate: a write that came between
-            # the read and this one (a controller's status) is read again and patched again; only
-            # a patch that names a resourceVersion of its own is held to it (409)
-            if not errors.is_conflict(err) or obj["metadata"].get("resourceVersion") != current["metadata"].get("resourceVersion"):
-                raise
-    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)
+    ctx, cancel = gocontext.with_timeout(request.context_from(req.environ), REQUEST_TIMEOUT_UPPER_BOUND)
+    try:
+        media_type = response.negotiate_output(scope, req.environ)
+        body = limited_read_body(req)
+        dry_run = req.args.getlist("dryRun")
+        if "force" in req.args:
+            raise validation.invalid_options("PatchOptions", [field.forbidden("force", "may not be specified for non-apply patch")])
+        validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+        directive = field_validation(req.args.get("fieldValidation", ""))
+        warnings: list[str] = []
+
+        def store() -> dict:
+            while True:
+                current = scope.store.get(namespace, name)
+                obj, strict = patched_object(scope, patch_type, current, body, directive, namespace, name)
+                try:
+                    updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
+                    warnings.extend(strict)
+                    return updated
+                except errors.StatusError as err:
+                    # Go applies the patch inside the storage's GuaranteedUpdate: a write that came between
+                    # the read and this one (a controller's status) is read again and patched again; only
+                    # a patch that names a resourceVersion of its own is held to it (409)
+                    if not errors.is_conflict(err) or obj["metadata"].get("resourceVersion") != current["metadata"].get("resourceVersion"):
+                        raise
+
+        result = finisher.finish_request(ctx, store, metrics=scope.metrics)
+        return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), 200, media_type, result)
+    finally:
+        cancel()
 
 
 def patched_object(scope: RequestScope, patch_type: str, current: dict, body: bytes, directive: str,
@@ -153,10 +179,11 @@ def patched_object(scope: RequestScope, patch_type: str, current: dict, body: by
     obj = {"kind": current.get("kind"), "apiVersion": current.get("apiVersion"),
            **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
     meta = obj.setdefault("metadata", {})
-    if scope.resource.namespaced and meta.get("namespace", namespace) != namespace:
-        raise errors.new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
-    if meta.get("name", "") != name:
-        raise errors.new_bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
+    restmeta.ensure_object_namespace_matches_request_namespace(
+        restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
+    check_name(obj, name, namespace)
+    # applyAdmission: mutating admission would run here (no plugin is configured); then the dedup
+    dedup_owner_references_and_add_warning(obj, warnings, True)
     validate_new(scope, obj, current)
     return obj, warnings
 

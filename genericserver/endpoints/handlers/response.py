@@ -1,20 +1,17 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/response.go (v1.36.0): how an object becomes the answer.
 
-``transformResponseObject``: the output media type is negotiated with the route's
-restrictions (:class:`ScopeRestrictions`, Go's ``RequestScope.AllowsMediaTypeTransform``: a
-Table as JSON or YAML when the resource has a table convertor, the metadata alone always),
-then the object is transformed as asked (``as=Table``: a meta.k8s.io/v1 Table of the printer's
-columns, each row carrying the object's metadata, the object or nothing by ``includeObject``;
-``as=PartialObjectMetadata[List]``: the metadata alone) and written with the negotiated
-serializer (``WriteObjectNegotiated``). :func:`write_error` is Go's ``ErrorNegotiated``: the
-Status as the client asked (with ``Retry-After`` when the Status carries a delay), or as raw
-JSON when nothing it asked for can be written. :func:`watch_encoder` is what the watch server
-frames each event with: the stream media type, and each object transformed as for a list
-(the Table's column definitions only in the first event, as Go's ``watchEmbeddedEncoder``
-does).
-
-Not done: gzip (Go compresses answers over 128 KiB for clients that accept it; nothing here is
-that large).
+``transformResponseObject`` (:func:`transform_response_object`): each handler negotiates the
+output media type first (:func:`negotiate_output`, Go's ``NegotiateOutputMediaType`` with the
+scope as the endpoint's restrictions: a 406 before anything else is read), and hands the
+result and that media type here. The object is transformed as asked (``as=Table``: a
+meta.k8s.io/v1 Table of the printer's columns, each row carrying the object's metadata, the
+object or nothing by ``includeObject``; ``as=PartialObjectMetadata[List]``: the metadata alone)
+and written with the negotiated serializer (``WriteObjectNegotiated``). :func:`write_error` is
+Go's ``scope.err`` (``ErrorNegotiated``): the Status as the client asked (with ``Retry-After``
+when the Status carries a delay), or as raw JSON when nothing it asked for can be written.
+:func:`watch_encoder` is the encoder watch.go's ``serveWatchHandler`` frames each event with:
+the stream media type, and each object transformed as for a list (the Table's column
+definitions only in the first event, as Go's ``watchEmbeddedEncoder`` does).
 """
 
 from __future__ import annotations
@@ -22,20 +19,15 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable, Optional
 
-from werkzeug.datastructures import MultiDict
-
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.apimachinery.structs import kind_for
 from genericserver.endpoints.handlers.negotiation import negotiate
-from genericserver.endpoints.handlers.rest import RequestScope, StartResponse, error_to_status
+from genericserver.endpoints.handlers.rest import RequestScope, StartResponse
 from genericserver.registry.rest import table
 from genericserver.registry.rest.rest import ResourceStreamer
-
-META_GROUPS = ("meta.k8s.io",)
-META_VERSIONS = ("v1", "v1beta1")
 
 
 def encode_json(obj: Any) -> bytes:
@@ -43,28 +35,9 @@ def encode_json(obj: Any) -> bytes:
     return codec_factory.jsonserializer.encode(obj)
 
 
-class ScopeRestrictions:
-    """``RequestScope.AllowsMediaTypeTransform`` and friends, for one route."""
-
-    def __init__(self, scope: RequestScope):
-        self.scope = scope
-
-    def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Optional[negotiate.GroupVersionKind]) -> bool:
-        if gvk is None:
-            return True
-        if gvk.group in META_GROUPS and gvk.version in META_VERSIONS:
-            if gvk.kind == "Table":
-                return mime_type == "application" and mime_subtype in ("json", "yaml")
-            return gvk.kind in ("PartialObjectMetadata", "PartialObjectMetadataList")
-        return False
-
-    def allows_stream_schema(self, schema: str) -> bool:
-        return schema == "watch"
-
-
 def negotiate_output(scope: RequestScope, environ: dict) -> negotiate.MediaTypeOptions:
-    """``NegotiateOutputMediaType`` with the route's restrictions: a 406 before anything is read."""
-    return negotiate.negotiate_output_media_type(environ, codec_factory.SUPPORTED, ScopeRestrictions(scope))
+    """``NegotiateOutputMediaType`` with the scope as the endpoint's restrictions: Go's 406."""
+    return negotiate.negotiate_output_media_type(environ, codec_factory.SUPPORTED, scope)
 
 
 def with_warnings(start_response: StartResponse, warnings: list[str]) -> StartResponse:
@@ -121,15 +94,15 @@ def write_encoded(environ: dict, start_response: StartResponse, code: int, obj: 
     return [body]
 
 
-def write_object(scope: RequestScope, environ: dict, start_response: StartResponse, code: int, obj: Any,
-                 *, is_list: bool = False, args: Any = None) -> Iterable[bytes]:
-    """``transformResponseObject`` then ``WriteObjectNegotiated`` (which streams a
-    :class:`ResourceStreamer` as it is: :func:`stream_object`)."""
-    if isinstance(obj, ResourceStreamer):
-        return stream_object(environ, start_response, code, obj)
-    options = negotiate_output(scope, environ)
-    result = transform(scope, options, obj, args if args is not None else MultiDict(), is_list=is_list)
-    return write_encoded(environ, start_response, code, result, options)
+def transform_response_object(scope: RequestScope, req: Any, start_response: StartResponse, code: int,
+                              media_type: negotiate.MediaTypeOptions, result: Any, *, is_list: bool = False) -> Iterable[bytes]:
+    """``transformResponseObject``: the result as the negotiated media type asks, written
+    (``WriteObjectNegotiated``, which streams a :class:`ResourceStreamer` as it is:
+    :func:`stream_object`)."""
+    if isinstance(result, ResourceStreamer):
+        return stream_object(req.environ, start_response, code, result)
+    obj = transform(scope, media_type, result, req.args, is_list=is_list)
+    return write_encoded(req.environ, start_response, code, obj, media_type)
 
 
 def stream_object(environ: dict, start_response: StartResponse, code: int, streamer: ResourceStreamer) -> Iterable[bytes]:
@@ -152,7 +125,7 @@ def stream_object(environ: dict, start_response: StartResponse, code: int, strea
 
 def write_error(scope: Optional[RequestScope], environ: dict, start_response: StartResponse, err: BaseException) -> Iterable[bytes]:
     """Go's ``ErrorNegotiated``: the Status, negotiated; ``Retry-After`` from its details."""
-    st = error_to_status(err)
+    st = responsewriters.error_to_status(err)
     headers = []
     retry = (st.get("details") or {}).get("retryAfterSeconds")
     if retry:
@@ -166,9 +139,10 @@ def write_error(scope: Optional[RequestScope], environ: dict, start_response: St
     return write_encoded(environ, start_response, st["code"], st, options, headers)
 
 
-def watch_encoder(scope: RequestScope, environ: dict, args: Any) -> tuple[str, Callable[[str, dict], bytes]]:
-    """The watch stream's Content-Type and its event encoder (watch.go's ``serveWatchHandler``)."""
-    options = negotiate.negotiate_output_media_type(environ, codec_factory.SUPPORTED, ScopeRestrictions(scope))
+def watch_encoder(scope: RequestScope, options: negotiate.MediaTypeOptions, args: Any) -> tuple[str, Callable[[str, dict], bytes]]:
+    """The watch stream's Content-Type and its event encoder (``watchEncoder`` with its
+    ``watchEmbeddedEncoder``), for the media type the list handler negotiated: Go's
+    ``NegotiateOutputMediaTypeStream`` turns down one without a stream serializer (406)."""
     info = options.accepted or codec_factory.JSON
     if not info.streams:
         raise negotiate.new_not_acceptable_error(negotiate.media_types(codec_factory.SUPPORTED)[1])

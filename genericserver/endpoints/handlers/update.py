@@ -1,33 +1,72 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/update.go (v1.36.0): PUT of a whole object.
 
-As create.go, with ``UpdateOptions``; then the name in the body must be the path's
-(``the name of the object (x) does not match the name on the URL (y)``, 400) and so must the
-namespace. The store refuses a stale ``metadata.resourceVersion`` (409 Conflict) and keeps what
-the server owns; an object that does not exist is 404 (the resources here do not create on
-update). The answer is 200 with the object as stored.
+``UpdateResource``'s steps, in Go's order (update.go at v1.36.0):
+
+1. the output media type: 406 (line 72);
+2. the body is read: 413 over the limit (78);
+3. the ``UpdateOptions`` decoded (400) and checked: 422 on ``UpdateOptions.meta.k8s.io`` (86-96);
+4. the input serializer by the Content-Type: 415 (99);
+5. the body decoded as the kind (400; strict as ``fieldValidation`` asks) (104-130);
+6. ``AcceptsGroupVersion`` (400 ``the API version in the data ...``) (132-136);
+7. the namespace of the object must be the path's (400 ``the namespace of the provided object
+   does not match the namespace sent on the request``) (145), and ``checkName``: the name
+   must be the URL's (400 ``the name of the object (x) does not match the name on the URL (y)``)
+   (151);
+8. repeated owner references dropped with a warning, before and after mutating admission;
+9. the finisher runs the storage's ``Update`` within the 34 s upper bound: an object that does not
+   exist is 404 (the resources here do not create on update), the strategy validates it (422),
+   validating admission (a no-op) has its place there, and the store refuses a stale
+   ``metadata.resourceVersion`` (409 Conflict) and keeps what the server owns.
+
+The answer is 200 with the object as stored.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
-from genericserver.apimachinery.api import errors
+from genericserver import request
 from genericserver.apimachinery.apis.meta.v1 import validation
+from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import response
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, decode_body, validate_new
+from genericserver.endpoints.handlers.finisher import finisher
+from genericserver.endpoints.handlers.negotiation import negotiate
+from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, Request, RequestScope, StartResponse,
+                                                   accepts_group_version_error, check_name, decode,
+                                                   dedup_owner_references_and_add_warning, field_validation,
+                                                   limited_read_body, validate_new)
+from genericserver.registry.rest import meta as restmeta
 
 
 def update_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
-    response.negotiate_output(scope, req.environ)
-    dry_run = req.args.getlist("dryRun")
-    validation.validate_write_options("UpdateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
-    obj, warnings = decode_body(scope, req)
-    meta = obj.setdefault("metadata", {})
-    if scope.resource.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
-        raise errors.new_bad_request("the namespace of the provided object does not match the namespace sent on the request")
-    if meta.get("name", "") != name:
-        raise errors.new_bad_request(f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})")
-    old = scope.store.get(namespace, name)
-    validate_new(scope, obj, old)
-    updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
-    return response.write_object(scope, req.environ, response.with_warnings(start_response, warnings), 200, updated, args=req.args)
+    ctx, cancel = gocontext.with_timeout(request.context_from(req.environ), REQUEST_TIMEOUT_UPPER_BOUND)
+    try:
+        media_type = response.negotiate_output(scope, req.environ)
+        body = limited_read_body(req)
+        dry_run = req.args.getlist("dryRun")
+        validation.validate_write_options("UpdateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+        info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
+        warnings: list[str] = []
+        obj, gv = decode(scope, info, body, field_validation(req.args.get("fieldValidation", "")), warnings)
+        err = accepts_group_version_error(scope, gv)
+        if err is not None:
+            raise err
+        meta = obj.setdefault("metadata", {})
+        restmeta.ensure_object_namespace_matches_request_namespace(
+            restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
+        check_name(obj, name, namespace)
+        dedup_owner_references_and_add_warning(obj, warnings, False)
+
+        def store() -> Any:
+            # the storage's Update: mutating admission (no plugin is configured) and the dedup
+            # after it are its transformers; validating admission sits beside the strategy's check
+            old = scope.store.get(namespace, name)
+            dedup_owner_references_and_add_warning(obj, warnings, True)
+            validate_new(scope, obj, old)
+            return scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
+
+        result = finisher.finish_request(ctx, store, metrics=scope.metrics)
+        return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), 200, media_type, result)
+    finally:
+        cancel()

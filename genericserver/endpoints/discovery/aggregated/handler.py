@@ -30,6 +30,9 @@ class DiscoveryEndpointRestrictions:
     def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Any) -> bool:
         return gvk is not None and (gvk.group, gvk.version, gvk.kind) == ("apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
 
+    def allows_server_version(self, version: str) -> bool:
+        return False
+
     def allows_stream_schema(self, schema: str) -> bool:
         return schema == "watch"
 

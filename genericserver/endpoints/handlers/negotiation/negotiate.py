@@ -3,12 +3,14 @@
 Which serializer reads a request body (its Content-Type) and which writes the answer (its
 Accept header):
 
-* :func:`parse_accept` is goautoneg's ``ParseAccept``: media ranges with their parameters,
-  highest ``q`` first (a range with ``q=0`` is dropped), more specific ranges before wildcards;
-* :func:`negotiate_media_type_options` tries each range against each supported media type, in
-  that order; a range's parameters ask for a transformation (``as``, ``g``, ``v``: a Table, the
-  metadata alone, the aggregated discovery document), a stream (``stream=watch``) or pretty
-  output, and the endpoint's restrictions say which of those it can give;
+* the Accept header is read by goautoneg's ``ParseAccept``
+  (:mod:`genericserver.github_com.munnerz.goautoneg.autoneg`): its clauses in goautoneg's order,
+  a clause with ``q=0`` kept;
+* :func:`negotiate_media_type_options` tries each clause against each supported media type, in
+  that order; a clause's parameters ask for a transformation (``as``, ``g``, ``v``: a Table, the
+  metadata alone, the aggregated discovery document), a stream (``stream=watch``), a server
+  version (``sv``, which the endpoint's ``AllowsServerVersion`` must accept) or pretty output,
+  and the endpoint's restrictions say which of those it can give;
 * :func:`negotiate_output_media_type` is the 406 ``only the following media types are
   accepted: ...`` when nothing fits; :func:`negotiate_input_serializer` the 415 ``the body of
   the request was in an unknown format - accepted media types include: ...``.
@@ -19,12 +21,12 @@ An empty Accept gets the first supported type (JSON). ``pretty`` comes from the 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol
+from typing import Optional, Protocol
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
+from genericserver.github_com.munnerz.goautoneg.autoneg import parse_accept  # also openapi's handler's
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,8 @@ class MediaTypeOptions:
     pretty: bool = False
     stream: str = ""
     convert: Optional[GroupVersionKind] = None
+    use_server_version: str = ""
+    export: bool = False
     profile: str = ""
     unrecognized: list[str] = field(default_factory=list)
     accepted: Optional[SerializerInfo] = None
@@ -64,14 +68,19 @@ class MediaTypeOptions:
 class EndpointRestrictions(Protocol):
     def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Optional[GroupVersionKind]) -> bool: ...
 
+    def allows_server_version(self, version: str) -> bool: ...
+
     def allows_stream_schema(self, schema: str) -> bool: ...
 
 
 class DefaultEndpointRestrictions:
-    """No transformation; watch streams allowed."""
+    """No transformation, no other server version; watch streams allowed."""
 
     def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Optional[GroupVersionKind]) -> bool:
         return gvk is None
+
+    def allows_server_version(self, version: str) -> bool:
+        return False
 
     def allows_stream_schema(self, schema: str) -> bool:
         return schema == "watch"
@@ -80,53 +89,9 @@ class DefaultEndpointRestrictions:
 DEFAULT_ENDPOINT_RESTRICTIONS = DefaultEndpointRestrictions()
 
 
-@dataclass(frozen=True)
-class Accept:
-    type: str
-    subtype: str
-    q: float
-    params: dict
-
-
-_TOKEN = re.compile(r"\s*([^;,\s]*)")
-
-
-def parse_accept(header: str) -> list[Accept]:
-    """goautoneg's ``ParseAccept``: the ranges, best first."""
-    out = []
-    for part in header.split(","):
-        pieces = part.split(";")
-        mime = pieces[0].strip()
-        if not mime:
-            continue
-        typ, _, sub = mime.partition("/")
-        if not sub:
-            if typ == "*":
-                sub = "*"
-            else:
-                continue
-        q = 1.0
-        params: dict[str, str] = {}
-        for p in pieces[1:]:
-            k, _, v = p.strip().partition("=")
-            k, v = k.strip(), v.strip()
-            if k == "q":
-                try:
-                    q = float(v)
-                except ValueError:
-                    q = 0.0
-            elif k:
-                params[k] = v
-        if q > 0:
-            out.append(Accept(typ.strip(), sub.strip(), q, params))
-    # q first; then a full type before a subtype wildcard before */*; the header's order after that
-    out.sort(key=lambda a: (-a.q, a.type == "*", a.subtype == "*"))
-    return out
-
-
 def _accept_media_type_options(params: dict, accepts: SerializerInfo, endpoint: EndpointRestrictions) -> Optional[MediaTypeOptions]:
     options = MediaTypeOptions()
-    for k, v in params.items():
+    for k, v in (params or {}).items():
         if k in ("as", "g", "v"):
             current = options.convert or GroupVersionKind()
             options.convert = GroupVersionKind(
@@ -136,13 +101,16 @@ def _accept_media_type_options(params: dict, accepts: SerializerInfo, endpoint: 
                 return None
             options.stream = v
         elif k == "sv":
-            if v:
-                return None  # no endpoint here serves another server version
+            if v and not endpoint.allows_server_version(v):
+                return None
+            options.use_server_version = v
+        elif k == "export":
+            options.export = v == "1"
         elif k == "pretty":
             options.pretty = v == "1"
         elif k == "profile":
             options.profile = v
-        elif k != "export":
+        else:
             options.unrecognized.append(k)
     if not endpoint.allows_media_type_transform(accepts.type, accepts.subtype, options.convert):
         return None

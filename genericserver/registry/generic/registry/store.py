@@ -14,8 +14,17 @@ cache:
 * a watch may start at any version still in the history, else 410 Expired, with Go's text.
 
 Objects are JSON-shaped dicts already in Go's field order (the handlers decode them with the
-resource's struct). Left out: TTLs, admission, finalizers and graceful deletion (the cluster's
-pod store ports those), dry run is the handlers' (they call nothing that writes).
+resource's struct).
+
+The module's functions are the generic store's verbs on top of such a storage (this ``Store``,
+or the cluster's, which has the same methods): :func:`list_predicate` (``List`` with its
+``ListPredicate``: the selection, the ``limit`` and the ``continue`` token of
+:mod:`genericserver.storage.storage_continue`, with the rules of
+:mod:`genericserver.storage.interfaces`), :func:`delete` (``Delete``: the preconditions, dry
+run, and ``finalizeDelete``'s ``Success`` Status naming the object) and
+:func:`delete_collection` (``DeleteCollection``: what the list options select, deleted one by
+one, answered as the list it was). Graceful deletion and finalizers are the cluster's pod
+store's (:mod:`genericserver.cluster.store`); TTLs and the store's hooks are not ported.
 """
 
 from __future__ import annotations
@@ -29,6 +38,8 @@ from typing import Callable, Optional
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.registry.rest.rest import Resource
+from genericserver.storage import interfaces, storage_continue
+from genericserver.storage.selection_predicate import SelectionPredicate
 
 DEFAULT_HISTORY = 1000
 Key = tuple[str, str]
@@ -174,3 +185,91 @@ _META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resource
 def _with_server_fields(meta: dict, server: dict) -> dict:
     merged = {**meta, **server}
     return {k: merged[k] for k in _META_ORDER if merged.get(k) not in (None, "", {}, [])}
+
+
+# -- the generic store's verbs, on any storage shaped like Store ----------------------------------
+
+def key_root(resource: Resource, namespace: Optional[str]) -> str:
+    """``NamespaceKeyRootFunc``: the etcd key under which a list of one namespace (or of all) lies."""
+    root = f"/registry/{resource.name}"
+    return f"{root}/{namespace}" if namespace and resource.namespaced else root
+
+
+def _key(resource: Resource, obj: dict) -> str:
+    meta = obj["metadata"]
+    return f"{key_root(resource, meta.get('namespace') or None)}/{meta['name']}"
+
+
+def list_predicate(storage, resource: Resource, namespace: Optional[str], p: SelectionPredicate,
+                   resource_version: str = "", resource_version_match: str = "") -> dict:
+    """``ListPredicate``: the list object of what ``p`` selects, sorted by key as etcd's keys
+    sort, cut at ``p.limit`` with a ``continue`` token and, when no selector filtered, the
+    count of what is left (``remainingItemCount``)."""
+    key_prefix = key_root(resource, namespace) + "/"
+    _, continue_key = interfaces.validate_list_options(key_prefix, resource_version, resource_version_match,
+                                                       p.limit, p.continue_)
+    items, rv = storage.list(namespace)
+    keyed = sorted(((_key(resource, i), i) for i in items), key=lambda ki: ki[0])
+    if continue_key:
+        keyed = [(k, i) for k, i in keyed if k >= continue_key]
+    total = len(keyed)
+    selected: list[tuple[str, dict]] = []
+    has_more = False
+    for n, (k, item) in enumerate(keyed):
+        if not p.matches(item):
+            continue
+        if p.limit > 0 and len(selected) == p.limit:
+            has_more = True
+            break
+        selected.append((k, item))
+    meta: dict = {"resourceVersion": str(rv)}
+    if selected:
+        token, remaining = storage_continue.prepare_continue_token(selected[-1][0], key_prefix, rv, total, has_more,
+                                                                   p.limit, p.empty())
+        if token:
+            meta["continue"] = token
+        if remaining is not None:
+            meta["remainingItemCount"] = remaining
+    out = []
+    for _, item in selected:  # the items of a typed list carry no kind of their own
+        item.pop("kind", None)
+        item.pop("apiVersion", None)
+        out.append(item)
+    kind = resource.list_struct.short_name if resource.list_struct else resource.kind + "List"
+    return {"kind": kind, "apiVersion": resource.group_version, "metadata": meta, "items": out}
+
+
+def finalize_delete(resource: Resource, obj: dict) -> dict:
+    """``finalizeDelete`` of a store without ``ReturnDeletedObject``: a ``Success`` Status with
+    the object's name, the group, the resource (as ``kind``: Go does the same) and the uid."""
+    details = {"name": obj["metadata"]["name"]}
+    if resource.group:
+        details["group"] = resource.group
+    details.update(kind=resource.name, uid=obj["metadata"].get("uid", ""))
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def delete(storage, resource: Resource, namespace: str, name: str, options: dict) -> tuple[dict, bool]:
+    """``Delete`` without graceful deletion: the preconditions of ``options`` must hold (409),
+    ``dryRun`` deletes nothing; the Status of :func:`finalize_delete`, and whether it is gone."""
+    pre = options.get("preconditions") or {}
+    gone = storage.delete(namespace, name, uid=pre.get("uid"), resource_version=pre.get("resourceVersion"),
+                          dry_run=bool(options.get("dryRun")))
+    return finalize_delete(resource, gone), True
+
+
+def delete_collection(storage, resource: Resource, namespace: Optional[str], p: SelectionPredicate, options: dict,
+                      delete_one: Callable[[str, str, dict], tuple[dict, bool]]) -> dict:
+    """``DeleteCollection``: each object the list options select is deleted with ``delete_one``
+    (a copy of the options each); one deleted by someone else meanwhile is no error; the answer
+    is the list as it was read. (Go spreads the deletes over ``DeleteCollectionWorkers``
+    goroutines; here they run one after another.)"""
+    listed = list_predicate(storage, resource, namespace, p)
+    for item in listed["items"]:
+        meta = item["metadata"]
+        try:
+            delete_one(meta.get("namespace", ""), meta["name"], copy.deepcopy(options))
+        except errors.StatusError as err:
+            if not errors.is_not_found(err):
+                raise
+    return listed

@@ -1,0 +1,1 @@
+"""github.com/munnerz (package): its modules the apiserver imports (no Go twin)."""

@@ -1,0 +1,1 @@
+"""github.com/munnerz/goautoneg (package): HTTP Accept header parsing and negotiation."""
