@@ -207,6 +207,10 @@ def _slow_flushed(ctx: Any, seconds: float, start_response: StartResponse) -> It
     """``/slow?flush=1``: the 200 header first (so a client knows the handler is running), the
     outcome as the body."""
     start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
+    return _slow_flushed_body(ctx, seconds)
+
+
+def _slow_flushed_body(ctx: Any, seconds: float) -> Iterable[bytes]:
     yield b""  # flushes the header
     if rt.select(ctx.done(), timeout=seconds) is not None:
         yield f"gave up waiting: {ctx.err()}\n".encode()

@@ -327,6 +327,22 @@ def test_a_body_streams_through_and_the_inner_response_closes_when_the_response_
     assert closed.is_set()
 
 
+def test_a_generator_that_starts_the_response_at_its_first_step_keeps_its_status_and_body():
+    # PEP 3333 lets an app call start_response inside its iterable, up to its first chunk; the
+    # start was queued after that chunk, and the client got an empty 200 (found by the lifecycle
+    # corpus: /slow's body was lost)
+    def handler(environ, start_response):
+        def body():
+            start_response("201 Created", [("X-Step", "first")])
+            yield b""
+            yield b"made"
+        return body()
+
+    app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0))))
+    resp = Client(app).get("/")
+    assert (resp.status_code, resp.headers.get("X-Step"), resp.get_data()) == (201, "first", b"made")
+
+
 def test_a_handler_that_writes_nothing_gets_an_empty_200():
     app = Deadline(with_timeout(lambda environ, start_response: [], lambda env: (env, False, None, None)))
     resp = Client(app).get("/")
