@@ -195,6 +195,12 @@ class CompletedConfig:
 
             if not hooks.is_post_start_hook_registered("max-in-flight-filter"):
                 s.add_post_start_hook("max-in-flight-filter", max_in_flight_filter)
+        # Go's config always has a storage object count tracker, and a post-start hook that prunes it
+        # until the server stops. It feeds priority and fairness's work estimates, which are not
+        # built here, so the hook does nothing; it is kept for its name, which /healthz, /livez and
+        # /readyz list (poststarthook/storage-object-count-tracker-hook, measured on genericserver-go)
+        if not hooks.is_post_start_hook_registered("storage-object-count-tracker-hook"):
+            s.add_post_start_hook("storage-object-count-tracker-hook", lambda ctx: None)
         # the delegates' health checks (their post-start hooks' included), unless configured here
         configured = {check.name() for check in c.healthz_checks}
         for delegate_check in delegation_target.healthz_checks():

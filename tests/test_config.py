@@ -55,6 +55,7 @@ EXPECTED_PATHS = [
     "/healthz/ping",
     "/healthz/poststarthook/delegate-post-start-hook",
     "/healthz/poststarthook/max-in-flight-filter",
+    "/healthz/poststarthook/storage-object-count-tracker-hook",
     "/healthz/poststarthook/wrapping-post-start-hook",
     "/healthz/wrapping-health",
     "/livez",
@@ -63,6 +64,7 @@ EXPECTED_PATHS = [
     "/livez/ping",
     "/livez/poststarthook/delegate-post-start-hook",
     "/livez/poststarthook/max-in-flight-filter",
+    "/livez/poststarthook/storage-object-count-tracker-hook",
     "/livez/poststarthook/wrapping-post-start-hook",
     "/metrics",
     "/metrics/slis",
@@ -72,6 +74,7 @@ EXPECTED_PATHS = [
     "/readyz/ping",
     "/readyz/poststarthook/delegate-post-start-hook",
     "/readyz/poststarthook/max-in-flight-filter",
+    "/readyz/poststarthook/storage-object-count-tracker-hook",
     "/readyz/poststarthook/wrapping-post-start-hook",
     "/readyz/shutdown",
 ]
@@ -103,7 +106,8 @@ def test_new_with_delegate(stop_ctx):
     wrapper.run_post_start_hooks(stop_ctx)
 
     # the wrapper runs the delegate's post-start hooks too; wait for every one of them
-    assert sorted(wrapper.post_start_hooks()) == ["delegate-post-start-hook", "max-in-flight-filter", "wrapping-post-start-hook"]
+    assert sorted(wrapper.post_start_hooks()) == ["delegate-post-start-hook", "max-in-flight-filter",
+                                                  "storage-object-count-tracker-hook", "wrapping-post-start-hook"]
     for name, entry in wrapper.post_start_hooks().items():
         assert entry.done.wait(WAIT), f"post-start hook {name} did not finish"
 
@@ -127,6 +131,7 @@ def test_new_with_delegate(stop_ctx):
         "[-]wrapping-health failed: reason withheld\n"
         "[-]delegate-health failed: reason withheld\n"
         "[+]poststarthook/max-in-flight-filter ok\n"
+        "[+]poststarthook/storage-object-count-tracker-hook ok\n"
         "[+]poststarthook/delegate-post-start-hook ok\n"
         "[+]poststarthook/wrapping-post-start-hook ok\n"
         "healthz check failed\n",
@@ -149,7 +154,8 @@ def test_new_with_delegate_skips_delegate_checks_the_config_already_has():
     wrapper = wrapping_config.complete().new("wrapper", delegate)
     names = [c.name() for c in wrapper.healthz_checks()]
     assert names.count("shared") == 1
-    assert names == ["ping", "log", "shared", "poststarthook/max-in-flight-filter"]
+    assert names == ["ping", "log", "shared", "poststarthook/max-in-flight-filter",
+                     "poststarthook/storage-object-count-tracker-hook"]
 
 
 # -- NewConfig defaults ----------------------------------------------------------------------
