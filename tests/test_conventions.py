@@ -186,7 +186,7 @@ FOLDERS = [
     ("apiserver:pkg/endpoints/=", "endpoints"),  # "=": that folder alone, not the ones below it
     ("apimachinery:pkg/util/validation/field/", "apimachinery/field"),
     ("pkg/server/filters/", "filters"),
-    ("pkg/endpoints/filters/", "endpoints"),
+    ("pkg/endpoints/filters/", "endpoints/filters"),
     ("pkg/server/healthz/", "healthz"),
     ("pkg/audit/", "audit"),
     ("pkg/apis/audit/", "audit"),

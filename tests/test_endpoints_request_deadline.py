@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.request_deadline: Go's request_deadline_test.go."""
+"""Tests of genericserver.endpoints.filters.request_deadline: Go's request_deadline_test.go."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from genericserver.audit.event import Level, Stage
 from genericserver.audit.memory import MemoryBackend
 from genericserver.audit.policy import new_fake_policy_rule_evaluator
 from genericserver.context import context as gocontext
-from genericserver.endpoints.request_deadline import (
+from genericserver.endpoints.filters.request_deadline import (
     INVALID_TIMEOUT_IN_URL,
     _with_request_deadline,
     new_bad_request,
@@ -20,7 +20,7 @@ from genericserver.endpoints.request_deadline import (
     with_failed_request_audit,
     with_request_deadline,
 )
-from genericserver.endpoints.request_received_time import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
+from genericserver.endpoints.filters.request_received_time import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
 from genericserver.requestinfo import RequestInfo
 from genericserver.responsewriters import http_error
 from genericserver.testing.sim import Simulation

@@ -31,9 +31,9 @@ from genericserver.audit.request import log_impersonated_user
 from genericserver.authn import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS
 from genericserver.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 from genericserver.authz import AttributesRecord, Authorizer, Decision
-from genericserver.endpoints.authorization import error_negotiated, forbidden
+from genericserver.endpoints.filters.authorization import error_negotiated, forbidden
 
-log = logging.getLogger("genericserver.endpoints")
+log = logging.getLogger("genericserver.endpoints.filters")
 
 IMPERSONATE_USER_HEADER = "Impersonate-User"
 IMPERSONATE_UID_HEADER = "Impersonate-Uid"

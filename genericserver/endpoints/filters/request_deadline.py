@@ -15,7 +15,7 @@ A malformed ``?timeout=`` is a 400, audited as a failed request when auditing is
 
 A chain without RequestInfo is a programming error: 500, ``no RequestInfo found in context,
 handler chain must be wrong``. The received time is the runtime time the request-received
-filter recorded (:data:`~genericserver.endpoints.request_received_time.RECEIVED_RUNTIME_KEY`), or now.
+filter recorded (:data:`~genericserver.endpoints.filters.request_received_time.RECEIVED_RUNTIME_KEY`), or now.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from genericserver import runtime as rt
 from genericserver import wsgi
 from genericserver.audit.context import get_audit_id_truncated
 from genericserver.context import context as gocontext
-from genericserver.endpoints.audit import with_rejection_audit
-from genericserver.endpoints.authorization import error_negotiated
-from genericserver.endpoints.request_received_time import received_runtime_from
+from genericserver.endpoints.filters.audit import with_rejection_audit
+from genericserver.endpoints.filters.authorization import error_negotiated
+from genericserver.endpoints.filters.request_received_time import received_runtime_from
 from genericserver.godur import parse_go_duration
 
 

@@ -29,7 +29,7 @@ from genericserver.audit.context import add_audit_annotation, add_audit_annotati
 from genericserver.authz import AttributesRecord, Authorizer, Decision
 from genericserver.responsewriters import go_quote
 
-log = logging.getLogger("genericserver.endpoints")
+log = logging.getLogger("genericserver.endpoints.filters")
 
 DECISION_ANNOTATION_KEY = "authorization.k8s.io/decision"
 REASON_ANNOTATION_KEY = "authorization.k8s.io/reason"
