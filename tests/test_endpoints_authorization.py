@@ -17,13 +17,12 @@ from genericserver.endpoints.filters.authorization import (
     REASON_ANNOTATION_KEY,
     REASON_ERROR,
     _with_authorization,
-    error_negotiated,
-    forbidden_status_error,
     get_authorizer_attributes,
     with_authorization,
 )
 from genericserver.endpoints.filters.requestinfo import with_request_info
 from genericserver.request import UserInfo
+from genericserver.responsewriters import error_negotiated, forbidden_status_error
 from genericserver.requestinfo import RequestInfoFactory
 
 ATTRIBUTE_CASES = {

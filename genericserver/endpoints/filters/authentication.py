@@ -24,7 +24,7 @@ from genericserver import klog
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.authn import ALL_UNAUTHENTICATED, ANONYMOUS, RequestAuthenticator, Response, audiences_intersect, with_audiences
-from genericserver.endpoints.filters.authorization import error_negotiated
+from genericserver.responsewriters import error_negotiated
 from genericserver.wsgi import header_set
 
 

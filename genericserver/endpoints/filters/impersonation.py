@@ -31,7 +31,7 @@ from genericserver.audit.request import log_impersonated_user
 from genericserver.authn import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS
 from genericserver.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 from genericserver.authz import AttributesRecord, Authorizer, Decision
-from genericserver.endpoints.filters.authorization import error_negotiated, forbidden
+from genericserver.responsewriters import error_negotiated, forbidden
 
 log = logging.getLogger("genericserver.endpoints.filters")
 

@@ -29,7 +29,7 @@ from genericserver import wsgi
 from genericserver.audit.context import get_audit_id_truncated
 from genericserver.context import context as gocontext
 from genericserver.endpoints.filters.audit import with_rejection_audit
-from genericserver.endpoints.filters.authorization import error_negotiated
+from genericserver.responsewriters import error_negotiated
 from genericserver.endpoints.filters.request_received_time import received_runtime_from
 from genericserver.godur import parse_go_duration
 
