@@ -10,6 +10,8 @@ verbs, short names, categories) and ``freshness: Current``. kubectl asks for it 
 As etag.go serves it: an ``ETag`` (the SHA-512 of the groups' JSON, in upper-case hex, quoted),
 ``Vary: Accept``, ``Cache-Control: public``, and 304 with no body when ``If-None-Match`` is that
 ETag; the Content-Type names the kind (``application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList``).
+The two files are one module because etag.go is the handler's way of answering, called from
+handler.go alone; what the document may be negotiated into is :mod:`.negotiation`.
 """
 
 from __future__ import annotations
@@ -20,21 +22,9 @@ from typing import Any, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.endpoints.discovery import util
+from genericserver.endpoints.discovery.aggregated.negotiation import DISCOVERY_RESTRICTIONS
 
 CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-
-
-class DiscoveryEndpointRestrictions:
-    """negotiation.go's ``DiscoveryEndpointRestrictions``: only the aggregated document's kind."""
-
-    def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Any) -> bool:
-        return gvk is not None and (gvk.group, gvk.version, gvk.kind) == ("apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
-
-    def allows_stream_schema(self, schema: str) -> bool:
-        return schema == "watch"
-
-
-DISCOVERY_RESTRICTIONS = DiscoveryEndpointRestrictions()
 
 
 def resource_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
