@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/server/genericapiserver.go's API group installation (v1.36.0).
+"""Port of k8s.io/apiserver/pkg/server/genericapiserver.go's API group installation, with pkg/server/routes/openapi.go's OpenAPI routes (v1.36.0).
 
 ``InstallLegacyAPIGroup`` and ``InstallAPIGroups``, split from genericapiserver.py to keep each
 readable: each group version's REST routes (:class:`~genericserver.endpoints.installer.APIGroupVersion`)
@@ -10,6 +10,8 @@ and its discovery documents go on the server's mux:
   ``/apis/G/V`` (APIResourceList), the resources under ``/apis/G/V/``.
 
 A discovery path answers with or without a trailing slash (``/api/``), as go-restful matches.
+
+routes/openapi.go's part is the three OpenAPI routes the installed groups are described on.
 """
 
 from __future__ import annotations

@@ -33,7 +33,11 @@ SEAM_EXEMPT_DIRS = {"testing", "demo"}
 BARE = re.compile(
     r"\btime\.(sleep|monotonic|time|perf_counter)\(|threading\.(Thread|Event|Condition|Lock|RLock|Semaphore|BoundedSemaphore|Timer)\("
 )
-PORT_LINE = re.compile(r"^Port of k8s\.io/(apiserver|apimachinery|api|kubernetes|kube-openapi)/\S+\.go\b.*\(v1\.36\.0\)|^Port of Go's \S+ package|^Ports of k8s\.io/")
+# the version in parentheses: Kubernetes's tag, or the pseudo-version of a module without one
+# (kube-openapi, goautoneg); tests/gotree.py checks it is the pinned one
+PORT_LINE = re.compile(
+    r"^Port of (k8s\.io/(apiserver|apimachinery|api|kubernetes|kube-openapi)|github\.com/munnerz/goautoneg)/\S+\.go\b.*"
+    r"\((v1\.36\.0|v0\.0\.0-\d{14}-[0-9a-f]{12})\b|^Port of Go's \S+ package|^Ports of k8s\.io/")
 MAX_LINES = 600
 
 
@@ -251,7 +255,7 @@ GO_PORT = re.compile(r"^Port of Go's (\S+) package")
 # Go's own packages whose port cannot sit at the import path, and why
 GO_PATH_EXCEPTIONS = {
     "godur.py": "Go's time package: a genericserver/time/ folder would shadow Python's time module for a file run from genericserver/",
-    "patherror.py": "Go's os package: a genericserver/os/ folder would shadow Python's os module for a file run from genericserver/",
+    "patherror.py": "Go's io/fs package (os.PathError): a genericserver/io/ folder would shadow Python's io module for a file run from genericserver/",
 }
 GO_PORTS = [(p, m.group(1)) for p in MODULES if (m := GO_PORT.match(first_doc_line(p)))]
 
