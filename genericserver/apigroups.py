@@ -26,7 +26,7 @@ from genericserver.endpoints.discovery.root import RootAPIsHandler, api_group
 from genericserver.endpoints.discovery.storageversionhash import storage_version_hash
 from genericserver.endpoints.discovery.version import APIVersionHandler
 from genericserver.endpoints.handlers.rest import RequestScope
-from genericserver.endpoints.installer import APIGroupVersion
+from genericserver.endpoints.installer import APIGroupVersion, convert_group_version_into_to_discovery
 from genericserver.mux import not_found
 from genericserver.openapi.handler import OpenAPIV2
 from genericserver.openapi.handler3 import OpenAPIService
@@ -84,7 +84,8 @@ class APIGroups:
         discovery = APIVersionHandler(f"{group}/{version}" if group else version, resources)
         self.mux.handle(prefix, discovery)
         self.mux.unlisted_handle_prefix(prefix + "/", _DiscoveryOrREST(prefix, discovery, gv))
-        (self.aggregated if group else self.legacy_aggregated).add_group_version(group, version, gv.discovery())
+        manager = self.aggregated if group else self.legacy_aggregated
+        manager.add_group_version(group, version, convert_group_version_into_to_discovery(group, version, gv.discovery()))
         return gv
 
     def served(self) -> dict:

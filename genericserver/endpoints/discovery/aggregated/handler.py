@@ -27,29 +27,6 @@ from genericserver.endpoints.discovery.aggregated.negotiation import DISCOVERY_R
 CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
-def resource_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
-    """Go's ``ConvertGroupVersionIntoToDiscovery``: each resource, its subresources listed
-    under it (``pods/status`` as the subresource ``status`` of ``pods``)."""
-    out = []
-    by_name: dict[str, dict] = {}
-    for r in resources:
-        if "/" in r["name"]:
-            parent, sub = r["name"].split("/", 1)
-            kind = {"group": r.get("group", group), "version": r.get("version", version), "kind": r["kind"]}
-            by_name[parent].setdefault("subresources", []).append({"subresource": sub, "responseKind": kind, "verbs": r["verbs"]})
-            continue
-        d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": group, "version": version, "kind": r["kind"]},
-                             "scope": "Namespaced" if r["namespaced"] else "Cluster", "singularResource": r["singularName"],
-                             "verbs": r["verbs"]}
-        if r.get("shortNames"):
-            d["shortNames"] = r["shortNames"]
-        if r.get("categories"):
-            d["categories"] = r["categories"]
-        out.append(d)
-        by_name[r["name"]] = d
-    return out
-
-
 class ResourceDiscoveryManager:
     """The groups of one discovery document (``/api``'s or ``/apis``'s) and its ETag."""
 
@@ -58,8 +35,10 @@ class ResourceDiscoveryManager:
         self._groups: dict[str, dict[str, list[dict]]] = {}  # group -> version -> resources
 
     def add_group_version(self, group: str, version: str, resources: list[dict]) -> None:
+        """``AddGroupVersion``: the version's resources, as installer.go's
+        ``ConvertGroupVersionIntoToDiscovery`` made them."""
         with self._lock:
-            self._groups.setdefault(group, {})[version] = resource_discovery(group, version, resources)
+            self._groups.setdefault(group, {})[version] = resources
 
     def document(self) -> tuple[dict, str]:
         with self._lock:
