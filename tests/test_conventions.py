@@ -428,7 +428,12 @@ def test_the_go_file_check_can_fail():
         "Port of k8s.io/apiserver/pkg/server/config.go#L1036-L1118 (v1.36.0): DefaultBuildHandlerChain.",
         "Port of Go's net/http/internal/http2 package (server.go, Go 1.27.3).",
         "Port of Go's golang.org/x/time/rate package (rate.go, v0.14.0).",
+        # the forms the ports other branches add are expected to take
+        "Port of github.com/munnerz/goautoneg/autoneg.go (v0.0.0-20191010083416-a7dc8b61c822): Accept's media ranges.",
+        "Port of k8s.io/apiserver/pkg/endpoints/handlers/finisher/finisher.go (v1.36.0).",
+        "Port of k8s.io/apiserver/pkg/storage/continue.go (v1.36.0): continue tokens.",
     ):
+        assert PORT_LINE.match(first), first
         names_go_files_that_exist((PACKAGE / "x.py", first))
 
 
