@@ -7,6 +7,7 @@ from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import request
 from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors as apierrors
 from genericserver.audit.context import audit_context_from, with_audit_context
 from genericserver.audit.event import Level, Stage
 from genericserver.audit.memory import MemoryBackend
@@ -15,7 +16,6 @@ from genericserver.context import context as gocontext
 from genericserver.endpoints.filters.request_deadline import (
     INVALID_TIMEOUT_IN_URL,
     _with_request_deadline,
-    new_bad_request,
     parse_timeout,
     with_failed_request_audit,
     with_request_deadline,
@@ -198,7 +198,7 @@ def test_context_is_cancelled_when_the_response_closes_not_before():
 
 def test_with_failed_request_audit():
     calls = []
-    status_err = new_bad_request("error serving request")
+    status_err = apierrors.new_bad_request("error serving request").status
 
     def error_handler(environ, start_response):
         calls.append(environ)

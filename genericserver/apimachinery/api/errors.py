@@ -98,6 +98,17 @@ def new_too_many_requests(msg: str, retry_after_seconds: int) -> StatusError:
     return StatusError(status(429, "TooManyRequests", msg, details))
 
 
+def new_unauthorized(reason: str) -> StatusError:
+    """Go's ``NewUnauthorized``: 401, the reason as the message (``not authorized`` if empty)."""
+    return StatusError(status(401, "Unauthorized", reason or "not authorized"))
+
+
+def new_timeout_error(message: str, retry_after_seconds: int) -> StatusError:
+    """Go's ``NewTimeoutError``: 504, the delay in the details (which are there even when 0)."""
+    details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
+    return StatusError(status(504, "Timeout", f"Timeout: {message}", details))
+
+
 def new_bad_request(msg: str) -> StatusError:
     return StatusError(status(400, "BadRequest", msg))
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from genericserver import klog
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors as apierrors
 from genericserver.authn import ALL_UNAUTHENTICATED, ANONYMOUS, RequestAuthenticator, Response, audiences_intersect, with_audiences
 from genericserver.responsewriters import error_negotiated
 from genericserver.wsgi import header_set
@@ -130,7 +131,7 @@ def unauthorized() -> Callable:
             start_response = header_set(start_response, "Connection", "close")  # the DoS mitigation
         if request.request_info_from(environ) is None:
             return responsewriters.internal_error(start_response, environ, "no RequestInfo found in the context")
-        return error_negotiated(start_response, new_unauthorized("Unauthorized"))
+        return error_negotiated(start_response, apierrors.new_unauthorized("Unauthorized").status)
 
     return unauthorized_app
 
@@ -138,8 +139,3 @@ def unauthorized() -> Callable:
 def is_anonymous_user(user: Any) -> bool:
     """Go's ``isAnonymousUser``: ``system:anonymous``, or in ``system:unauthenticated``."""
     return user.name == ANONYMOUS or ALL_UNAUTHENTICATED in user.groups
-
-
-def new_unauthorized(reason: str) -> dict:
-    """``apierrors.NewUnauthorized``."""
-    return responsewriters.status(401, "Unauthorized", reason or "not authorized")
