@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/installer.go (v1.36.0): the REST routes of one group version.
+"""Port of k8s.io/apiserver/pkg/endpoints/installer.go and groupversion.go (v1.36.0): the REST routes of one group version.
 
 Go's ``APIInstaller.registerResourceHandlers`` turns each storage of an API group version into
 go-restful routes: for a namespaced resource ``R`` under ``PREFIX`` (``/api/v1`` or
@@ -19,6 +19,9 @@ The routes are a werkzeug ``Map`` (the project's WSGI toolkit) standing for go-r
 it does not know falls through to the server's not-found handler; a known path with another
 method is go-restful's ``405: Method Not Allowed`` (HEAD included, which werkzeug would let in
 wherever GET is).
+
+Two Go files in one module: groupversion.go's ``APIGroupVersion`` is what installer.go's
+``APIInstaller`` installs, and here one class does both.
 """
 
 from __future__ import annotations

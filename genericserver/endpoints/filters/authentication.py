@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/filters/authentication.go (v1.36.0): who is asking.
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/authentication.go (v1.36.0), with pkg/authentication/request/headerrequest/requestheader.go's ``ClearAuthenticationHeaders`` and pkg/authentication/authenticatorfactory/requestheader.go's ``RequestHeaderConfig``: who is asking.
 
 :func:`with_authentication` asks the authenticator (see :mod:`genericserver.authn`) about each
 request. On success the user goes into the environ (``request.with_user``), the
@@ -13,6 +13,9 @@ Over HTTP/2, an anonymous user's answer and every 401 carry ``Connection: close`
 HTTP/2 server turns into a GOAWAY: Go's mitigation of CVE-2023-44487 and CVE-2023-39325 (the
 ``UnauthenticatedHTTP2DOSMitigation`` gate, on by default since 1.29) keeps clients nobody
 authenticated from holding a multiplexed connection open. The latency trackers are left out.
+
+The two requestheader.go parts are the front proxy's identity headers the filter removes once a user
+is known: the headers' names and their removal.
 """
 
 from __future__ import annotations
