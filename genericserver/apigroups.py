@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/server/genericapiserver.go's API group installation (v1.36.0).
+"""Port of k8s.io/apiserver/pkg/server/genericapiserver.go's API group installation, with pkg/server/routes/openapi.go's OpenAPI routes (v1.36.0).
 
 ``InstallLegacyAPIGroup`` and ``InstallAPIGroups``, split from genericapiserver.py to keep each
 readable: each group version's REST routes (:class:`~genericserver.endpoints.installer.APIGroupVersion`)
@@ -10,6 +10,8 @@ and its discovery documents go on the server's mux:
   ``/apis/G/V`` (APIResourceList), the resources under ``/apis/G/V/``.
 
 A discovery path answers with or without a trailing slash (``/api/``), as go-restful matches.
+
+routes/openapi.go's part is the three OpenAPI routes the installed groups are described on.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from genericserver.endpoints.discovery.root import RootAPIsHandler, api_group
 from genericserver.endpoints.discovery.storageversionhash import storage_version_hash
 from genericserver.endpoints.discovery.version import APIVersionHandler
 from genericserver.endpoints.handlers.rest import RequestScope
-from genericserver.endpoints.installer import APIGroupVersion
+from genericserver.endpoints.installer import APIGroupVersion, convert_group_version_into_to_discovery
 from genericserver.mux import not_found
 from genericserver.openapi.handler import OpenAPIV2
 from genericserver.openapi.handler3 import OpenAPIService
@@ -82,7 +84,8 @@ class APIGroups:
         discovery = APIVersionHandler(f"{group}/{version}" if group else version, resources)
         self.mux.handle(prefix, discovery)
         self.mux.unlisted_handle_prefix(prefix + "/", _DiscoveryOrREST(prefix, discovery, gv))
-        (self.aggregated if group else self.legacy_aggregated).add_group_version(group, version, gv.discovery())
+        manager = self.aggregated if group else self.legacy_aggregated
+        manager.add_group_version(group, version, convert_group_version_into_to_discovery(group, version, gv.discovery()))
         return gv
 
     def served(self) -> dict:

@@ -41,19 +41,19 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple, Optional
 
-from genericserver.endpoints.audit import with_audit
-from genericserver.endpoints.audit_init import with_audit_init
-from genericserver.endpoints.authentication import unauthorized, with_authentication
-from genericserver.endpoints.authn_audit import with_failed_authentication_audit
-from genericserver.endpoints.authorization import with_authorization
+from genericserver.endpoints.filters.audit import with_audit
+from genericserver.endpoints.filters.audit_init import with_audit_init
+from genericserver.endpoints.filters.authentication import unauthorized, with_authentication
+from genericserver.endpoints.filters.authn_audit import with_failed_authentication_audit
+from genericserver.endpoints.filters.authorization import with_authorization
 from genericserver.filters.cors import with_cors
 from genericserver.filters.goaway import with_probabilistic_goaway
-from genericserver.endpoints.impersonation import with_impersonation
-from genericserver.endpoints.mux_discovery_complete import with_mux_and_discovery_complete
-from genericserver.endpoints.request_deadline import with_request_deadline
-from genericserver.endpoints.request_received_time import with_request_received_timestamp
-from genericserver.endpoints.requestinfo import with_request_info
-from genericserver.endpoints.cachecontrol import with_cache_control
+from genericserver.endpoints.filters.impersonation import with_impersonation
+from genericserver.endpoints.filters.mux_discovery_complete import with_mux_and_discovery_complete
+from genericserver.endpoints.filters.request_deadline import with_request_deadline
+from genericserver.endpoints.filters.request_received_time import with_request_received_timestamp
+from genericserver.endpoints.filters.requestinfo import with_request_info
+from genericserver.endpoints.filters.cachecontrol import with_cache_control
 from genericserver.filters.maxinflight import with_max_in_flight_limit
 from genericserver.filters.timeout import with_timeout_for_non_long_running_requests
 from genericserver.filters.waitgroup import with_wait_group

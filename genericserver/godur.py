@@ -1,4 +1,4 @@
-"""Port of Go's time package (Go 1.25, as used by k8s.io/apiserver v1.36.0): ParseDuration and Duration.String.
+"""Port of Go's time package (format.go ``ParseDuration``, time.go ``Duration.String``, Go 1.26, which Kubernetes v1.36.0 is built with).
 
 The apiserver reads durations in Go syntax: ``?timeout=1m10s`` on a request, and flags such as
 ``--shutdown-delay-duration=70s``. :func:`parse_go_duration` accepts exactly what Go's
@@ -10,6 +10,8 @@ The apiserver reads durations in Go syntax: ``?timeout=1m10s`` on a request, and
 Go's durations are int64 nanoseconds; the runtime here counts float seconds, so the parser
 returns seconds and :func:`parse_go_duration_ns` keeps the exact nanoseconds. Go returns
 ``(Duration, error)``; here the pair is returned as it is, ``(0, error)`` on failure.
+
+Two Go files in one module: the parser and the formatter of one type, ``Duration``.
 """
 
 from __future__ import annotations

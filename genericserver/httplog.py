@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from genericserver import klog, request, runtime as rt
 from genericserver.audit.context import get_audit_id_truncated
+from genericserver.metrics import normalized_verb
 from genericserver.requestinfo import RequestInfo
 from genericserver.responsewriters import go_quote, request_uri
 from genericserver.wsgi import close_iterable
@@ -195,19 +196,6 @@ def set_stacktrace_predicate(environ: dict, pred: StacktracePred) -> None:
     rl = resp_logger_from(environ)
     if rl is not None:
         rl.stacktrace_when(pred)
-
-
-def normalized_verb(environ: dict) -> str:
-    """Go's ``metrics.NormalizedVerb``, the parts that apply: LIST for collection GETs, WATCH."""
-    verb = environ.get("REQUEST_METHOD", "GET").upper()
-    info: Optional[RequestInfo] = request.request_info_from(environ)
-    if info is not None and verb in ("GET", "HEAD"):
-        resource_scope = bool(info.name) or info.verb == "create"
-        if not resource_scope and (info.namespace or info.is_resource_request):
-            verb = "LIST"
-    if info is not None and info.verb == "watch":
-        return "WATCH"
-    return verb
 
 
 def _status_code(status: str) -> int:

@@ -315,6 +315,16 @@ def _fallback_info(environ: dict) -> RequestInfo:
     return RequestInfo(verb=environ.get("REQUEST_METHOD", ""), path=url_path(environ))
 
 
+def normalized_verb(environ: dict) -> str:
+    """``NormalizedVerb``: the method, a GET told from a LIST by the request's scope, then
+    :func:`clean_verb` (WATCH for ``?watch=``, APPLY, CONNECT). httplog prints it."""
+    verb = environ.get("REQUEST_METHOD", "")
+    info: Optional[RequestInfo] = request.request_info_from(environ)
+    if info is not None:
+        verb = canonical_verb(verb.upper(), clean_scope(info))
+    return clean_verb(verb, environ, info)
+
+
 def clean_scope(info: RequestInfo) -> str:
     """``resource``, ``namespace``, ``cluster``, or empty for a non-resource request."""
     if info.name or info.verb == "create":

@@ -1,8 +1,12 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/request/context.go (v1.36.0): request-scoped values.
+"""Port of k8s.io/apiserver/pkg/endpoints/request/{context,received_time,server_shutdown_signal}.go, with requestinfo.go's and pkg/audit/context.go's accessors (v1.36.0): request-scoped values.
 
 Go keeps request-scoped values in the request's ``context.Context``. A WSGI request has its
 ``environ`` dict instead, so each value lives under one documented environ key, with a small
-getter and setter each. Filters read and write only through these functions.
+getter and setter each. Filters read and write only through these functions. Several Go files in
+one module: each holds the getter and setter of one value (context.go the user's,
+received_time.go the arrival time's, server_shutdown_signal.go the signal's, requestinfo.go the
+request info's, pkg/audit/context.go the audit context's), and the filters use them as one
+namespace, ``request.X``, as Go's filters use package request.
 
 ============================  =================================================  ============
 environ key                   value                                              set by

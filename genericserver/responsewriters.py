@@ -1,14 +1,19 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/{errors,status}.go (v1.36.0).
+"""Port of k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/{errors,status,writers}.go (v1.36.0): the filters' error answers.
 
-The few response shapes the filters share, byte for byte as Go writes them:
+The few response shapes the filters share, byte for byte as Go writes them. Go's package is one
+namespace its callers use as ``responsewriters.X``, and the filters use a function or two of each
+file, so one module holds them:
 
-* :func:`http_error` is net/http's ``http.Error``: ``text/plain; charset=utf-8``,
-  ``X-Content-Type-Options: nosniff``, the message and a newline.
-* :func:`write_status` writes a ``metav1.Status`` as compact JSON plus a newline (``nosniff``
-  unless told not to).
-* :func:`internal_error` is ``responsewriters.InternalError``.
-* :func:`error_to_status` is status.go's ``ErrorToAPIStatus``: the Status an error is answered
-  with (the REST handlers' errors go through it).
+* errors.go: :func:`internal_error` (``InternalError``), :func:`forbidden` (``Forbidden``, with
+  :func:`forbidden_status_error` and its message);
+* writers.go: :func:`error_negotiated` (``ErrorNegotiated`` with the JSON serializer: a
+  ``Retry-After`` header when the status carries ``retryAfterSeconds``, and no ``nosniff``);
+* status.go: :func:`status` and :func:`write_status`, a ``metav1.Status`` as compact JSON plus a
+  newline (``nosniff`` unless told not to), and :func:`error_to_status` (``ErrorToAPIStatus``: the
+  Status an error is answered with; the REST handlers' errors go through it);
+* and net/http's ``http.Error`` (:func:`http_error`: ``text/plain; charset=utf-8``,
+  ``X-Content-Type-Options: nosniff``, the message and a newline) and ``StatusText``
+  (:func:`status_line`), which they write with.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import json
 import logging
 from typing import Any, Callable, Iterable, Optional
 
-from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.api import errors as apierrors
+from genericserver.authz import AttributesRecord
 from genericserver.net.http.response import STATUS_TEXT
 
 log = logging.getLogger("genericserver.responsewriters")
@@ -113,7 +119,44 @@ def request_uri(environ: dict) -> str:
 
 def error_to_status(err: BaseException) -> dict:
     """Go's ``ErrorToAPIStatus``: an API error's Status, else a 500 without a reason."""
-    if isinstance(err, errors.StatusError):
+    if isinstance(err, apierrors.StatusError):
         return err.status
     logging.getLogger("genericserver.endpoints.handlers").error("apiserver received an error that is not an metav1.Status: %r: %s", err, err)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": str(err), "code": 500}
+
+
+def error_negotiated(start_response: Callable, st: dict, headers: Optional[list] = None, *, nosniff: bool = False) -> Iterable[bytes]:
+    """``ErrorNegotiated`` with the JSON serializer: the Status as JSON, ``Retry-After`` if asked for."""
+    hs = list(headers or [])
+    retry = (st.get("details") or {}).get("retryAfterSeconds", 0)
+    if retry > 0:
+        hs.append(("Retry-After", str(retry)))
+    if st["code"] == 204:
+        start_response(status_line(204), hs)
+        return []
+    return write_status(start_response, st, hs, nosniff=nosniff)
+
+
+def _forbidden_message(a: AttributesRecord) -> str:
+    username = a.user.name if a.user is not None else ""
+    if not a.resource_request:
+        return f"User {go_quote(username)} cannot {a.verb} path {go_quote(a.path)}"
+    resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
+    if a.namespace:
+        return (f"User {go_quote(username)} cannot {a.verb} resource {go_quote(resource)} in API group "
+                f"{go_quote(a.api_group)} in the namespace {go_quote(a.namespace)}")
+    return (f"User {go_quote(username)} cannot {a.verb} resource {go_quote(resource)} in API group "
+            f"{go_quote(a.api_group)} at the cluster scope")
+
+
+def forbidden_status_error(a: AttributesRecord, reason: str) -> dict:
+    """The Status ``Forbidden`` writes: who cannot do what, and the authorizer's reason."""
+    msg = _sanitize(_forbidden_message(a))
+    err = f"{msg}: {reason}" if reason else msg
+    gr = f"{a.resource}.{a.api_group}" if a.api_group and a.resource else a.resource
+    return apierrors.new_forbidden(gr, a.name, err).status
+
+
+def forbidden(a: AttributesRecord, environ: dict, start_response: Callable, reason: str) -> Iterable[bytes]:
+    """``responsewriters.Forbidden``: 403 Status JSON, with ``X-Content-Type-Options: nosniff``."""
+    return error_negotiated(start_response, forbidden_status_error(a, reason), nosniff=True)

@@ -14,6 +14,9 @@ reads the same ``/proc`` figures Go's process collector does.
 (:mod:`genericserver.apimachinery.version`) as indented JSON, ``WriteRawJSON``'s way. Go installs it on the
 go-restful container, which answers other methods with 405; there is no such container here,
 so it sits on the non-go-restful mux and answers 405 itself.
+
+Two Go files in one module: each installs one small route, and config.go's ``installAPI`` installs
+both.
 """
 
 from __future__ import annotations

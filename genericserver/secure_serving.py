@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/server/secure_serving.go (v1.36.0).
+"""Port of k8s.io/apiserver/pkg/server/secure_serving.go (v1.36.0), with config.go's ``SecureServingInfo``, the type whose ``Serve`` it defines.
 
 ``SecureServingInfo.serve`` builds the HTTP server with the apiserver's settings (1 MiB of
 headers, 90 s idle and 32 s read-header timeouts, TLS when a certificate is configured) and

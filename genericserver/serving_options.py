@@ -1,4 +1,4 @@
-"""Ports of k8s.io/apiserver/pkg/server/options/{serving,audit}.go (v1.36.0) and kube-apiserver's authn/authz options.
+"""Ports of k8s.io/apiserver/pkg/server/options/{serving,audit}.go and k8s.io/kubernetes/pkg/kubeapiserver/options/{authentication,authorization}.go (v1.36.0).
 
 The authentication and authorization groups follow kube-apiserver's own options
 (k8s.io/kubernetes/pkg/kubeapiserver/options, Kubernetes v1.36.0).
@@ -26,6 +26,9 @@ Where this differs from Go:
   rotation either (Go's ``--audit-log-maxsize`` and friends), and no webhook backend.
 * Authorization modes other than AlwaysAllow and AlwaysDeny (RBAC, Node, ABAC, Webhook) are
   refused as not valid: nothing here implements them.
+
+Four Go files in one module: each is one group of flags, and a ``genericserver`` command adds,
+validates and applies the groups together.
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ is for real processes on the threads runtime: the goroutine blocks in a pipe rea
 simulation runtime cannot schedule.
 :func:`_reset_for_tests` undoes everything (previous handlers back, goroutine stopped) so a test
 process can set it up again; Go has no such thing.
+
+Two Go files in one module: signal_posix.go holds only the list of signals (SIGINT, SIGTERM) that
+signal.go waits for.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.audit: Go's audit_test.go, and the audit invariant of the chain:
+"""Tests of genericserver.endpoints.filters.audit: Go's audit_test.go, and the audit invariant of the chain:
 every request that passed authentication has a RequestReceived and a ResponseComplete (or Panic)
 event; every request that failed it has one ResponseStarted event with its 401."""
 
@@ -24,13 +24,13 @@ from genericserver.audit.union import union
 from genericserver.authn import TokenAuthenticator, new_request_authenticator
 from genericserver.authz import ALWAYS_DENY, new_privileged_groups
 from genericserver.authz import union as authz_union
-from genericserver.endpoints.audit import AuditResponseWriter, decorate_response_writer, with_audit
-from genericserver.endpoints.audit_init import with_audit_init
-from genericserver.endpoints.authentication import unauthorized, with_authentication
-from genericserver.endpoints.authn_audit import with_failed_authentication_audit
-from genericserver.endpoints.authorization import with_authorization
-from genericserver.endpoints.impersonation import with_impersonation
-from genericserver.endpoints.requestinfo import with_request_info
+from genericserver.endpoints.filters.audit import AuditResponseWriter, decorate_response_writer, with_audit
+from genericserver.endpoints.filters.audit_init import with_audit_init
+from genericserver.endpoints.filters.authentication import unauthorized, with_authentication
+from genericserver.endpoints.filters.authn_audit import with_failed_authentication_audit
+from genericserver.endpoints.filters.authorization import with_authorization
+from genericserver.endpoints.filters.impersonation import with_impersonation
+from genericserver.endpoints.filters.requestinfo import with_request_info
 from genericserver.request import UserInfo
 from genericserver.requestinfo import RequestInfoFactory
 

@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.audit_init: Go's audit_init_test.go and the Audit-ID header."""
+"""Tests of genericserver.endpoints.filters.audit_init: Go's audit_init_test.go and the Audit-ID header."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver.audit.context import audit_id_from
-from genericserver.endpoints.audit_init import _with_audit_init, with_audit_init
+from genericserver.endpoints.filters.audit_init import _with_audit_init, with_audit_init
 
 LARGE = f"{uuid.uuid4()}-{uuid.uuid4()}"
 
@@ -102,7 +102,7 @@ def test_response_that_sets_its_own_audit_id_keeps_it():
 
 @pytest.mark.parametrize("raw", [bytes(16), b"\xff" * 16, bytes(range(16)), bytes(range(240, 256))])
 def test_new_uuid_formats_random_bytes_as_uuid4_does(raw, monkeypatch):
-    from genericserver.endpoints import audit_init
+    from genericserver.endpoints.filters import audit_init
 
     monkeypatch.setattr(audit_init.os, "urandom", lambda n: raw)
     assert audit_init.new_uuid() == str(uuid.UUID(bytes=raw, version=4))

@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.authentication: Go's authentication_test.go, and the 401."""
+"""Tests of genericserver.endpoints.filters.authentication: Go's authentication_test.go, and the 401."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import request
 from genericserver.authn import RequestFunc, Response, TokenAuthenticator, new_request_authenticator
-from genericserver.endpoints.authentication import (
+from genericserver.endpoints.filters.authentication import (
     RequestHeaderConfig,
     _with_authentication,
     unauthorized,

@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.authn_audit: Go's authn_audit_test.go."""
+"""Tests of genericserver.endpoints.filters.authn_audit: Go's authn_audit_test.go."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from genericserver.audit.context import with_audit_context
 from genericserver.audit.event import Level, Stage
 from genericserver.audit.memory import MemoryBackend
 from genericserver.audit.policy import new_fake_policy_rule_evaluator
-from genericserver.endpoints.authn_audit import get_auth_methods, with_failed_authentication_audit
+from genericserver.endpoints.filters.authn_audit import get_auth_methods, with_failed_authentication_audit
 from genericserver.requestinfo import RequestInfoFactory
 from genericserver.responsewriters import http_error
 

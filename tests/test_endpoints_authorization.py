@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.authorization: Go's authorization_test.go, and the 403 Go writes."""
+"""Tests of genericserver.endpoints.filters.authorization: Go's authorization_test.go, and the 403 Go writes."""
 
 from __future__ import annotations
 
@@ -12,18 +12,17 @@ from genericserver.audit.context import audit_context_from, with_audit_context
 from genericserver.audit.event import Level
 from genericserver.audit.policy import RequestAuditConfig
 from genericserver.authz import ALWAYS_ALLOW, ALWAYS_DENY, AttributesRecord, AuthorizerFunc, Decision
-from genericserver.endpoints.authorization import (
+from genericserver.endpoints.filters.authorization import (
     DECISION_ANNOTATION_KEY,
     REASON_ANNOTATION_KEY,
     REASON_ERROR,
     _with_authorization,
-    error_negotiated,
-    forbidden_status_error,
     get_authorizer_attributes,
     with_authorization,
 )
-from genericserver.endpoints.requestinfo import with_request_info
+from genericserver.endpoints.filters.requestinfo import with_request_info
 from genericserver.request import UserInfo
+from genericserver.responsewriters import error_negotiated, forbidden_status_error
 from genericserver.requestinfo import RequestInfoFactory
 
 ATTRIBUTE_CASES = {

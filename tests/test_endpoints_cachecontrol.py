@@ -1,11 +1,11 @@
-"""Tests of genericserver.endpoints.cachecontrol: a port of cachecontrol_test.go (TestCacheControl)."""
+"""Tests of genericserver.endpoints.filters.cachecontrol: a port of cachecontrol_test.go (TestCacheControl)."""
 
 from __future__ import annotations
 
 import pytest
 from werkzeug.test import Client
 
-from genericserver.endpoints.cachecontrol import with_cache_control
+from genericserver.endpoints.filters.cachecontrol import with_cache_control
 
 # name: (path, header the app sets, expected header)
 CASES = {

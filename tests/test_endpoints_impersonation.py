@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.impersonation: Go's impersonation_test.go (TestImpersonationFilter)."""
+"""Tests of genericserver.endpoints.filters.impersonation: Go's impersonation_test.go (TestImpersonationFilter)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from genericserver.audit.context import audit_context_from, with_audit_context
 from genericserver.audit.event import Level, UserInfo as EventUser
 from genericserver.audit.policy import RequestAuditConfig
 from genericserver.authz import Decision
-from genericserver.endpoints.impersonation import build_impersonation_requests, split_username, with_impersonation
+from genericserver.endpoints.filters.impersonation import build_impersonation_requests, split_username, with_impersonation
 from genericserver.request import UserInfo
 from genericserver.requestinfo import RequestInfo
 

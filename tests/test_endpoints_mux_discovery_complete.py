@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.mux_discovery_complete: Go's mux_discovery_complete_test.go,
+"""Tests of genericserver.endpoints.filters.mux_discovery_complete: Go's mux_discovery_complete_test.go,
 and the 503-instead-of-404 it makes the not-found handler answer."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from werkzeug.test import Client
 
 from genericserver import runtime as rt
-from genericserver.endpoints.mux_discovery_complete import (
+from genericserver.endpoints.filters.mux_discovery_complete import (
     no_mux_and_discovery_incomplete_key,
     with_mux_and_discovery_complete,
 )

@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.request_deadline: Go's request_deadline_test.go."""
+"""Tests of genericserver.endpoints.filters.request_deadline: Go's request_deadline_test.go."""
 
 from __future__ import annotations
 
@@ -7,20 +7,20 @@ from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import request
 from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors as apierrors
 from genericserver.audit.context import audit_context_from, with_audit_context
 from genericserver.audit.event import Level, Stage
 from genericserver.audit.memory import MemoryBackend
 from genericserver.audit.policy import new_fake_policy_rule_evaluator
 from genericserver.context import context as gocontext
-from genericserver.endpoints.request_deadline import (
+from genericserver.endpoints.filters.request_deadline import (
     INVALID_TIMEOUT_IN_URL,
     _with_request_deadline,
-    new_bad_request,
     parse_timeout,
     with_failed_request_audit,
     with_request_deadline,
 )
-from genericserver.endpoints.request_received_time import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
+from genericserver.endpoints.filters.request_received_time import RECEIVED_RUNTIME_KEY, with_request_received_timestamp
 from genericserver.requestinfo import RequestInfo
 from genericserver.responsewriters import http_error
 from genericserver.testing.sim import Simulation
@@ -198,7 +198,7 @@ def test_context_is_cancelled_when_the_response_closes_not_before():
 
 def test_with_failed_request_audit():
     calls = []
-    status_err = new_bad_request("error serving request")
+    status_err = apierrors.new_bad_request("error serving request").status
 
     def error_handler(environ, start_response):
         calls.append(environ)

@@ -1,4 +1,4 @@
-"""Tests of genericserver.endpoints.request_received_time: Go's request_received_time_test.go."""
+"""Tests of genericserver.endpoints.filters.request_received_time: Go's request_received_time_test.go."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from werkzeug.test import Client
 
 from genericserver import request
 from genericserver import runtime as rt
-from genericserver.endpoints.request_received_time import (
+from genericserver.endpoints.filters.request_received_time import (
     RECEIVED_RUNTIME_KEY,
     _with_request_received_timestamp_with_clock,
     received_runtime_from,

@@ -14,7 +14,7 @@ from hypothesis import given, strategies as st
 from werkzeug.test import Client
 
 from genericserver import request, runtime as rt, wsgi
-from genericserver.endpoints.requestinfo import with_request_info
+from genericserver.endpoints.filters.requestinfo import with_request_info
 from genericserver.filters import maxinflight
 from genericserver.filters.longrunning import basic_long_running_request_check
 from genericserver.filters.maxinflight import (

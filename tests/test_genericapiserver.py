@@ -35,7 +35,7 @@ from genericserver import runtime as rt
 from genericserver.audit.memory import MemoryBackend
 from genericserver.config import Config, new_config
 from genericserver.context import context as gocontext
-from genericserver.endpoints.requestinfo import with_request_info
+from genericserver.endpoints.filters.requestinfo import with_request_info
 from genericserver.filters.waitgroup import with_wait_group
 from genericserver.genericapiserver import (
     MIN_WATCH_DRAIN_QPS,

@@ -145,18 +145,28 @@ def test_when_the_level_is_off_nothing_is_wrapped(caplog):
 
 
 @pytest.mark.parametrize(
-    "method,info,verb",
+    "method,info,extra,verb",
     [
-        ("GET", RequestInfo(is_resource_request=True, verb="get", name="foo", namespace="ns"), "GET"),
-        ("GET", RequestInfo(is_resource_request=True, verb="list"), "LIST"),
-        ("GET", RequestInfo(is_resource_request=True, verb="watch"), "WATCH"),
-        ("HEAD", RequestInfo(is_resource_request=False, verb="head"), "HEAD"),
-        ("POST", RequestInfo(is_resource_request=True, verb="create"), "POST"),
-        ("GET", None, "GET"),
+        ("GET", RequestInfo(is_resource_request=True, verb="get", name="foo", namespace="ns"), {}, "GET"),
+        ("GET", RequestInfo(is_resource_request=True, verb="list"), {}, "LIST"),
+        ("GET", RequestInfo(is_resource_request=True, verb="watch"), {"QUERY_STRING": "watch=true"}, "WATCH"),
+        # the legacy /api/v1/watch/pods path: CleanVerb reads ?watch= only, so Go logs LIST
+        ("GET", RequestInfo(is_resource_request=True, verb="watch"), {}, "LIST"),
+        ("PATCH", RequestInfo(is_resource_request=True, verb="patch", name="foo"),
+         {"CONTENT_TYPE": "application/apply-patch+yaml"}, "APPLY"),
+        ("GET", RequestInfo(is_resource_request=True, verb="get", name="foo", subresource="log"), {}, "CONNECT"),
+        # CanonicalVerb makes a HEAD a GET (or a LIST) once there is a RequestInfo
+        ("HEAD", RequestInfo(is_resource_request=False, verb="head"), {}, "GET"),
+        ("HEAD", None, {}, "HEAD"),
+        ("POST", RequestInfo(is_resource_request=True, verb="create"), {}, "POST"),
+        ("GET", None, {}, "GET"),
+        ("GET", None, {"QUERY_STRING": "watch=1"}, "WATCH"),
     ],
 )
-def test_normalized_verb(method, info, verb):
-    env = {"REQUEST_METHOD": method}
+def test_normalized_verb(method, info, extra, verb):
+    """The verb httplog prints is metrics.go's NormalizedVerb: CanonicalVerb by the scope, then
+    CleanVerb (k8s.io/apiserver v0.36.0 pkg/endpoints/metrics/metrics.go L660-L741)."""
+    env = {"REQUEST_METHOD": method, **extra}
     if info is not None:
         env[request.REQUEST_INFO_KEY] = info
     assert httplog.normalized_verb(env) == verb

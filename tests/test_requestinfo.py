@@ -1,4 +1,4 @@
-"""Tests of genericserver.requestinfo and genericserver.endpoints.requestinfo.
+"""Tests of genericserver.requestinfo and genericserver.endpoints.filters.requestinfo.
 
 Ports of requestinfo_test.go (TestGetAPIRequestInfo, TestGetNonAPIRequestInfo,
 TestSelectorParsing) with Go's case names, plus the with_request_info filter.
@@ -10,7 +10,7 @@ import pytest
 from werkzeug.test import Client, EnvironBuilder
 
 from genericserver import request
-from genericserver.endpoints.requestinfo import with_request_info
+from genericserver.endpoints.filters.requestinfo import with_request_info
 from genericserver.requestinfo import RequestInfo, RequestInfoFactory, parse_field_selector
 
 

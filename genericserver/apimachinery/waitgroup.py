@@ -12,6 +12,9 @@ flight" can be waited for without a request sneaking in between the check and th
 
 Both rest on :class:`WaitGroup`, Go's ``sync.WaitGroup`` built from runtime locks and events.
 Everything blocks through :mod:`genericserver.runtime`, so the simulation runtime can run it.
+
+Two Go files in one module: the rate-limited group is the safe group with a limiter on its drain,
+and both rest on the same :class:`WaitGroup`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/apis/audit/v1/types.go (v1.36.0): the audit.k8s.io/v1 Event.
+"""Port of k8s.io/apiserver/pkg/apis/audit/v1/types.go (v1.36.0), with pkg/apis/audit/helpers.go's level order: the audit.k8s.io/v1 Event.
 
 An :class:`Event` is what every audit backend receives, one per request *stage*
 (``RequestReceived``, ``ResponseStarted``, ``ResponseComplete``, ``Panic``). :meth:`Event.to_dict`
@@ -9,6 +9,9 @@ unset), and :func:`event_from_dict` reads it back.
 Not ported: ``requestObject``/``responseObject`` (this server stores no objects, so no level
 ever has a body to record) and the internal/v1 split (there is one version, so one type).
 Timestamps are wall-clock seconds since the epoch (``rt.wall()``), or ``None`` for Go's zero time.
+
+helpers.go's part is the order of the levels (``Less``, ``GreaterOrEqual``), a method of types.go's
+``Level``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Port of k8s.io/kubernetes/pkg/controller/deployment/progress.go (v1.36.0) with deployment/util's conditions: a Deployment's Available and Progressing conditions.
+"""Port of k8s.io/kubernetes/pkg/controller/deployment/progress.go and util/deployment_util.go's conditions (v1.36.0): a Deployment's Available and Progressing conditions.
 
 Each sync the deployment controller computes the Deployment's conditions from the ones it has
 (``kubectl get deploy -o yaml`` shows them, ``rollout status`` and ``wait --for=condition``
@@ -24,6 +24,10 @@ status`` then exits with ``deployment "web" exceeded its progress deadline``); t
 again when that time comes (:func:`deadline_at`, ``requeueStuckDeployment``) even if nothing else
 changes. A pause or resume does not overwrite it; the rollout's completion does. Left out:
 ``ReplicaFailure``.
+
+Two Go files in one module: progress.go computes the conditions with deployment_util.go's helpers
+(``NewDeploymentCondition``, ``SetDeploymentCondition``, ``DeploymentTimedOut``), which nothing else
+here uses.
 """
 
 from __future__ import annotations

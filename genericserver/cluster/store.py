@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/registry/rest/delete.go (v1.36.0): graceful deletion, in a small object store.
+"""Port of k8s.io/apiserver/pkg/registry/rest/delete.go and pkg/registry/generic/registry/store.go's graceful deletion, with k8s.io/kubernetes/pkg/registry/core/pod/strategy.go's CheckGracefulDelete (v1.36.0), in a small object store.
 
 ``before_delete`` is Go's ``BeforeDelete`` step for step; :meth:`Store.delete` follows
 ``Store.Delete`` and ``updateForGracefulDeletionAndFinalizers`` of

@@ -1,4 +1,4 @@
-"""Port of Go's context package (context/context.go, as used by k8s.io/apiserver v1.36.0).
+"""Port of Go's context package (context.go, Go 1.26, which Kubernetes v1.36.0 is built with).
 
 A :class:`Context` carries a done event, an error once done, an optional deadline, a cause and
 values. Cancelling a context cancels its children; ``without_cancel`` keeps the values but cuts

@@ -1,5 +1,5 @@
-"""Ports of k8s.io/apiserver/pkg/endpoints/filters (v1.36.0) (package).
+"""k8s.io/apiserver/pkg/endpoints (package): the REST API's routes, handlers, discovery and filters.
 
-One module per Go file of that folder, under the Go file's name (``request_received_time.go`` is
-``request_received_time.py``; ``impersonation/impersonation.go`` is ``impersonation.py``).
+Laid out as Go's folder is: ``installer.py`` is ``installer.go``, and ``filters/``,
+``handlers/`` and ``discovery/`` are the packages of the same names below it.
 """

@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/installer.go (v1.36.0): the REST routes of one group version.
+"""Port of k8s.io/apiserver/pkg/endpoints/installer.go and groupversion.go (v1.36.0): the REST routes of one group version.
 
 Go's ``APIInstaller.registerResourceHandlers`` turns each storage of an API group version into
 go-restful routes: for a namespaced resource ``R`` under ``PREFIX`` (``/api/v1`` or
@@ -19,6 +19,9 @@ The routes are a werkzeug ``Map`` (the project's WSGI toolkit) standing for go-r
 it does not know falls through to the server's not-found handler; a known path with another
 method is go-restful's ``405: Method Not Allowed`` (HEAD included, which werkzeug would let in
 wherever GET is).
+
+Two Go files in one module: groupversion.go's ``APIGroupVersion`` is what installer.go's
+``APIInstaller`` installs, and here one class does both.
 """
 
 from __future__ import annotations
@@ -82,6 +85,30 @@ def _routes(prefix: str, shape: tuple[tuple[str, bool, bool], ...]) -> Map:
                       Rule(f"{prefix}/{r}/<name>", endpoint=("item", r))]
     with RULES_COMPILING:  # (see the lock's comment)
         return Map(rules, merge_slashes=False)  # "a//b" is a 404, not a redirect
+
+
+def convert_group_version_into_to_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
+    """``ConvertGroupVersionIntoToDiscovery``: a group version's ``APIResource`` list as aggregated
+    discovery shows it, each resource with its subresources listed under it (``pods/status`` as
+    the subresource ``status`` of ``pods``)."""
+    out = []
+    by_name: dict[str, dict] = {}
+    for r in resources:
+        if "/" in r["name"]:
+            parent, sub = r["name"].split("/", 1)
+            kind = {"group": r.get("group", group), "version": r.get("version", version), "kind": r["kind"]}
+            by_name[parent].setdefault("subresources", []).append({"subresource": sub, "responseKind": kind, "verbs": r["verbs"]})
+            continue
+        d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": group, "version": version, "kind": r["kind"]},
+                             "scope": "Namespaced" if r["namespaced"] else "Cluster", "singularResource": r["singularName"],
+                             "verbs": r["verbs"]}
+        if r.get("shortNames"):
+            d["shortNames"] = r["shortNames"]
+        if r.get("categories"):
+            d["categories"] = r["categories"]
+        out.append(d)
+        by_name[r["name"]] = d
+    return out
 
 
 class APIGroupVersion:

@@ -2,7 +2,7 @@
 
 One module per Go file of that folder: ``longrunning``, ``waitgroup``, ``with_retry_after``,
 ``maxinflight``, ``timeout``, ``watch_termination``, ``wrap`` (panic recovery and HTTP logging)
-and ``cors``. The chain builder also uses ``genericserver.endpoints.cachecontrol`` (from
+and ``cors``. The chain builder also uses ``genericserver.endpoints.filters.cachecontrol`` (from
 pkg/endpoints/filters) and ``genericserver.httplog`` (pkg/server/httplog), each in the folder of
 its Go file.
 """

@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/server/filters/maxinflight.go (v1.36.0).
+"""Port of k8s.io/apiserver/pkg/server/filters/maxinflight.go (v1.36.0), with priority-and-fairness.go's ``tooManyRequests``, which both limiters share.
 
 ``with_max_in_flight_limit`` caps how many requests run at once, separately for read-only
 requests (verbs get, list, watch) and mutating ones (every other verb, including a
@@ -24,6 +24,8 @@ has its own (its config's ``max_in_flight_watermark`` and ``metrics``, passed to
 to the maintenance loop); a filter built alone uses the module's :data:`watermark` and
 ``metrics.LEGACY``, as Go's globals. Not ported: Go also feeds the same occupancy to priority and
 fairness's ``apiserver_flowcontrol_read_vs_write_current_requests``, a flow-control metric.
+
+priority-and-fairness.go's part is the 429 both limiters answer.
 """
 
 from __future__ import annotations

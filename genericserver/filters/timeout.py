@@ -43,9 +43,10 @@ from typing import Any, Callable, Iterable, Optional
 
 from genericserver import klog, request, runtime as rt
 from genericserver import metrics as epmetrics
+from genericserver.apimachinery.api import errors as apierrors
 from genericserver.godur import format_go_duration
 from genericserver.requestinfo import LongRunningRequestCheck, url_path
-from genericserver.responsewriters import encode_status, status as status_dict
+from genericserver.responsewriters import encode_status
 from genericserver.runtime.goroutines import stack_of_panic
 from genericserver.wsgi import close_iterable, known_chunks, on_close
 
@@ -69,15 +70,20 @@ class AbortHandler(Exception):
 TimeoutFunc = Callable[[dict], tuple[dict, bool, Optional[Callable[[], None]], Optional[dict]]]
 
 
+def err_status(err: apierrors.StatusError) -> dict:
+    """``err.ErrStatus`` as the filter encodes it: the Status without ``kind`` and ``apiVersion``
+    (Go encodes the struct itself, whose TypeMeta no encoder filled in)."""
+    return {k: v for k, v in err.status.items() if k not in ("kind", "apiVersion")}
+
+
 def new_timeout_error(message: str, retry_after_seconds: int) -> dict:
     """``apierrors.NewTimeoutError(...).ErrStatus``: a 504 Status (no kind/apiVersion)."""
-    details: dict = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
-    return status_dict(504, "Timeout", f"Timeout: {message}", details, kind=False)
+    return err_status(apierrors.new_timeout_error(message, retry_after_seconds))
 
 
 def new_internal_error(err: str) -> dict:
     """``apierrors.NewInternalError(err).ErrStatus``."""
-    return status_dict(500, "InternalError", f"Internal error occurred: {err}", {"causes": [{"message": err}]}, kind=False)
+    return err_status(apierrors.new_internal_error(err))
 
 
 def _nothing() -> None:

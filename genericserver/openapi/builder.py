@@ -1,4 +1,4 @@
-"""Port of k8s.io/kube-openapi/pkg/builder/openapi.go (v1.36.0): the OpenAPI v2 (Swagger 2.0) document.
+"""Port of k8s.io/kube-openapi/pkg/builder/openapi.go (v0.0.0-20260317180543-43fb72c5454a, as Kubernetes v1.36.0 pins it): the OpenAPI v2 (Swagger 2.0) document.
 
 ``/openapi/v2`` is one Swagger 2.0 document for everything served: the same paths and
 definitions as the v3 documents (:mod:`genericserver.openapi.builder3`), written the v2 way:

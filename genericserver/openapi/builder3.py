@@ -1,4 +1,4 @@
-"""Port of k8s.io/kube-openapi/pkg/builder3/openapi.go (v1.36.0): OpenAPI v3 documents, as k8s.io/apiserver builds them.
+"""Port of k8s.io/kube-openapi/pkg/builder3/openapi.go (v0.0.0-20260317180543-43fb72c5454a, as Kubernetes v1.36.0 pins it): OpenAPI v3 documents, as k8s.io/apiserver builds them.
 
 One OpenAPI 3.0 document per group version (``/openapi/v3/api/v1``,
 ``/openapi/v3/apis/authentication.k8s.io/v1``), built from what is served:

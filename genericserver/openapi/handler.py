@@ -1,4 +1,4 @@
-"""Port of k8s.io/kube-openapi/pkg/handler/handler.go (v1.36.0): ``/openapi/v2``.
+"""Port of k8s.io/kube-openapi/pkg/handler/handler.go (v0.0.0-20260317180543-43fb72c5454a, as Kubernetes v1.36.0 pins it): ``/openapi/v2``.
 
 The Swagger 2.0 document of everything served (:mod:`genericserver.openapi.builder`), with
 its ``ETag`` (the document's SHA-512, quoted) and ``Last-Modified``; ``If-None-Match`` with the

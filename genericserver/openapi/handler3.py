@@ -1,4 +1,4 @@
-"""Port of k8s.io/kube-openapi/pkg/handler3/handler.go (v1.36.0): ``/openapi/v3``, as k8s.io/apiserver serves it.
+"""Port of k8s.io/kube-openapi/pkg/handler3/handler.go (v0.0.0-20260317180543-43fb72c5454a, as Kubernetes v1.36.0 pins it): ``/openapi/v3``, as k8s.io/apiserver serves it.
 
 * ``GET /openapi/v3``: the index, ``{"paths": {"api/v1": {"serverRelativeURL":
   "/openapi/v3/api/v1?hash=HASH"}, ...}}``, one entry per served group version;

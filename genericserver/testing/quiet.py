@@ -12,7 +12,7 @@ import contextlib
 import logging
 from typing import Iterator
 
-_AUTH_LOGGERS = ("genericserver.endpoints.authentication", "genericserver.endpoints")
+_AUTH_LOGGERS = ("genericserver.endpoints.filters.authentication", "genericserver.endpoints.filters")
 _AUTH_DISABLED = ("Authentication is disabled", "Authorization is disabled")
 
 

@@ -77,19 +77,36 @@ def new_conflict(resource: str, name: str, why: str) -> StatusError:
 
 
 def new_forbidden(resource: str, name: str, err: str) -> StatusError:
-    """Go's ``NewForbidden`` for a named object of ``resource``."""
+    """Go's ``NewForbidden``: the message names the group-resource and the object when known
+    (``forbidden: ...`` with neither); the details leave out what is empty."""
     group, res = _split(resource)
     details: dict[str, Any] = {"name": name} if name else {}
     if group:
         details["group"] = group
-    details["kind"] = res
-    return StatusError(status(403, "Forbidden", f"{resource} {_q(name)} is forbidden: {err}" if name else f"{resource} is forbidden: {err}", details))
+    if res:
+        details["kind"] = res
+    if not resource:
+        message = f"forbidden: {err}"
+    else:
+        message = f"{resource} {_q(name)} is forbidden: {err}" if name else f"{resource} is forbidden: {err}"
+    return StatusError(status(403, "Forbidden", message, details))
 
 
 def new_too_many_requests(msg: str, retry_after_seconds: int) -> StatusError:
     """Go's ``NewTooManyRequests``: 429, the delay in the details (and so in ``Retry-After``)."""
     details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
     return StatusError(status(429, "TooManyRequests", msg, details))
+
+
+def new_unauthorized(reason: str) -> StatusError:
+    """Go's ``NewUnauthorized``: 401, the reason as the message (``not authorized`` if empty)."""
+    return StatusError(status(401, "Unauthorized", reason or "not authorized"))
+
+
+def new_timeout_error(message: str, retry_after_seconds: int) -> StatusError:
+    """Go's ``NewTimeoutError``: 504, the delay in the details (which are there even when 0)."""
+    details = {"retryAfterSeconds": retry_after_seconds} if retry_after_seconds else {}
+    return StatusError(status(504, "Timeout", f"Timeout: {message}", details))
 
 
 def new_bad_request(msg: str) -> StatusError:

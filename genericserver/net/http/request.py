@@ -1,4 +1,4 @@
-"""Port of Go's net/http package: reading one HTTP/1.x request (request.go ``readRequest``, transfer.go).
+"""Port of Go's net/http package (request.go ``readRequest``, transfer.go ``readTransfer`` and ``body``, http.go ``hasToken``, Go 1.27): reading one HTTP/1.x request.
 
 :mod:`genericserver.net.http.server` (server.go) reads each request with :func:`read_request`, checks
 it as Go's ``conn.readRequest`` does, and hands the app :func:`environ` with the request body as
@@ -61,6 +61,9 @@ corpus cases differ, ``version_differences`` in tests/parity/go-answers.json): 1
 error for more trailer lines), where 1.26 had only the 1 MiB byte limit; and a successful
 ``CONNECT`` answer carries no framing headers and ends the connection, where 1.26 kept both.
 This server follows 1.27.
+
+Three Go files in one module: transfer.go reads the body of the request request.go reads, and
+http.go's ``hasToken`` reads its ``Connection`` and ``Expect`` headers.
 """
 
 from __future__ import annotations

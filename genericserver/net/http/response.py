@@ -1,4 +1,4 @@
-"""Port of Go's net/http package: writing a response (server.go ``response`` and ``chunkWriter``, header.go, status.go).
+"""Port of Go's net/http package (server.go ``response`` and ``chunkWriter``, header.go, status.go, Go 1.27): writing a response.
 
 A WSGI app's ``start_response(status, headers)`` and body become the bytes Go's server would
 send for the same handler, decided where Go decides them (``chunkWriter.writeHeader``):
@@ -27,6 +27,9 @@ A streamed body's chunks go out as they come (PEP 3333); the bytes that complete
 ``finishRequest`` writes its buffer only after the handler returned: the filters' releases come
 before the client sees its answer. ``should_reuse_connection`` is asked once the response is
 complete (Go's ``shouldReuseConnection``).
+
+Four Go files in one module: header.go writes the response's header lines and status.go its status
+texts, for server.go's writer alone.
 """
 
 from __future__ import annotations

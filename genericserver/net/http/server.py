@@ -1,4 +1,4 @@
-"""Port of Go's net/http package: ``http.Server`` (server.go) as secure_serving.go drives it, for WSGI.
+"""Port of Go's net/http package: ``http.Server`` (server.go, Go 1.27) as k8s.io/apiserver's secure serving drives it, for WSGI.
 
 :class:`Server` serves a WSGI app the way Go's server serves a handler (werkzeug's own server
 has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.1 keep-alive

@@ -29,6 +29,7 @@ from genericserver.api.core.v1.types import (
 )
 from genericserver.api.discovery.v1.types import ENDPOINT_SLICE
 from genericserver.api.policy.v1.types import POD_DISRUPTION_BUDGET_SPEC, POD_DISRUPTION_BUDGET_STATUS
+from genericserver.apimachinery.apis.meta.v1.helpers import format_label_selector
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META
 from genericserver.apimachinery.duration import human_duration
 from genericserver.registry.rest.table import NAME_COLUMN, TableConvertor, column
@@ -120,12 +121,6 @@ POD_TABLE = TableConvertor((
 
 
 # -- deployments ----------------------------------------------------------------------------------
-
-
-def format_label_selector(selector: dict) -> str:
-    """``metav1.FormatLabelSelector`` for a selector of matchLabels only: ``k=v,...`` sorted."""
-    labels = (selector or {}).get("matchLabels") or {}
-    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"
 
 
 def _container_cells(containers: list) -> tuple[str, str]:

@@ -10,6 +10,8 @@ verbs, short names, categories) and ``freshness: Current``. kubectl asks for it 
 As etag.go serves it: an ``ETag`` (the SHA-512 of the groups' JSON, in upper-case hex, quoted),
 ``Vary: Accept``, ``Cache-Control: public``, and 304 with no body when ``If-None-Match`` is that
 ETag; the Content-Type names the kind (``application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList``).
+The two files are one module because etag.go is the handler's way of answering, called from
+handler.go alone; what the document may be negotiated into is :mod:`.negotiation`.
 """
 
 from __future__ import annotations
@@ -20,47 +22,9 @@ from typing import Any, Iterable, Optional
 
 from genericserver import runtime as rt
 from genericserver.endpoints.discovery import util
+from genericserver.endpoints.discovery.aggregated.negotiation import DISCOVERY_RESTRICTIONS
 
 CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-
-
-class DiscoveryEndpointRestrictions:
-    """negotiation.go's ``DiscoveryEndpointRestrictions``: only the aggregated document's kind."""
-
-    def allows_media_type_transform(self, mime_type: str, mime_subtype: str, gvk: Any) -> bool:
-        return gvk is not None and (gvk.group, gvk.version, gvk.kind) == ("apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList")
-
-    def allows_server_version(self, version: str) -> bool:
-        return False
-
-    def allows_stream_schema(self, schema: str) -> bool:
-        return schema == "watch"
-
-
-DISCOVERY_RESTRICTIONS = DiscoveryEndpointRestrictions()
-
-
-def resource_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
-    """Go's ``ConvertGroupVersionIntoToDiscovery``: each resource, its subresources listed
-    under it (``pods/status`` as the subresource ``status`` of ``pods``)."""
-    out = []
-    by_name: dict[str, dict] = {}
-    for r in resources:
-        if "/" in r["name"]:
-            parent, sub = r["name"].split("/", 1)
-            kind = {"group": r.get("group", group), "version": r.get("version", version), "kind": r["kind"]}
-            by_name[parent].setdefault("subresources", []).append({"subresource": sub, "responseKind": kind, "verbs": r["verbs"]})
-            continue
-        d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": group, "version": version, "kind": r["kind"]},
-                             "scope": "Namespaced" if r["namespaced"] else "Cluster", "singularResource": r["singularName"],
-                             "verbs": r["verbs"]}
-        if r.get("shortNames"):
-            d["shortNames"] = r["shortNames"]
-        if r.get("categories"):
-            d["categories"] = r["categories"]
-        out.append(d)
-        by_name[r["name"]] = d
-    return out
 
 
 class ResourceDiscoveryManager:
@@ -71,8 +35,10 @@ class ResourceDiscoveryManager:
         self._groups: dict[str, dict[str, list[dict]]] = {}  # group -> version -> resources
 
     def add_group_version(self, group: str, version: str, resources: list[dict]) -> None:
+        """``AddGroupVersion``: the version's resources, as installer.go's
+        ``ConvertGroupVersionIntoToDiscovery`` made them."""
         with self._lock:
-            self._groups.setdefault(group, {})[version] = resource_discovery(group, version, resources)
+            self._groups.setdefault(group, {})[version] = resources
 
     def document(self) -> tuple[dict, str]:
         with self._lock:

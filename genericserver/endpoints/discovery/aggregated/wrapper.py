@@ -1,10 +1,11 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/discovery/aggregated/wrapper.go and negotiation.go (v1.36.0).
+"""Port of k8s.io/apiserver/pkg/endpoints/discovery/aggregated/wrapper.go (v1.36.0): one path, two discovery documents.
 
 ``/api`` and ``/apis`` serve two documents on one path, chosen by the Accept header: the
 aggregated ``APIGroupDiscoveryList`` for a client that asks for it (``as=APIGroupDiscoveryList``,
 ``g=apidiscovery.k8s.io``, ``v=v2``; the v2beta1 type is removed in v1.36), the legacy one
 otherwise. The media ranges are tried in the client's order (highest q first), as Go's
-negotiation does, and the first one the server can answer decides.
+negotiation does, and the first one the server can answer decides. The kind the aggregated
+document may be asked for is :mod:`.negotiation`'s.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Port of Go's golang.org/x/time/rate package (v0.14.0, as pinned by apimachinery v0.36.0): the Limiter.Wait part.
+"""Port of Go's golang.org/x/time/rate package (rate.go, v0.14.0, as pinned by apimachinery v0.36.0): the Limiter.Wait part.
 
 A token bucket of ``burst`` tokens, full at the start, refilled at ``limit`` tokens per
 second. ``RateLimitedSafeWaitGroup`` takes one token per ``done()`` once its ``wait`` has

@@ -1,4 +1,4 @@
-"""Port of k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go (v1.36.0): a LabelSelector as a selector.
+"""Port of k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go (v1.36.0): a LabelSelector as a selector, and as text.
 
 An object's ``selector`` (a Deployment's, a PodDisruptionBudget's) is structured:
 ``matchLabels`` pairs and ``matchExpressions`` terms. ``LabelSelectorAsSelector`` turns it into
@@ -31,3 +31,10 @@ def label_selector_as_selector(ps: Optional[dict]) -> Optional[Selector]:
             raise ValueError(f"{json.dumps(expr.get('operator', ''))} is not a valid label selector operator")
         requirements.append(new_requirement(expr.get("key", ""), op, list(expr.get("values") or [])))
     return Selector(tuple(sorted(requirements, key=lambda r: r.key)))
+
+
+def format_label_selector(selector: Optional[dict]) -> str:
+    """``FormatLabelSelector``, for a selector of matchLabels only (what the served kinds' printers
+    meet): ``k=v,...`` sorted by key as a selector's String() is, ``<none>`` when empty."""
+    labels = (selector or {}).get("matchLabels") or {}
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels)) or "<none>"

@@ -15,9 +15,9 @@ import logging
 from typing import Any, Callable
 
 from genericserver import request
-from genericserver.endpoints.audit import with_rejection_audit
+from genericserver.endpoints.filters.audit import with_rejection_audit
 
-log = logging.getLogger("genericserver.endpoints")
+log = logging.getLogger("genericserver.endpoints.filters")
 
 
 def with_failed_authentication_audit(failed: Callable, sink: Any, policy: Any) -> Callable:

@@ -15,7 +15,7 @@ A malformed ``?timeout=`` is a 400, audited as a failed request when auditing is
 
 A chain without RequestInfo is a programming error: 500, ``no RequestInfo found in context,
 handler chain must be wrong``. The received time is the runtime time the request-received
-filter recorded (:data:`~genericserver.endpoints.request_received_time.RECEIVED_RUNTIME_KEY`), or now.
+filter recorded (:data:`~genericserver.endpoints.filters.request_received_time.RECEIVED_RUNTIME_KEY`), or now.
 """
 
 from __future__ import annotations
@@ -26,22 +26,18 @@ from genericserver import klog
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver import wsgi
+from genericserver.apimachinery.api import errors as apierrors
 from genericserver.audit.context import get_audit_id_truncated
 from genericserver.context import context as gocontext
-from genericserver.endpoints.audit import with_rejection_audit
-from genericserver.endpoints.authorization import error_negotiated
-from genericserver.endpoints.request_received_time import received_runtime_from
+from genericserver.endpoints.filters.audit import with_rejection_audit
+from genericserver.responsewriters import error_negotiated
+from genericserver.endpoints.filters.request_received_time import received_runtime_from
 from genericserver.godur import parse_go_duration
 
 
 INVALID_TIMEOUT_IN_URL = "invalid timeout specified in the request URL"
 
 LongRunningCheck = Callable[[dict, Any], bool]
-
-
-def new_bad_request(reason: str) -> dict:
-    """``apierrors.NewBadRequest``."""
-    return responsewriters.status(400, "BadRequest", reason)
 
 
 def with_request_deadline(app: Callable, sink: Any, policy: Any, long_running: LongRunningCheck, request_timeout_maximum: float) -> Callable:
@@ -58,7 +54,7 @@ def _with_request_deadline(app: Callable, sink: Any, policy: Any, long_running: 
 
         user_timeout, ok, err = parse_timeout(environ)
         if err is not None:
-            status_err = new_bad_request(str(err))
+            status_err = apierrors.new_bad_request(str(err)).status
             klog.errorf("Error - %s: %s", err, klog.go_quote(responsewriters.request_uri(environ)))
             failed = failed_error_handler(status_err)
             return with_failed_request_audit(failed, status_err, sink, policy)(environ, start_response)

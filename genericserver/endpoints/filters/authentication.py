@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/filters/authentication.go (v1.36.0): who is asking.
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/authentication.go (v1.36.0), with pkg/authentication/request/headerrequest/requestheader.go's ``ClearAuthenticationHeaders`` and pkg/authentication/authenticatorfactory/requestheader.go's ``RequestHeaderConfig``: who is asking.
 
 :func:`with_authentication` asks the authenticator (see :mod:`genericserver.authn`) about each
 request. On success the user goes into the environ (``request.with_user``), the
@@ -13,6 +13,9 @@ Over HTTP/2, an anonymous user's answer and every 401 carry ``Connection: close`
 HTTP/2 server turns into a GOAWAY: Go's mitigation of CVE-2023-44487 and CVE-2023-39325 (the
 ``UnauthenticatedHTTP2DOSMitigation`` gate, on by default since 1.29) keeps clients nobody
 authenticated from holding a multiplexed connection open. The latency trackers are left out.
+
+The two requestheader.go parts are the front proxy's identity headers the filter removes once a user
+is known: the headers' names and their removal.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from genericserver import klog
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
+from genericserver.apimachinery.api import errors as apierrors
 from genericserver.authn import ALL_UNAUTHENTICATED, ANONYMOUS, RequestAuthenticator, Response, audiences_intersect, with_audiences
-from genericserver.endpoints.authorization import error_negotiated
+from genericserver.responsewriters import error_negotiated
 from genericserver.wsgi import header_set
 
 
@@ -130,7 +134,7 @@ def unauthorized() -> Callable:
             start_response = header_set(start_response, "Connection", "close")  # the DoS mitigation
         if request.request_info_from(environ) is None:
             return responsewriters.internal_error(start_response, environ, "no RequestInfo found in the context")
-        return error_negotiated(start_response, new_unauthorized("Unauthorized"))
+        return error_negotiated(start_response, apierrors.new_unauthorized("Unauthorized").status)
 
     return unauthorized_app
 
@@ -138,8 +142,3 @@ def unauthorized() -> Callable:
 def is_anonymous_user(user: Any) -> bool:
     """Go's ``isAnonymousUser``: ``system:anonymous``, or in ``system:unauthenticated``."""
     return user.name == ANONYMOUS or ALL_UNAUTHENTICATED in user.groups
-
-
-def new_unauthorized(reason: str) -> dict:
-    """``apierrors.NewUnauthorized``."""
-    return responsewriters.status(401, "Unauthorized", reason or "not authorized")

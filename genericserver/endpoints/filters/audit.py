@@ -28,10 +28,10 @@ from genericserver.audit.context import AuditContext, audit_context_from
 from genericserver.audit.event import Level, Stage, Status
 from genericserver.audit.metrics import LEGACY, AuditMetrics
 from genericserver.audit.request import log_request_metadata
-from genericserver.endpoints.authorization import get_authorizer_attributes
+from genericserver.endpoints.filters.authorization import get_authorizer_attributes
 from genericserver.wsgi import close_iterable
 
-log = logging.getLogger("genericserver.endpoints")
+log = logging.getLogger("genericserver.endpoints.filters")
 
 LongRunningCheck = Callable[[dict, Any], bool]
 

@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/filters/authorization.go (v1.36.0), with the error writers it needs.
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/authorization.go (v1.36.0): may this user do this?
 
 :func:`with_authorization` asks the authorizer about each request's attributes: allowed
 requests go on (annotated ``authorization.k8s.io/decision: allow`` in the audit event), an
@@ -11,25 +11,22 @@ authorizer error is a 500, anything else a 403 with Go's Status JSON, for exampl
 :func:`get_authorizer_attributes` turns the request's user and RequestInfo into an
 :class:`~genericserver.authz.AttributesRecord` (field and label selectors are not ported).
 
-Also here, because the shared ``responsewriters`` module lacks them: :func:`error_negotiated`
-(``responsewriters.ErrorNegotiated`` for JSON: a ``Retry-After`` header when the status carries
-``retryAfterSeconds``, and no ``nosniff`` header unless asked: ``write_status(nosniff=False)``), and
-:func:`forbidden_status_error` / :func:`forbidden` from responsewriters/errors.go, which need
-authorizer attributes.
+The 403 and 500 are written by :mod:`genericserver.responsewriters` (``Forbidden``,
+``InternalError``), as Go's filter calls its responsewriters package.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from genericserver import request, responsewriters
 from genericserver import runtime as rt
 from genericserver.audit.context import add_audit_annotation, add_audit_annotations
 from genericserver.authz import AttributesRecord, Authorizer, Decision
-from genericserver.responsewriters import go_quote
+from genericserver.responsewriters import forbidden
 
-log = logging.getLogger("genericserver.endpoints")
+log = logging.getLogger("genericserver.endpoints.filters")
 
 DECISION_ANNOTATION_KEY = "authorization.k8s.io/decision"
 REASON_ANNOTATION_KEY = "authorization.k8s.io/reason"
@@ -38,63 +35,6 @@ DECISION_FORBID = "forbid"
 REASON_ERROR = "internal error"
 
 RecordAuthorizationMetrics = Callable[[dict, Decision, Optional[BaseException], float, float], None]
-
-
-def error_negotiated(start_response: Callable, st: dict, headers: Optional[list] = None, *, nosniff: bool = False) -> Iterable[bytes]:
-    """``ErrorNegotiated`` with the JSON serializer: the Status as JSON, ``Retry-After`` if asked for."""
-    hs = list(headers or [])
-    retry = (st.get("details") or {}).get("retryAfterSeconds", 0)
-    if retry > 0:
-        hs.append(("Retry-After", str(retry)))
-    if st["code"] == 204:
-        start_response(responsewriters.status_line(204), hs)
-        return []
-    return responsewriters.write_status(start_response, st, hs, nosniff=nosniff)
-
-
-def _sanitize(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _forbidden_message(a: AttributesRecord) -> str:
-    username = a.user.name if a.user is not None else ""
-    if not a.resource_request:
-        return f"User {go_quote(username)} cannot {a.verb} path {go_quote(a.path)}"
-    resource = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
-    if a.namespace:
-        return (f"User {go_quote(username)} cannot {a.verb} resource {go_quote(resource)} in API group "
-                f"{go_quote(a.api_group)} in the namespace {go_quote(a.namespace)}")
-    return (f"User {go_quote(username)} cannot {a.verb} resource {go_quote(resource)} in API group "
-            f"{go_quote(a.api_group)} at the cluster scope")
-
-
-def new_forbidden(group: str, resource: str, name: str, err: str) -> dict:
-    """``apierrors.NewForbidden``: the message names the group-resource and object when known."""
-    if not group and not resource:
-        message = f"forbidden: {err}"
-    else:
-        gr = f"{resource}.{group}" if group else resource
-        message = f"{gr} is forbidden: {err}" if not name else f"{gr} {go_quote(name)} is forbidden: {err}"
-    details: dict[str, Any] = {}
-    # StatusDetails field order and omitempty: name, group, kind
-    if name:
-        details["name"] = name
-    if group:
-        details["group"] = group
-    if resource:
-        details["kind"] = resource
-    return responsewriters.status(403, "Forbidden", message, details)
-
-
-def forbidden_status_error(a: AttributesRecord, reason: str) -> dict:
-    msg = _sanitize(_forbidden_message(a))
-    err = f"{msg}: {reason}" if reason else msg
-    return new_forbidden(a.api_group, a.resource, a.name, err)
-
-
-def forbidden(a: AttributesRecord, environ: dict, start_response: Callable, reason: str) -> Iterable[bytes]:
-    """``responsewriters.Forbidden``: 403 Status JSON, with ``X-Content-Type-Options: nosniff``."""
-    return error_negotiated(start_response, forbidden_status_error(a, reason), nosniff=True)
 
 
 def get_authorizer_attributes(environ: dict) -> tuple[Optional[AttributesRecord], Optional[Exception]]:

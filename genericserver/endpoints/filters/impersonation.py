@@ -1,4 +1,4 @@
-"""Port of k8s.io/apiserver/pkg/endpoints/filters/impersonation/impersonation.go (v1.36.0): acting as another user.
+"""Port of k8s.io/apiserver/pkg/endpoints/filters/impersonation/impersonation.go (v1.36.0), with pkg/authentication/serviceaccount/util.go's names: acting as another user.
 
 A request may carry ``Impersonate-User``, ``Impersonate-Group`` (repeatable),
 ``Impersonate-Uid`` and ``Impersonate-Extra-<key>`` headers. :func:`with_impersonation` asks the
@@ -16,6 +16,9 @@ WSGI joins repeated headers with commas (``a, b``), so repeated ``Impersonate-Gr
 comma cannot be impersonated. WSGI header names are upper-cased with ``-`` made ``_``, so an
 extra key reads back lower-cased with ``_`` as ``-``. The constrained-impersonation variant
 (feature gate ``ConstrainedImpersonation``) is not ported.
+
+serviceaccount/util.go's part is the service account user names the filter parses
+(``system:serviceaccount:<ns>:<name>``), nothing more.
 """
 
 from __future__ import annotations
@@ -31,9 +34,9 @@ from genericserver.audit.request import log_impersonated_user
 from genericserver.authn import ALL_AUTHENTICATED, ALL_UNAUTHENTICATED, ANONYMOUS
 from genericserver.apimachinery.validation import is_dns1123_label, is_dns1123_subdomain
 from genericserver.authz import AttributesRecord, Authorizer, Decision
-from genericserver.endpoints.authorization import error_negotiated, forbidden
+from genericserver.responsewriters import error_negotiated, forbidden
 
-log = logging.getLogger("genericserver.endpoints")
+log = logging.getLogger("genericserver.endpoints.filters")
 
 IMPERSONATE_USER_HEADER = "Impersonate-User"
 IMPERSONATE_UID_HEADER = "Impersonate-Uid"
