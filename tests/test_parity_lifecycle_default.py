@@ -1,0 +1,12 @@
+"""The lifecycle corpus (tests/parity/README.md, "The lifecycle corpus"): the default mode, the delay and the signals, replayed
+against `genericserver serve` and compared with what reference/genericserver-go, a GenericAPIServer of
+k8s.io/apiserver v0.36.0, did (no Go twin; tests/parity/lifecycle_replay.py says what is compared)."""
+
+import pytest
+
+from parity.lifecycle_replay import check
+
+
+@pytest.mark.parametrize("name", ["default-no-delay", "default-delay", "default-in-flight", "default-delay-in-flight", "sigint", "second-signal"])
+def test_lifecycle(name: str) -> None:
+    check(name)

@@ -1,0 +1,12 @@
+"""The lifecycle corpus (tests/parity/README.md, "The lifecycle corpus"): --shutdown-send-retry-after, replayed
+against `genericserver serve` and compared with what reference/genericserver-go, a GenericAPIServer of
+k8s.io/apiserver v0.36.0, did (no Go twin; tests/parity/lifecycle_replay.py says what is compared)."""
+
+import pytest
+
+from parity.lifecycle_replay import check
+
+
+@pytest.mark.parametrize("name", ["retry-after", "retry-after-keep-alive", "retry-after-no-requests", "hook-fail-retry-after", "watch-grace-retry-after"])
+def test_lifecycle(name: str) -> None:
+    check(name)
