@@ -8,8 +8,8 @@
 //	                        with &flush=1 the 200 header at once and the outcome as the body
 //	/api/v1/namespaces/default/configmaps?watch=1
 //	                        a watch (long-running: the watch wait group and its grace period apply)
-//	                        that sends one ADDED event, then holds until the server's shutdown
-//	                        signal or the client leaves
+//	                        of an empty namespace: the header, then no event until the server's
+//	                        shutdown signal or the client leaves
 //
 // It logs as kube-apiserver does (klog; --v=1 for the [graceful-termination] lines) and exits 0 after a
 // graceful shutdown, 1 on an error.
@@ -111,12 +111,12 @@ func slow(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// watch stands for the watch handler: the chain counts it in the watch wait group, and it returns when
-// the shutdown signal the watch-termination filter attached fires, as handlers/watch.go's serveWatch does.
+// watch stands for the watch handler on an empty namespace (serve's store starts empty): the 200 header
+// at once and no event. The chain counts it in the watch wait group, and it returns when the shutdown
+// signal the watch-termination filter attached fires, as handlers/watch.go's serveWatch does.
 func watch(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintln(w, `{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"sample","namespace":"default"}}}`)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
