@@ -19,6 +19,7 @@ from rich.console import Console
 
 from docs_output import assert_shows, expected
 from genericserver.cluster import cli
+from genericserver.cluster.kubectl import DeleteFlags
 from genericserver.cluster.losses import held_up
 from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 from genericserver.cluster.timeline import collapse, readyz_answers
@@ -112,6 +113,20 @@ def test_no_shutdown_delay_and_a_slow_proxy_loses_requests_until_the_proxy_catch
     last_sync = max(at for at in syncs if at < left)
     first_unsynced = min(at for at in changes if at > last_sync)
     assert synced - first_unsynced >= SLOW_PROXY_LAG - 0.05
+
+
+def test_a_pod_killed_at_the_end_of_a_short_grace_prints_nothing_after_its_kill():
+    # kubectl delete --grace-period=2 of a pod whose server waits 3 s: SIGKILL at 2 s; the
+    # abandoned run's goroutines reach the end of the delay at 3 s, inside the timeline (which
+    # runs until the slice and kube-proxy forgot web-0, and a tail), but a killed process is silent
+    r = run_scenario(ScenarioConfig(shutdown_delay=3.0, delete_flags=DeleteFlags(grace_period=2), **{**FAST, "workers": 1}))
+    texts = [(x.component, x.text) for x in r.rows]
+    exited = texts.index(("container", "web-0/app: exited with code 137"))
+    kill = texts.index(("container", "web-0/app: SIGKILL"))
+    initiated = texts.index(("pod", "web-0: ShutdownInitiated"))
+    assert initiated < kill < exited, texts
+    assert [t for t in texts[kill:] if t[0] == "pod" and t[1].startswith("web-0:")] == [], texts
+    assert any(r.rel(e.at) > 3.0 for e in r.events), "the timeline ended before the delay would have"
 
 
 def test_the_timeline_merges_polling_lines():

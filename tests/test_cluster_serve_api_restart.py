@@ -9,6 +9,7 @@ restart loses some, as ``cluster --roll`` reports.
 from __future__ import annotations
 
 import json
+import re
 import signal
 
 from tests.kubectl import Kubectl
@@ -58,7 +59,14 @@ def rollout_restart(tmp_path, *flags: str, delay_edited_out: bool = False) -> st
         seen(cp, rf"kube-proxy +web: rules synced: new connections go to web-v{revision}-0, web-v{revision}-1, web-v{revision}-2$")
         cp.signal(signal.SIGTERM)
         assert cp.wait() == 0
-        return next(line for line in cp.seen if line.startswith("load client: lost "))
+        # the run's result is its last line, under the replicas killed at the end (which print
+        # their SIGKILL and exit, and nothing more: no shutdown of a killed process)
+        assert cp.seen[-1].startswith("load client: lost "), cp.seen[-12:]
+        for i, line in enumerate(cp.seen):
+            killed = re.search(r"container +(\S+)/\S+: SIGKILL$", line)
+            if killed:
+                assert not [x for x in cp.seen[i:] if re.search(rf"\bpod +{killed[1]}: ", x)], cp.seen[i:]
+        return cp.seen[-1]
     finally:
         cp.kill()
 

@@ -255,7 +255,8 @@ def timeline_printer(console: Console, origin: float, scale: float) -> Callable[
 def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., int], console: Optional[Console] = None) -> int:
     """The world (a Deployment of ``cfg.replicas`` under load), served by ``serve``
     (``genericserver.cmd.serve`` with ``serve``'s options ``opts``) until SIGTERM or SIGINT;
-    then the graceful shutdown, and the load client's tally. The exit code."""
+    then the graceful shutdown, the pods killed, and the load client's tally (the last line
+    printed). The exit code."""
     console = console if console is not None else Console(stderr=True)
     errs = opts.validate()
     if errs:
@@ -271,7 +272,7 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
     # (no Prometheus: the replicas' /metrics feed the printed run's table, and this run prints none)
     # a manifest's Deployment, served: each revision a client writes decides its own pods
     world = World(replace(cfg, roll=True, scrape_period=0), template_settings=manifest.config_for_template if cfg.deployment_spec else None)
-    started = False
+    started = closed = False
     try:
         view = APIView(world.clock)
 
@@ -312,8 +313,13 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
         if not started:
             return code
         world.load.stop()
+        # the pods go before the tally is printed: the timeline's last lines (each replica's
+        # SIGKILL and exit) come above it, and the run's result is the last line
+        world.close()
+        closed = True
         console.print(f"load client: lost {format_loss(tally(list(world.load.samples)))}", highlight=False, soft_wrap=True)
         return code
     finally:
-        world.close()
+        if not closed:
+            world.close()
 
