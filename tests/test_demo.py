@@ -162,6 +162,22 @@ def test_a_phase_shows_what_most_of_its_requests_got_first():
     assert out.getvalue().index("refused x11") < out.getvalue().index("503 x1")
 
 
+def test_a_red_readyz_before_the_shutdown_is_explained():
+    # the probe starts with the server: one that comes before the post-start hooks ran is red,
+    # as kube-apiserver's would be; the room asked why, so the summary says it
+    from genericserver.demo.render import summary
+    from genericserver.demo.scenario import Answer, DemoResult
+
+    result = DemoResult(DemoSettings(), port=0)
+    result.answers = [Answer("/readyz probe", "/readyz", -0.8, "500", phase="before shutdown"),
+                      Answer("/readyz probe", "/readyz", -0.7, "200", phase="before shutdown"),
+                      Answer("/readyz probe", "/readyz", 0.2, "500", phase="shutdown initiated")]
+    text = summary(result, "default").plain
+    assert "/readyz 500 before the shutdown (x1): probed before the post-start hooks had finished" in text, text
+    result.answers = result.answers[1:]
+    assert "before the shutdown" not in summary(result, "default").plain
+
+
 def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs):
     # docs/workshop.md's first expected observation, against the default run of this module
     # (shorter phases than the command's, so only the numbers differ)

@@ -96,8 +96,19 @@ def metrics_line(m: MetricsView) -> Text:
     return text
 
 
+def early_red_readyz(result: DemoResult) -> int:
+    """``/readyz`` probes answered 500 before the shutdown began."""
+    return sum(1 for a in result.answers if a.path == "/readyz" and a.phase == PHASES[0] and a.outcome == "500")
+
+
 def summary(result: DemoResult, mode: str) -> Text:
     text = Text()
+    early = early_red_readyz(result)
+    if early:
+        # the room asks: the probe starts with the server, and /readyz is red until the
+        # post-start hooks have run, as kube-apiserver's is (its poststarthook checks)
+        text.append(f"/readyz 500 before the shutdown (x{early}): probed before the post-start hooks "
+                    "had finished; /readyz is red until they have, as kube-apiserver's is\n", style="red")
     if result.slow is not None:
         text.append(f"in-flight /slow (sent at T{result.slow.sent_at:+.2f}s): {result.slow.outcome}\n")
     text.append(f"watch: {result.watch_events} event line(s), ended with status {result.watch_outcome or '?'}\n")
