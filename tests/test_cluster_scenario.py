@@ -167,6 +167,7 @@ def test_the_workshop_shows_what_the_default_run_prints_at_60_columns():
     out = io.StringIO()
     assert cli.run(parse("--time-scale", "0.3", "--interval", "0.02"), Console(file=out, width=60)) == 0
     assert_shows(expected("workshop-cluster"), out.getvalue())
+    assert_shows(expected("walkthrough-cluster"), out.getvalue())  # the same run, as walkthrough.md 6.5 shows it
     assert "…" not in out.getvalue()  # no header or name cut to fit (the client table's "refus…")
 
 

@@ -461,3 +461,27 @@ def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_ba
                      described, re.M), described
     assert re.search(rf"^  Normal +SuccessfulCreate +\S+ +replicaset-controller +Created pod: {second}-\d+$",
                      kubectl.run("describe", "rs", second).stdout, re.M)
+
+
+def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped():
+    # the projector's 60 columns cut a long event mid-word ("deletionTime" / "stamp=...")
+    import io
+
+    from rich.console import Console
+
+    from genericserver.cluster.apiserver import timeline_printer
+    from genericserver.events import EventStream
+
+    name = "pod web-0 updated: deletionTimestamp=now+20s, deletionGracePeriodSeconds=20 (Terminating)"
+    for terminal in (True, False):
+        out = io.StringIO()
+        events = EventStream()
+        events.follow(timeline_printer(Console(file=out, width=60, force_terminal=terminal, color_system=None), 0.0, 1.0))
+        events.record("store", name, at=45.1)
+        lines = out.getvalue().splitlines()
+        if terminal:
+            assert len(lines) > 1 and all(len(line) <= 60 for line in lines), lines
+            assert lines[0].split()[:3] == ["45.10s", "store", "pod"] and lines[1].startswith(" " * 10 + "deletion"), lines
+            assert " ".join(lines).split()[2:] == name.split()  # every word whole
+        else:
+            assert lines == [f"   45.10s  store       {name}"]

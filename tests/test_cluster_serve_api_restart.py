@@ -12,6 +12,7 @@ import json
 import re
 import signal
 
+from tests.docs_output import assert_shows, expected
 from tests.kubectl import Kubectl
 from tests.serverprocess import ServerProcess
 from tests.test_cluster_serve_api import READY, seen
@@ -66,6 +67,9 @@ def rollout_restart(tmp_path, *flags: str, delay_edited_out: bool = False) -> st
             killed = re.search(r"container +(\S+)/\S+: SIGKILL$", line)
             if killed:
                 assert not [x for x in cp.seen[i:] if re.search(rf"\bpod +{killed[1]}: ", x)], cp.seen[i:]
+        if "deploy/deployment.yaml" in flags:
+            # the restart deleted web-0 as `kubectl delete pod web-0` would: docs/workshop.md's timeline
+            assert_shows(expected("workshop-room-timeline"), "\n".join(cp.seen))
         return cp.seen[-1]
     finally:
         cp.kill()
