@@ -259,6 +259,24 @@ def test_cli_flags_map_onto_the_config():
     assert (cfg.delete_flags.force, cfg.delete_flags.grace_period) == (True, 0)
 
 
+def test_help_says_which_shutdown_delay_is_the_pods_and_which_the_served_api_servers(capsys):
+    # --shutdown-delay (each replica's) stood beside --shutdown-delay-duration (the API server
+    # --serve-api runs) with nothing to tell them apart; both still work
+    from genericserver.cmd import ServeOptions
+
+    p = argparse.ArgumentParser(prog="genericserver")
+    cli.add_parser(p.add_subparsers(dest="command"), ServeOptions())
+    with pytest.raises(SystemExit):
+        p.parse_args(["cluster", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--shutdown-delay S each pod's server's ShutdownDelayDuration, in cluster seconds (default 0); " \
+           "not --shutdown-delay-duration, which is the --serve-api API server's own" in out, out
+    generic = out.index("Generic flags of the API server --serve-api runs (not the pods'):")
+    assert generic < out.index("--shutdown-delay-duration duration How long", generic)
+    args = p.parse_args(["cluster", "--shutdown-delay", "3", "--shutdown-delay-duration", "5s"])
+    assert cli.config_from_args(args).shutdown_delay == 3.0 and args.shutdown_delay_duration == 5.0
+
+
 @pytest.mark.parametrize("columns, width", [("60", 60), ("", 120), ("wide", 120)])
 def test_piped_output_honours_columns(monkeypatch, columns, width):
     # issue 27: a projector's COLUMNS=60 with the output piped (into tee, less) was ignored
