@@ -485,3 +485,18 @@ def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped():
             assert " ".join(lines).split()[2:] == name.split()  # every word whole
         else:
             assert lines == [f"   45.10s  store       {name}"]
+
+
+def test_the_kubeconfig_is_json_with_the_server_line_the_workshop_quotes(tmp_path):
+    # the workshop said "its `server:` line", but the file is JSON: it now quotes the line as written
+    from genericserver.cluster.apiserver import write_kubeconfig
+
+    path = tmp_path / "room.kubeconfig"
+    write_kubeconfig(str(path), 6443, host="0.0.0.0")  # the room's --bind-address 0.0.0.0 --secure-port 6443
+    text = path.read_text()
+    config = json.loads(text)
+    assert config["clusters"][0]["name"] == "genericserver"  # what `config set-cluster genericserver` changes
+    workshop = (pathlib.Path(__file__).resolve().parent.parent / "docs/workshop.md").read_text()
+    quoted = re.search(r"in its line `(.+?)`", " ".join(workshop.split()))[1]
+    assert quoted in [line.strip() for line in text.splitlines()], (quoted, text)
+    assert "config set-cluster genericserver --server http://ADDRESS:6443" in " ".join(workshop.split())

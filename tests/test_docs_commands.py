@@ -65,3 +65,19 @@ def test_each_documented_command_parses(doc, line, command, capsys):
             return
         pytest.fail(f"{doc}:{line}: `{command}` does not parse: {capsys.readouterr().err.strip()}")
     assert getattr(args, "command", None), f"{doc}:{line}: `{command}` names no command"
+
+
+NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+           "sixteen seventeen eighteen nineteen twenty").split()
+
+
+def test_the_workshops_lab_table_has_a_row_per_lab_that_lab_list_lists():
+    # the table once had 13 rows and said "all fourteen"
+    from genericserver.labs.registry import LABS
+
+    text = (ROOT / "docs/workshop.md").read_text()
+    intro = re.search(r"Which lab for which pair \(all (\w+) are listed by `genericserver lab list`\):\n\n((?:\|.*\n)+)", text)
+    assert intro, "the workshop's lab table and its sentence"
+    rows = [line.split("|")[1].strip() for line in intro[2].splitlines()[2:]]
+    assert rows and sorted(rows) == sorted(lab.name for lab in LABS)
+    assert NUMBERS.index(intro[1]) == len(LABS)
