@@ -15,6 +15,7 @@ import re
 import signal
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
 from typing import Iterator
 
 import pytest
@@ -265,6 +266,20 @@ def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster,
     kubectl.run("patch", "pod", name, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
     seen(cluster, rf"store +pod {name} deleted: its last finalizer was removed")
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
+
+
+def test_describe_says_lasts_invalid_while_the_grace_runs_as_kubectl_does(cluster, kubectl):
+    # docs/workshop.md shows `Status: Terminating (lasts <invalid>)`: kubectl describe prints the
+    # time since the deletionTimestamp, which a graceful delete sets in the future (now + the
+    # grace), and apimachinery's HumanDuration writes a duration below -1 s as "<invalid>"
+    name = running_pod(cluster)
+    status, pod = api(cluster, "DELETE", f"/api/v1/namespaces/default/pods/{name}")
+    assert status == 200, pod
+    since = datetime.now(timezone.utc) - datetime.fromisoformat(pod["metadata"]["deletionTimestamp"].replace("Z", "+00:00"))
+    assert since.total_seconds() < -2, since  # int(seconds) < -1: "<invalid>"
+    workshop = " ".join((pathlib.Path(__file__).resolve().parent.parent / "docs/workshop.md").read_text().split())
+    assert "`Status: Terminating (lasts <invalid>)`" in workshop
+    seen(cluster, rf"store +pod {name} deleted")
 
 
 def test_auth_whoami_and_can_i_are_answered_as_by_kube_apiserver(cluster, kubectl):
