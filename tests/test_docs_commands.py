@@ -81,3 +81,14 @@ def test_the_workshops_lab_table_has_a_row_per_lab_that_lab_list_lists():
     rows = [line.split("|")[1].strip() for line in intro[2].splitlines()[2:]]
     assert rows and sorted(rows) == sorted(lab.name for lab in LABS)
     assert NUMBERS.index(intro[1]) == len(LABS)
+
+
+def test_the_workshop_puts_an_absolute_venv_on_the_path_before_it_leaves_the_clone():
+    # "type .venv/bin/genericserver", then "mkdir lab && cd lab": the relative path broke there
+    text = (ROOT / "docs/workshop.md").read_text()
+    leaves = text.index("mkdir lab && cd lab")
+    assert 0 <= text.find('export PATH="$PWD/.venv/bin:$PATH"') < leaves
+    assert "type `.venv/bin/genericserver`" not in text
+    fenced = re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
+    typed = [line for block in fenced for line in block.splitlines() if line.lstrip().startswith(".venv/")]
+    assert typed == [], typed  # no step types the relative path
