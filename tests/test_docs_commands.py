@@ -92,3 +92,13 @@ def test_the_workshop_puts_an_absolute_venv_on_the_path_before_it_leaves_the_clo
     fenced = re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
     typed = [line for block in fenced for line in block.splitlines() if line.lstrip().startswith(".venv/")]
     assert typed == [], typed  # no step types the relative path
+
+
+def test_readmes_make_test_line_carries_one_number_and_the_rest_are_bench_notes():
+    # it carried five measurements; they live in bench/README.md, which README.md links
+    readme = (ROOT / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("make test   #"))
+    assert len(re.findall(r"\d+(?:\.\d+)?", line.replace("2 cores", ""))) == 1, line
+    assert "[bench/README.md](bench/README.md)" in readme
+    notes = (ROOT / "bench/README.md").read_text()
+    assert "two suites at once" in notes and "fresh clone" in notes and "busy core" in notes
