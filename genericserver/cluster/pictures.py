@@ -132,8 +132,10 @@ def timeline_figure(result: ScenarioResult) -> Any:
             # above every kind's line: a line at the same moment never hides another's tab
             ax.vlines(xs, top, [t + band for t in top], colors=color, linewidths=5, zorder=3, gid=f"marker-{kind}-tab")
             for x, t in zip(xs, top):
-                ax.text(x, t + band / 2, f" {word}", color=color, fontsize=10, fontweight="bold", va="center",
-                        ha="left", zorder=4, gid=f"marker-{kind}-word")
+                # beside its tab, on a pale ground: read over a band of dense requests too
+                ax.annotate(f" {word}", (x, t + band / 2), xytext=(3, 0), textcoords="offset points", color=color,
+                            fontsize=10, fontweight="bold", va="center", ha="left", zorder=4, gid=f"marker-{kind}-word",
+                            bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 0.5})
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         cfg = result.config
