@@ -221,6 +221,12 @@ def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl
     seen(cluster, rf"container +{name}/app: SIGKILL")
     seen(cluster, rf"container +{name}/app: exited with code 137")
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
+    # a killed process prints nothing more: not when its abandoned 3 s delay ends (at 4 s), which
+    # is before kube-proxy, a lag after the slice lost the pod at 4 s, stops routing to it at 5 s
+    seen(cluster, rf"endpoints +web: {name} removed from the slice")
+    seen(cluster, rf"kube-proxy +web: rules synced: new connections go to (?!.*\b{name}\b)")
+    killed = next(i for i, line in enumerate(cluster.seen) if re.search(rf"container +{name}/app: SIGKILL", line))
+    assert not [line for line in cluster.seen[killed:] if re.search(rf"\bpod +{name}: ", line)], cluster.seen[killed:]
     # the kubelet's recorder wrote what it did as Events
     events = [line.split(None, 4) for line in kubectl.run("get", "events", "--no-headers").stdout.splitlines()]
     assert ["Normal", "Killing", f"pod/{name}", "Stopping container app"] in [e[1:] for e in events]
