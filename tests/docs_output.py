@@ -10,7 +10,7 @@ Numbers are compared exactly, digit for digit (``refused x1`` does not match ``r
 except those the docs mark as varying from run to run: a ``~`` right before a number (``~1.501s``,
 ``x~15``, ``+~2.006``, ``127.0.0.1:~6443``) matches any number there - a timing, a count of a
 load, an age, a port. The docs say so where they explain their blocks (docs/workshop.md's
-introduction, walkthrough.md section 2). Otherwise the comparison tolerates only layout: table
+introduction, walkthrough.md sections 2 and 5). Otherwise the comparison tolerates only layout: table
 borders and line ends and runs of spaces count as one space (so a line the docs wrap for a
 60-column projector still matches the output's longer one), a line of ``...`` in the docs skips
 any lines, and ``...`` inside a line matches anything. Each shown line must appear in the
