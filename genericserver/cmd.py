@@ -86,9 +86,11 @@ class ServeOptions:
             ("Logs flags", self.logs),
         ]
 
-    def add_flags(self, parser: argparse.ArgumentParser) -> None:
+    def add_flags(self, parser: argparse.ArgumentParser, whose: str = "") -> None:
+        """Every group's flags on ``parser``; ``whose`` follows each group's title (``cluster``
+        says the flags are its API server's, not its pods')."""
         for title, group in self.groups():
-            g = parser.add_argument_group(title)
+            g = parser.add_argument_group(title + whose)
             if group is self.run:
                 group.add_universal_flags(g)
             else:

@@ -19,7 +19,7 @@ How each command runs:
   environment; ``pytest`` runs in a child process.
 
 What the runner changes, and why (the docs' tolerance; the outputs are compared by
-tests/docs_output.py with the same tolerance for times and ids):
+tests/docs_output.py, where the docs mark a number that varies, such as a time, with ``~``):
 
 * time: every ``cluster`` runs at a twentieth of real time (``--time-scale 0.05``, the docs' own
   value replaced) with one load client sending every 50 ms, and ``--sweep`` runs its first and

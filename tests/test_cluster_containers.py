@@ -13,6 +13,7 @@ import socket
 
 import pytest
 
+from genericserver.cluster import logs
 from genericserver.cluster.clock import ClusterClock
 from genericserver.cluster.containers import SIGKILL, SIGTERM, Sandbox, ServerContainer, ServerOptions
 from genericserver.cluster.handlers import HookError, HTTPGetAction, SleepAction, http_get, run_handler
@@ -22,6 +23,7 @@ from genericserver.cluster.loadclient import classify
 from genericserver.cluster.scenario import container_factory
 from genericserver.cluster.store import Store, new_pod
 from genericserver.context import context as gocontext
+from genericserver.events import EventStream
 
 WAIT = 10.0
 
@@ -99,6 +101,40 @@ def test_sigkill_force_closes_and_abandons_the_run(server):
     # what is left of run_with_context unwinds on its own, without a goroutine panic
     assert c.join(WAIT)
     assert c.lifecycle_signals.http_server_stopped_listening.signaled().wait(WAIT)  # its own goroutine fires it
+
+
+SHUTDOWN_SIGNALS = ("shutdown_initiated", "after_shutdown_delay_duration", "pre_shutdown_hooks_stopped",
+                    "not_accepting_new_request", "in_flight_requests_drained", "http_server_stopped_listening")
+
+
+def after_the_kill(events: EventStream, pod: str) -> list[str]:
+    """What the stream holds from the runtime's SIGKILL of ``pod``'s container on."""
+    names = [e.name for e in events.events()]
+    return names[names.index(f"{pod}/app: SIGKILL"):]
+
+
+@pytest.mark.parametrize("sigterm_first", [True, False], ids=["sigterm-then-sigkill", "sigkill-alone"])
+def test_a_killed_replica_records_and_logs_nothing_after_the_kill(sigterm_first):
+    """A SIGKILLed process writes nothing more: the goroutines its run leaves behind (threads
+    cannot be killed) still step through the shutdown, but none of it reaches the timeline or
+    the container's log. SIGKILL alone (a teardown's) is no graceful shutdown either: no
+    ShutdownInitiated after it."""
+    events = EventStream()
+    c = ServerContainer("app", "pod-k", Sandbox("pod-k", "uid-k"), ServerOptions(shutdown_delay=0.3), events=events)
+    with logs.capture():
+        c.start()
+        if sigterm_first:
+            c.signal(SIGTERM)
+            assert c.lifecycle_signals.shutdown_initiated.signaled().wait(WAIT)
+        lines_at_the_kill = len(c.log.lines)
+        c.signal(SIGKILL)
+        assert c.join(WAIT)
+        # every shutdown step the abandoned run takes has been taken (an observer runs before its signal is set)
+        for name in SHUTDOWN_SIGNALS:
+            assert getattr(c.lifecycle_signals, name).signaled().wait(WAIT), name
+    assert after_the_kill(events, "pod-k") == ["pod-k/app: SIGKILL", "pod-k/app: exited with code 137"]
+    assert len(c.log.lines) == lines_at_the_kill
+    assert ("pod-k: ShutdownInitiated" in events.names("pod")) == sigterm_first
 
 
 def test_the_kubelet_sigkills_a_server_whose_shutdown_outlasts_the_grace_period():

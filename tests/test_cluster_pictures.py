@@ -87,17 +87,24 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     for kind, n in expected.items():
         assert len(list(g[f"marker-{kind}"].iter(f"{SVG}path"))) == n, kind
     text = path.read_text()
-    for _, label, _, _ in MARKERS:
+    for kind, label, _, _, word in MARKERS:
         assert f">{label}" in text, label
-    # each kind of marker has its own band of the row: two kinds never overlap, so SIGTERM and
-    # "listener closed" at the same moment (no delay) are both seen
-    spans = [(kind, *sorted((ys[1], ys[3])))
-             for kind, *_ in MARKERS for p in g[f"marker-{kind}"].iter(f"{SVG}path")
-             if len(ys := [float(v) for v in re.findall(r"-?[\d.]+", p.get("d"))]) == 4]
-    assert spans
-    for k1, top1, bottom1 in spans:
-        for k2, top2, bottom2 in spans:
+        assert (f"> {word}<" in text) == (expected[kind] > 0), word  # each marker drawn names itself
+    # each kind of marker has its tab (and word) in its own band of the row: two kinds never
+    # overlap, so SIGTERM and "listener closed" at the same moment (no delay) are both seen
+    def spans(suffix: str) -> list[tuple[str, float, float]]:
+        return [(kind, *sorted((ys[1], ys[3])))
+                for kind, *_ in MARKERS for p in g[f"marker-{kind}{suffix}"].iter(f"{SVG}path")
+                if len(ys := [float(v) for v in re.findall(r"-?[\d.]+", p.get("d"))]) == 4]
+
+    tabs = spans("-tab")
+    assert tabs
+    for k1, top1, bottom1 in tabs:
+        for k2, top2, bottom2 in tabs:
             assert k1 == k2 or bottom1 <= top2 + 1e-6 or bottom2 <= top1 + 1e-6, (k1, k2)
+    # and its line crosses the pod's whole row, not a stub of a few pixels
+    tallest_tab = max(bottom - top for _, top, bottom in tabs)
+    assert all(bottom - top >= 6 * tallest_tab for _, top, bottom in spans("")), spans("")
     # the warm-up draws nothing: a pod's row shows a route change only after a slice change of
     # its own (the deleted pod's; on a machine too busy for the probes, another's too)
     sliced = {pod for kind, pod, _ in pod_markers(r) if kind == "endpoints"}
@@ -112,11 +119,16 @@ def test_the_timeline_picture_has_a_mark_per_request_and_the_markers(tmp_path):
     row = pod_rows(r).index("web-0")
     at = {kind: t for kind, pod, t in pod_markers(r) if pod == "web-0"}
     assert abs(at["SIGTERM"] - at["preStop-end"]) < 0.05
-    for kind, _, colour, _ in MARKERS:
+    for kind, _, colour, _, _ in MARKERS:
         if kind in ("SIGTERM", "preStop-end"):
             (x, y_top), (_, y_bottom) = ax.transData.transform([(at[kind], row - 0.5), (at[kind], row + 0.5)])
             assert colour_pixels(img, colour, x - 4, x + 4, y_bottom, y_top) >= 10, kind
     assert min(legend_text_heights(fig, canvas)) >= 14
+    # the footnote is read under the axis label, not on top of it
+    renderer = canvas.get_renderer()
+    label = ax.xaxis.label.get_window_extent(renderer)
+    note = next(t for t in fig.texts if t.get_gid() == "footnote").get_window_extent(renderer)
+    assert note.y1 <= label.y0 and note.y0 >= 0, (note, label)
 
 
 def fake(roll: bool, lag: float, sleep: int, outcomes: list[tuple[str, str]]) -> ScenarioResult:

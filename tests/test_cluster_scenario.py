@@ -19,6 +19,7 @@ from rich.console import Console
 
 from docs_output import assert_shows, expected
 from genericserver.cluster import cli
+from genericserver.cluster.kubectl import DeleteFlags
 from genericserver.cluster.losses import held_up
 from genericserver.cluster.scenario import ScenarioConfig, run_scenario
 from genericserver.cluster.timeline import collapse, readyz_answers
@@ -114,6 +115,20 @@ def test_no_shutdown_delay_and_a_slow_proxy_loses_requests_until_the_proxy_catch
     assert synced - first_unsynced >= SLOW_PROXY_LAG - 0.05
 
 
+def test_a_pod_killed_at_the_end_of_a_short_grace_prints_nothing_after_its_kill():
+    # kubectl delete --grace-period=2 of a pod whose server waits 3 s: SIGKILL at 2 s; the
+    # abandoned run's goroutines reach the end of the delay at 3 s, inside the timeline (which
+    # runs until the slice and kube-proxy forgot web-0, and a tail), but a killed process is silent
+    r = run_scenario(ScenarioConfig(shutdown_delay=3.0, delete_flags=DeleteFlags(grace_period=2), **{**FAST, "workers": 1}))
+    texts = [(x.component, x.text) for x in r.rows]
+    exited = texts.index(("container", "web-0/app: exited with code 137"))
+    kill = texts.index(("container", "web-0/app: SIGKILL"))
+    initiated = texts.index(("pod", "web-0: ShutdownInitiated"))
+    assert initiated < kill < exited, texts
+    assert [t for t in texts[kill:] if t[0] == "pod" and t[1].startswith("web-0:")] == [], texts
+    assert any(r.rel(e.at) > 3.0 for e in r.events), "the timeline ended before the delay would have"
+
+
 def test_the_timeline_merges_polling_lines():
     from genericserver.cluster.scenario import Row
 
@@ -152,6 +167,7 @@ def test_the_workshop_shows_what_the_default_run_prints_at_60_columns():
     out = io.StringIO()
     assert cli.run(parse("--time-scale", "0.3", "--interval", "0.02"), Console(file=out, width=60)) == 0
     assert_shows(expected("workshop-cluster"), out.getvalue())
+    assert_shows(expected("walkthrough-cluster"), out.getvalue())  # the same run, as walkthrough.md 6.5 shows it
     assert "…" not in out.getvalue()  # no header or name cut to fit (the client table's "refus…")
 
 
@@ -241,6 +257,24 @@ def test_cli_flags_map_onto_the_config():
                                      "--force", "--grace-period", "0", "--sweep"))
     assert (cfg.pre_stop, cfg.drain_delay, cfg.grace_period, cfg.scale) == ("contour", 4.0, 60, 0.2)
     assert (cfg.delete_flags.force, cfg.delete_flags.grace_period) == (True, 0)
+
+
+def test_help_says_which_shutdown_delay_is_the_pods_and_which_the_served_api_servers(capsys):
+    # --shutdown-delay (each replica's) stood beside --shutdown-delay-duration (the API server
+    # --serve-api runs) with nothing to tell them apart; both still work
+    from genericserver.cmd import ServeOptions
+
+    p = argparse.ArgumentParser(prog="genericserver")
+    cli.add_parser(p.add_subparsers(dest="command"), ServeOptions())
+    with pytest.raises(SystemExit):
+        p.parse_args(["cluster", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--shutdown-delay S each pod's server's ShutdownDelayDuration, in cluster seconds (default 0); " \
+           "not --shutdown-delay-duration, which is the --serve-api API server's own" in out, out
+    generic = out.index("Generic flags of the API server --serve-api runs (not the pods'):")
+    assert generic < out.index("--shutdown-delay-duration duration How long", generic)
+    args = p.parse_args(["cluster", "--shutdown-delay", "3", "--shutdown-delay-duration", "5s"])
+    assert cli.config_from_args(args).shutdown_delay == 3.0 and args.shutdown_delay_duration == 5.0
 
 
 @pytest.mark.parametrize("columns, width", [("60", 60), ("", 120), ("wide", 120)])

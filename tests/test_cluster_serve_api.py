@@ -15,6 +15,7 @@ import re
 import signal
 import urllib.error
 import urllib.request
+from datetime import datetime, timezone
 from typing import Iterator
 
 import pytest
@@ -220,6 +221,12 @@ def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl
     seen(cluster, rf"container +{name}/app: SIGKILL")
     seen(cluster, rf"container +{name}/app: exited with code 137")
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
+    # a killed process prints nothing more: not when its abandoned 3 s delay ends (at 4 s), which
+    # is before kube-proxy, a lag after the slice lost the pod at 4 s, stops routing to it at 5 s
+    seen(cluster, rf"endpoints +web: {name} removed from the slice")
+    seen(cluster, rf"kube-proxy +web: rules synced: new connections go to (?!.*\b{name}\b)")
+    killed = next(i for i, line in enumerate(cluster.seen) if re.search(rf"container +{name}/app: SIGKILL", line))
+    assert not [line for line in cluster.seen[killed:] if re.search(rf"\bpod +{name}: ", line)], cluster.seen[killed:]
     # the kubelet's recorder wrote what it did as Events
     events = [line.split(None, 4) for line in kubectl.run("get", "events", "--no-headers").stdout.splitlines()]
     assert ["Normal", "Killing", f"pod/{name}", "Stopping container app"] in [e[1:] for e in events]
@@ -265,6 +272,20 @@ def test_a_finalizer_keeps_the_pod_terminating_until_a_patch_removes_it(cluster,
     kubectl.run("patch", "pod", name, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]')
     seen(cluster, rf"store +pod {name} deleted: its last finalizer was removed")
     assert kubectl.run("get", "pod", name, check=False).returncode == 1
+
+
+def test_describe_says_lasts_invalid_while_the_grace_runs_as_kubectl_does(cluster, kubectl):
+    # docs/workshop.md shows `Status: Terminating (lasts <invalid>)`: kubectl describe prints the
+    # time since the deletionTimestamp, which a graceful delete sets in the future (now + the
+    # grace), and apimachinery's HumanDuration writes a duration below -1 s as "<invalid>"
+    name = running_pod(cluster)
+    status, pod = api(cluster, "DELETE", f"/api/v1/namespaces/default/pods/{name}")
+    assert status == 200, pod
+    since = datetime.now(timezone.utc) - datetime.fromisoformat(pod["metadata"]["deletionTimestamp"].replace("Z", "+00:00"))
+    assert since.total_seconds() < -2, since  # int(seconds) < -1: "<invalid>"
+    workshop = " ".join((pathlib.Path(__file__).resolve().parent.parent / "docs/workshop.md").read_text().split())
+    assert "`Status: Terminating (lasts <invalid>)`" in workshop
+    seen(cluster, rf"store +pod {name} deleted")
 
 
 def test_auth_whoami_and_can_i_are_answered_as_by_kube_apiserver(cluster, kubectl):
@@ -461,3 +482,42 @@ def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_ba
                      described, re.M), described
     assert re.search(rf"^  Normal +SuccessfulCreate +\S+ +replicaset-controller +Created pod: {second}-\d+$",
                      kubectl.run("describe", "rs", second).stdout, re.M)
+
+
+def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped():
+    # the projector's 60 columns cut a long event mid-word ("deletionTime" / "stamp=...")
+    import io
+
+    from rich.console import Console
+
+    from genericserver.cluster.apiserver import timeline_printer
+    from genericserver.events import EventStream
+
+    name = "pod web-0 updated: deletionTimestamp=now+20s, deletionGracePeriodSeconds=20 (Terminating)"
+    for terminal in (True, False):
+        out = io.StringIO()
+        events = EventStream()
+        events.follow(timeline_printer(Console(file=out, width=60, force_terminal=terminal, color_system=None), 0.0, 1.0))
+        events.record("store", name, at=45.1)
+        lines = out.getvalue().splitlines()
+        if terminal:
+            assert len(lines) > 1 and all(len(line) <= 60 for line in lines), lines
+            assert lines[0].split()[:3] == ["45.10s", "store", "pod"] and lines[1].startswith(" " * 10 + "deletion"), lines
+            assert " ".join(lines).split()[2:] == name.split()  # every word whole
+        else:
+            assert lines == [f"   45.10s  store       {name}"]
+
+
+def test_the_kubeconfig_is_json_with_the_server_line_the_workshop_quotes(tmp_path):
+    # the workshop said "its `server:` line", but the file is JSON: it now quotes the line as written
+    from genericserver.cluster.apiserver import write_kubeconfig
+
+    path = tmp_path / "room.kubeconfig"
+    write_kubeconfig(str(path), 6443, host="0.0.0.0")  # the room's --bind-address 0.0.0.0 --secure-port 6443
+    text = path.read_text()
+    config = json.loads(text)
+    assert config["clusters"][0]["name"] == "genericserver"  # what `config set-cluster genericserver` changes
+    workshop = (pathlib.Path(__file__).resolve().parent.parent / "docs/workshop.md").read_text()
+    quoted = re.search(r"in its line `(.+?)`", " ".join(workshop.split()))[1]
+    assert quoted in [line.strip() for line in text.splitlines()], (quoted, text)
+    assert "config set-cluster genericserver --server http://ADDRESS:6443" in " ".join(workshop.split())

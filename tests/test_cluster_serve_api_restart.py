@@ -9,8 +9,10 @@ restart loses some, as ``cluster --roll`` reports.
 from __future__ import annotations
 
 import json
+import re
 import signal
 
+from tests.docs_output import assert_shows, expected
 from tests.kubectl import Kubectl
 from tests.serverprocess import ServerProcess
 from tests.test_cluster_serve_api import READY, seen
@@ -58,7 +60,17 @@ def rollout_restart(tmp_path, *flags: str, delay_edited_out: bool = False) -> st
         seen(cp, rf"kube-proxy +web: rules synced: new connections go to web-v{revision}-0, web-v{revision}-1, web-v{revision}-2$")
         cp.signal(signal.SIGTERM)
         assert cp.wait() == 0
-        return next(line for line in cp.seen if line.startswith("load client: lost "))
+        # the run's result is its last line, under the replicas killed at the end (which print
+        # their SIGKILL and exit, and nothing more: no shutdown of a killed process)
+        assert cp.seen[-1].startswith("load client: lost "), cp.seen[-12:]
+        for i, line in enumerate(cp.seen):
+            killed = re.search(r"container +(\S+)/\S+: SIGKILL$", line)
+            if killed:
+                assert not [x for x in cp.seen[i:] if re.search(rf"\bpod +{killed[1]}: ", x)], cp.seen[i:]
+        if "deploy/deployment.yaml" in flags:
+            # the restart deleted web-0 as `kubectl delete pod web-0` would: docs/workshop.md's timeline
+            assert_shows(expected("workshop-room-timeline"), "\n".join(cp.seen))
+        return cp.seen[-1]
     finally:
         cp.kill()
 

@@ -162,6 +162,39 @@ def test_a_phase_shows_what_most_of_its_requests_got_first():
     assert out.getvalue().index("refused x11") < out.getvalue().index("503 x1")
 
 
+def test_a_red_readyz_before_the_shutdown_is_explained():
+    # the probe starts with the server: one that comes before the post-start hooks ran is red,
+    # as kube-apiserver's would be; the room asked why, so the summary says it
+    from genericserver.demo.render import summary
+    from genericserver.demo.scenario import Answer, DemoResult
+
+    result = DemoResult(DemoSettings(), port=0)
+    result.answers = [Answer("/readyz probe", "/readyz", -0.8, "500", phase="before shutdown"),
+                      Answer("/readyz probe", "/readyz", -0.7, "200", phase="before shutdown"),
+                      Answer("/readyz probe", "/readyz", 0.2, "500", phase="shutdown initiated")]
+    text = summary(result, "default").plain
+    assert "/readyz 500 before the shutdown (x1): probed before the post-start hooks had finished" in text, text
+    result.answers = result.answers[1:]
+    assert "before the shutdown" not in summary(result, "default").plain
+
+
+def test_the_servers_log_wraps_between_words_on_a_60_column_terminal(runs):
+    # a terminal cut each klog line at column 60, mid-word; piped, a line stays whole for grep
+    from genericserver.demo.render import report
+
+    result = runs["default"]
+    out = io.StringIO()
+    report(Console(file=out, width=60, force_terminal=True, color_system=None), result, "default")
+    text = out.getvalue()
+    log = text[text.index("The server's log"):].splitlines()[1:]
+    assert log and all(len(line) <= 60 for line in log), [line for line in log if len(line) > 60]
+    words = " ".join(log).split()
+    assert words == " ".join(result.log).split()  # every word whole, in order
+    piped = io.StringIO()
+    report(Console(file=piped, width=60), result, "default")
+    assert all(f"  {line}" in piped.getvalue().splitlines() for line in result.log)
+
+
 def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs):
     # docs/workshop.md's first expected observation, against the default run of this module
     # (shorter phases than the command's, so only the numbers differ)
@@ -170,6 +203,17 @@ def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs
     args = argparse.Namespace(svg=None, mode="default", shutdown_delay=0.4, no_live=True)
     assert cli.run(args, Console(file=out, width=60, force_terminal=False)) == 0
     assert_shows(expected("workshop-demo"), out.getvalue())
+
+
+def test_the_walkthrough_shows_what_the_demo_prints_for_both_modes(monkeypatch, runs):
+    # walkthrough.md section 2's two blocks, as printed 100 columns wide
+    monkeypatch.setattr(cli, "run_mode", lambda console, mode, settings, live: runs[mode])
+    out = io.StringIO()
+    args = argparse.Namespace(svg=None, mode="both", shutdown_delay=0.4, no_live=True)
+    assert cli.run(args, Console(file=out, width=100, force_terminal=False)) == 0
+    default, retry_after = out.getvalue().split("mode: retry-after")
+    assert_shows(expected("walkthrough-demo-default"), default)
+    assert_shows(expected("walkthrough-demo-retry-after"), retry_after)
 
 
 def test_a_delay_below_zero_or_an_svg_it_could_not_write_is_refused_before_the_run(capsys, tmp_path):

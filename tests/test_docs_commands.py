@@ -65,3 +65,40 @@ def test_each_documented_command_parses(doc, line, command, capsys):
             return
         pytest.fail(f"{doc}:{line}: `{command}` does not parse: {capsys.readouterr().err.strip()}")
     assert getattr(args, "command", None), f"{doc}:{line}: `{command}` names no command"
+
+
+NUMBERS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+           "sixteen seventeen eighteen nineteen twenty").split()
+
+
+def test_the_workshops_lab_table_has_a_row_per_lab_that_lab_list_lists():
+    # the table once had 13 rows and said "all fourteen"
+    from genericserver.labs.registry import LABS
+
+    text = (ROOT / "docs/workshop.md").read_text()
+    intro = re.search(r"Which lab for which pair \(all (\w+) are listed by `genericserver lab list`\):\n\n((?:\|.*\n)+)", text)
+    assert intro, "the workshop's lab table and its sentence"
+    rows = [line.split("|")[1].strip() for line in intro[2].splitlines()[2:]]
+    assert rows and sorted(rows) == sorted(lab.name for lab in LABS)
+    assert NUMBERS.index(intro[1]) == len(LABS)
+
+
+def test_the_workshop_puts_an_absolute_venv_on_the_path_before_it_leaves_the_clone():
+    # "type .venv/bin/genericserver", then "mkdir lab && cd lab": the relative path broke there
+    text = (ROOT / "docs/workshop.md").read_text()
+    leaves = text.index("mkdir lab && cd lab")
+    assert 0 <= text.find('export PATH="$PWD/.venv/bin:$PATH"') < leaves
+    assert "type `.venv/bin/genericserver`" not in text
+    fenced = re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
+    typed = [line for block in fenced for line in block.splitlines() if line.lstrip().startswith(".venv/")]
+    assert typed == [], typed  # no step types the relative path
+
+
+def test_readmes_make_test_line_carries_one_number_and_the_rest_are_bench_notes():
+    # it carried five measurements; they live in bench/README.md, which README.md links
+    readme = (ROOT / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if x.startswith("make test   #"))
+    assert len(re.findall(r"\d+(?:\.\d+)?", line.replace("2 cores", ""))) == 1, line
+    assert "[bench/README.md](bench/README.md)" in readme
+    notes = (ROOT / "bench/README.md").read_text()
+    assert "two suites at once" in notes and "fresh clone" in notes and "busy core" in notes

@@ -22,8 +22,10 @@ OUTPUT_BLOCKS = [(doc, line, name, reason) for doc in DOCS for line, name, reaso
                  if len(lines) > 1 and not any(COMMAND.match(x.strip()) for x in lines)]
 
 
-def test_the_docs_show_outputs():
+def test_the_docs_show_outputs_and_check_their_numbers():
     assert len([b for b in OUTPUT_BLOCKS if b[2]]) >= 8
+    exact = [m for _, _, _, lines in CHECKED for text in lines for m in NUMBER.finditer(text)]
+    assert len(exact) >= 40, "the checked blocks' numbers are compared exactly, unless marked ~"
 
 
 @pytest.mark.parametrize("doc,line,name,reason", OUTPUT_BLOCKS, ids=[f"{d}:{n}" for d, n, _, _ in OUTPUT_BLOCKS])
@@ -34,11 +36,43 @@ def test_each_output_block_is_checked_or_says_why_not(doc, line, name, reason):
         assert users, f"{doc}:{line}: no test checks the block marked {name!r}"
 
 
-def test_the_comparison_tolerates_numbers_borders_and_wrapping_but_not_words():
+def test_the_comparison_tolerates_borders_wrapping_and_marked_numbers_but_not_words_or_numbers():
     output = "│ 2.607s │ InFlightRequestsDrained │ every tracked request │\n-- 280 decisions, 151 with a choice; simulation ended: cleanly\n"
-    assert_shows(["│ 2.5s │ InFlightRequestsDrained │ every tracked", "-- 9 decisions, 1 with a choice; simulation", "ended: cleanly"], output)
+    assert_shows(["│ ~2.5s │ InFlightRequestsDrained │ every tracked", "-- 280 decisions, 151 with a choice; simulation", "ended: cleanly"], output)
     assert_shows(["...", "-- ... simulation ended: cleanly"], output)
+    assert_shows(["-- ~9 decisions, ~1 with a choice"], output)
     with pytest.raises(AssertionError):
         assert_shows(["InFlightRequestsDrained", "NotAcceptingNewRequest"], output)
     with pytest.raises(AssertionError):  # the docs' order is the output's
         assert_shows(["ended: cleanly", "InFlightRequestsDrained"], output)
+    for changed in ("│ 2.5s │", "-- 28 decisions", "-- 2800 decisions", "-- 280 decisions, 15 with", "│ 2.60s", "│ 607s", "│ .607s"):
+        with pytest.raises(AssertionError):  # an unmarked number is exact, and whole
+            assert_shows([changed], output)
+    # a marked number is any number, but a whole one where the docs have one
+    assert_shows(["refused x~1 "], "refused x11 and")
+    with pytest.raises(AssertionError):
+        assert_shows(["refused x1 "], "refused x11 and")
+
+
+CHECKED = [(doc, line, name, lines) for doc in DOCS for line, name, _, lines in blocks(doc) if name]
+NUMBER = re.compile(r"(?<![~\w.])\d+")
+
+
+def as_printed(lines: list[str]) -> str:
+    """The block as a run that printed exactly it would have: marks dropped, skipped lines gone."""
+    return "\n".join(line.replace("~", "") for line in lines if line.strip() != "...")
+
+
+@pytest.mark.parametrize("doc,line,name,lines", CHECKED, ids=[name for _, _, name, _ in CHECKED])
+def test_a_changed_number_in_a_checked_block_fails(doc, line, name, lines):
+    """Every unmarked number of every checked block counts: the block matches a run that printed
+    it, and no longer once any one of its numbers is changed (``~N`` marks one that varies)."""
+    output = as_printed(lines)
+    assert_shows(lines, output)
+    for i, text in enumerate(lines):
+        for m in NUMBER.finditer(text):
+            digits = m.group()
+            flipped = digits[:-1] + str((int(digits[-1]) + 1) % 10)
+            changed = lines[:i] + [text[:m.start()] + flipped + text[m.end():]] + lines[i + 1:]
+            with pytest.raises(AssertionError):
+                assert_shows(changed, output)

@@ -17,6 +17,7 @@ import time
 import pytest
 from hypothesis import given, settings
 
+from docs_output import assert_shows, expected
 from genericserver.filters import waitgroup as waitgroup_filter
 from genericserver.testing import replay
 from genericserver.testing.choosers import SeededRandom, schedules
@@ -170,6 +171,9 @@ def test_a_failure_saves_a_replay_file_and_prints_the_command(tmp_path):
     assert f"scenario: {scenario!r}" in message
     assert "schedule: {1: 1} (1 non-zero entries" in message
     assert f"replay:   {sys.executable} -m genericserver.testing.replay {err.value.path}" in message
+    # walkthrough.md section 7 shows this very message
+    assert_shows(expected("walkthrough-fuzz-failure"),
+                 message.replace(sys.executable, ".venv/bin/python").replace(f"{err.value.path.parent}/", "replays/"))
     assert replay.load(err.value.path) == (scenario, [0, 1], "slot-released-before-body")
     assert replay.replay(err.value.path).fingerprint() == run.fingerprint()
 

@@ -49,6 +49,7 @@ import json
 import os
 import ssl
 import sys
+import textwrap
 from dataclasses import replace
 from typing import Any, Callable, Optional
 
@@ -244,18 +245,25 @@ def wait_ready(port: int, tls: bool, stopping: rt.Event, period: float = 0.05) -
 
 
 def timeline_printer(console: Console, origin: float, scale: float) -> Callable[[Event], None]:
-    """Each event as one line, in cluster seconds since the server started, as it happens."""
+    """Each event as one line, in cluster seconds since the server started, as it happens. On a
+    terminal a line longer than it is wrapped between words, under the time (a terminal would
+    cut it mid-word); piped, each event stays one line, for grep."""
     def show(e: Event) -> None:
         if e.get("signal") in STARTUP_SIGNALS:
             return
-        console.print(f"{(e.at - origin) / scale:8.2f}s  {e.kind:<11} {e.name}", highlight=False, soft_wrap=True)
+        line = f"{(e.at - origin) / scale:8.2f}s  {e.kind:<11} {e.name}"
+        if console.is_terminal:
+            line = "\n".join(textwrap.wrap(line, console.width, subsequent_indent=" " * 10,
+                                           break_long_words=False, break_on_hyphens=False))
+        console.print(line, highlight=False, soft_wrap=True)
     return show
 
 
 def run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., int], console: Optional[Console] = None) -> int:
     """The world (a Deployment of ``cfg.replicas`` under load), served by ``serve``
     (``genericserver.cmd.serve`` with ``serve``'s options ``opts``) until SIGTERM or SIGINT;
-    then the graceful shutdown, and the load client's tally. The exit code."""
+    then the graceful shutdown, the pods killed, and the load client's tally (the last line
+    printed). The exit code."""
     console = console if console is not None else Console(stderr=True)
     errs = opts.validate()
     if errs:
@@ -271,7 +279,7 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
     # (no Prometheus: the replicas' /metrics feed the printed run's table, and this run prints none)
     # a manifest's Deployment, served: each revision a client writes decides its own pods
     world = World(replace(cfg, roll=True, scrape_period=0), template_settings=manifest.config_for_template if cfg.deployment_spec else None)
-    started = False
+    started = closed = False
     try:
         view = APIView(world.clock)
 
@@ -312,8 +320,13 @@ def _run(cfg: ScenarioConfig, opts: Any, kubeconfig: str, serve: Callable[..., i
         if not started:
             return code
         world.load.stop()
+        # the pods go before the tally is printed: the timeline's last lines (each replica's
+        # SIGKILL and exit) come above it, and the run's result is the last line
+        world.close()
+        closed = True
         console.print(f"load client: lost {format_loss(tally(list(world.load.samples)))}", highlight=False, soft_wrap=True)
         return code
     finally:
-        world.close()
+        if not closed:
+            world.close()
 

@@ -59,12 +59,16 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
     g = p.add_argument_group("lags")
     g.add_argument("--endpoints-lag", type=at_least(0), default=1.0, metavar="S", help="endpoints controller's processing lag (default 1)")
     g.add_argument("--proxy-lag", type=at_least(0), default=1.0, metavar="S", help="kube-proxy's sync lag after the slice changed (default 1)")
-    g = p.add_argument_group("the pod (or --manifest)")
+    g = p.add_argument_group("the pod (or --manifest)", "each replica's settings; the API server that --serve-api runs "
+                             "takes flags of its own, at the end")
     g.add_argument("--pre-stop", choices=PRE_STOPS, default=None, help="preStop hook: none, sleep (see --pre-stop-sleep), or contour (Envoy + shutdown-manager)")
     g.add_argument("--pre-stop-sleep", type=at_least(0, int), default=None, metavar="N", help="seconds of the sleep preStop (default 5)")
     g.add_argument("--termination-grace-period", type=at_least(0, int), default=None, metavar="N", help="the pod's terminationGracePeriodSeconds (default 30)")
-    g.add_argument("--shutdown-delay", type=at_least(0), default=None, metavar="S", help="the server's ShutdownDelayDuration (default 0)")
-    g.add_argument("--retry-after", action="store_const", const=True, default=None, help="the server's ShutdownSendRetryAfter mode")
+    g.add_argument("--shutdown-delay", type=at_least(0), default=None, metavar="S",
+                   help="each pod's server's ShutdownDelayDuration, in cluster seconds (default 0); "
+                        "not --shutdown-delay-duration, which is the --serve-api API server's own")
+    g.add_argument("--retry-after", action="store_const", const=True, default=None,
+                   help="each pod's server's ShutdownSendRetryAfter mode (not --shutdown-send-retry-after, the API server's)")
     g.add_argument("--probe-period", type=at_least(0, int), default=None, metavar="N", help="readiness probe period (default 1; 0: no probe)")
     g = p.add_argument_group("kubectl delete")
     g.add_argument("--grace-period", type=int, default=-1, metavar="N", help="kubectl's --grace-period (default -1: the pod's own)")
@@ -94,7 +98,7 @@ def add_parser(subparsers: Any, serve_options: Any = None) -> argparse.ArgumentP
                    help="with --serve-api: nodes node-1...node-N, each with its kubelet; a new pod goes to the schedulable one "
                         "running the fewest (so kubectl drain node-1 moves pods to another; default 1, at most 253)")
     if serve_options is not None:
-        serve_options.add_flags(p)
+        serve_options.add_flags(p, whose=" of the API server --serve-api runs (not the pods')")
         p.set_defaults(serve_options=serve_options)
     return p
 

@@ -13,6 +13,13 @@ one, so the container keeps running - one of the reasons a pod hangs in Terminat
   delay elapses, handlers finish), and :meth:`ServerContainer.join` waits for that. What the
   replica's klog prints is the container's log (:mod:`.logs`, ``kubectl logs``).
 
+SIGKILL ends a process: it writes, records and answers nothing more (nor does one that exited). Threads cannot be killed
+(design.md section 10), so a container is *fenced* at the kill instead, before the runtime
+records the SIGKILL: its log is closed and its lifecycle signals stop reaching the event stream
+(the fence and each record share a lock, so a record lands before the SIGKILL line or not at
+all), and a replica's connections are shut down, so a handler still running writes into a dead
+socket. What the abandoned goroutines do afterwards is seen by nobody, as with a dead process.
+
 A :class:`Sandbox` is the pod's shared part: a name -> port map (the pod's network namespace:
 containers find each other by port name), an emptyDir volume (a temporary directory) and the
 pod's cgroup (a flag).
@@ -76,6 +83,8 @@ class Container:
         self.signals: list[tuple[str, float]] = []
         self._pending: Optional[str] = None
         self._lock = rt.lock()
+        self.fenced = False  # killed: nothing it does from now on is seen (see the module's docstring)
+        self._fence_lock = rt.lock()
         self.log = ContainerLog()  # its stdout and stderr, as the runtime keeps them (kubectl logs)
 
     def running(self) -> bool:
@@ -91,6 +100,8 @@ class Container:
                 if self._pending != SIGKILL:
                     self._pending = sig
                 sig = ""
+        if sig == SIGKILL:
+            self.fence()  # before the runtime's line: nothing of the process may follow it
         self.events.record("container", f"{self.pod_name}/{self.name}: {sig or 'signal ignored (uninterruptible)'}")
         if sig == SIGTERM:
             self.on_sigterm()
@@ -105,13 +116,25 @@ class Container:
         if pending:
             self.signal(pending)
 
+    def fence(self) -> None:
+        """The process is killed (or exited): its log takes no more lines, its records are dropped."""
+        with self._fence_lock:
+            self.fenced = True
+        self.log.close()
+
+    def record(self, kind: str, name: str, **fields: Any) -> None:
+        """Record what the process itself did, unless it was killed or has exited."""
+        with self._fence_lock:
+            if not self.fenced:
+                self.events.record(kind, name, **fields)
+
     def exit(self, code: int) -> None:
         with self._lock:
             if self.exited.is_set():
                 return
             self.exit_code = code
+        self.fence()  # an exited process has nothing left to write with
         self.events.record("container", f"{self.pod_name}/{self.name}: exited with code {code}")
-        self.log.close()
         self.exited.set()
 
     def on_sigterm(self) -> None:
@@ -195,7 +218,7 @@ class ServerContainer(Container):
         sampleapi.install(server.handler.non_go_restful_mux, metrics=server.metrics)
         self.lifecycle_signals = server.lifecycle_signals
         server.lifecycle_signals.observe(
-            lambda sig, at: self.events.record("pod", f"{self.pod_name}: {sig.name}", signal=sig.name, pod=self.pod_name))
+            lambda sig, at: self.record("pod", f"{self.pod_name}: {sig.name}", signal=sig.name, pod=self.pod_name))
         self.sandbox.ports[self.port_name] = config.secure_serving.listener.getsockname()[1]
         prepared = server.prepare_run()
         ctx, self._cancel = gocontext.with_cancel(gocontext.background())
@@ -216,11 +239,12 @@ class ServerContainer(Container):
             self._cancel()
 
     def on_sigkill(self) -> None:
-        # the process is gone; what is left of run_with_context unwinds along its shutdown path
-        if self._cancel is not None:
-            self._cancel()
+        # the process is gone (fenced already: nothing it records is seen); its sockets go first,
+        # then what is left of run_with_context unwinds along its shutdown path, unseen
         for s in self.http_servers:
             s.kill()
+        if self._cancel is not None:
+            self._cancel()
         self.exit(137)
 
     def join(self, timeout: Optional[float] = None) -> bool:

@@ -44,6 +44,7 @@ class Envoy:
                  events: Optional[EventStream] = None, upstream_timeout: float = 15.0):
         self.upstream, self.name, self.upstream_timeout = upstream, name, upstream_timeout
         self.events = events if events is not None else EventStream()
+        self.record = self.events.record  # its container's, fenced once the process is killed
         self.health_check_failed = False
         self.servers = {
             ENVOY_HTTP_LISTENER: Server(self._proxy_app, idle_timeout=60.0),
@@ -92,7 +93,7 @@ class Envoy:
             failed = path.endswith("fail")
             if failed != self.health_check_failed:
                 self.health_check_failed = failed
-                self.events.record("envoy", f"{self.name}: health check {'failed: draining, new responses say Connection: close' if failed else 'ok again'}")
+                self.record("envoy", f"{self.name}: health check {'failed: draining, new responses say Connection: close' if failed else 'ok again'}")
             return _text(start_response, "200 OK", "OK\n")
         if path == "/ready":
             if self.health_check_failed:
@@ -135,6 +136,7 @@ class EnvoyContainer(Container):
         super().__init__(name, pod_name, events)
         self.sandbox = sandbox
         self.envoy = Envoy(lambda: ("127.0.0.1", sandbox.ports[upstream_port]), name=f"{pod_name}/{name}", events=self.events)
+        self.envoy.record = self.record
 
     def start(self) -> None:
         self.envoy.start()

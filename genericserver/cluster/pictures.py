@@ -3,10 +3,11 @@
 * :func:`draw_timeline`: every request as one mark, at the time its outcome happened (answer
   read, connection refused or dropped; cluster seconds after the delete or the rollout's
   start), on the row of the pod kube-proxy sent it to (a refusal by the service's REJECT rule
-  has a row of its own), coloured by outcome. Short vertical markers on a pod's row show what
+  has a row of its own), coloured by outcome. Vertical markers across a pod's row show what
   happened to it: SIGTERM, preStop start and end, the endpoints update that changed it, the
   kube-proxy sync that started or stopped routing to it, its listener closing
-  (HTTPServerStoppedListening) and SIGKILL.
+  (HTTPServerStoppedListening) and SIGKILL; each has a tab and a word at a height of its own
+  kind, so markers at the same moment stay apart. The footnote sits under the axis label.
 * :func:`draw_sweep`: the what-if table's loss in percent against the lag (endpoints +
   kube-proxy), one line per preStop/delay choice.
 
@@ -28,16 +29,19 @@ from genericserver.cluster.scenario import ScenarioResult
 
 NO_POD = "no endpoint (REJECT)"
 OUTCOME_COLORS = {"ok": "#2ca02c", "429": "#1f77b4", "503": "#9467bd", "refused": "#d62728", "reset": "#ff7f0e", "other": "#7f7f7f"}
-# (kind, legend label, colour, line style)
+# (kind, legend label, colour, line style, the word at its tab)
 MARKERS = (
-    ("preStop-start", "preStop start", "#17becf", "-"),
-    ("preStop-end", "preStop end", "#0e6f7a", "--"),
-    ("SIGTERM", "SIGTERM", "#000000", "-"),
-    ("endpoints", "endpoints update", "#1f77b4", ":"),
-    ("kube-proxy", "kube-proxy sync", "#0000ff", "-"),
-    ("listener", "listener closed", "#d62728", "-."),
-    ("SIGKILL", "SIGKILL", "#8c564b", "-"),
+    ("preStop-start", "preStop start", "#17becf", "-", "preStop"),
+    ("preStop-end", "preStop end", "#0e6f7a", "--", "preStop end"),
+    ("SIGTERM", "SIGTERM", "#000000", "-", "SIGTERM"),
+    ("endpoints", "endpoints update", "#1f77b4", ":", "endpoints"),
+    ("kube-proxy", "kube-proxy sync", "#0000ff", "-", "proxy sync"),
+    ("listener", "listener closed", "#d62728", "-.", "closed"),
+    ("SIGKILL", "SIGKILL", "#8c564b", "-", "SIGKILL"),
 )
+ROW_INCHES = 1.1  # a pod's row: tall enough for each kind's word at its own height
+FOOTNOTE = ("a marker crosses its pod's whole row; its tab and word sit at a height of their own, "
+            "so markers at the same moment stay apart")
 SWEEP_NUDGE = 0.012  # a line's sideways nudge in the sweep, per line, as a fraction of the lag range
 STYLE = {"svg.hashsalt": "genericserver", "svg.fonttype": "none", "font.size": 9}
 
@@ -106,7 +110,7 @@ def timeline_figure(result: ScenarioResult) -> Any:
     rows = pod_rows(result)
     index = {pod: i for i, pod in enumerate(rows)}
     with matplotlib.rc_context({**STYLE, "font.size": 12}):
-        fig, ax = _figure(13, 1.6 + 0.7 * len(rows))
+        fig, ax = _figure(13, 1.9 + ROW_INCHES * len(rows))
         for outcome in OUTCOMES:
             got = [(n, s) for n, s in enumerate(result.samples) if s.outcome == outcome]
             if not got:
@@ -117,13 +121,21 @@ def timeline_figure(result: ScenarioResult) -> Any:
             ax.scatter(xs, ys, s=4 if outcome == "ok" else 9, c=OUTCOME_COLORS[outcome], linewidths=0,
                        alpha=0.5 if outcome == "ok" else 0.9, label=f"{outcome} ({len(got)})", gid=f"requests-{outcome}")
         marks = pod_markers(result)
-        band = 0.84 / len(MARKERS)  # each kind of marker has its own band of the row: coinciding ones stay visible
-        for slot, (kind, label, color, style) in enumerate(MARKERS):
+        band = 0.84 / len(MARKERS)  # each kind's tab and word have a band of the row: coinciding ones stay apart
+        for slot, (kind, label, color, style, word) in enumerate(MARKERS):
             mine = [(pod, at) for k, pod, at in marks if k == kind and pod in index]
             xs = [at for _, at in mine]
+            # the whole row's height, seen from the back of a room; the tab and word name it
+            ax.vlines(xs, [index[p] - 0.45 for p, _ in mine], [index[p] + 0.45 for p, _ in mine], colors=color,
+                      linestyles=style, linewidths=1.6, label=label if mine else f"{label} (none)", gid=f"marker-{kind}")
             top = [index[p] - 0.42 + slot * band for p, _ in mine]
-            ax.vlines(xs, top, [t + band for t in top], colors=color, linestyles=style, linewidths=2.4,
-                      label=label if mine else f"{label} (none)", gid=f"marker-{kind}")
+            # above every kind's line: a line at the same moment never hides another's tab
+            ax.vlines(xs, top, [t + band for t in top], colors=color, linewidths=5, zorder=3, gid=f"marker-{kind}-tab")
+            for x, t in zip(xs, top):
+                # beside its tab, on a pale ground: read over a band of dense requests too
+                ax.annotate(f" {word}", (x, t + band / 2), xytext=(3, 0), textcoords="offset points", color=color,
+                            fontsize=10, fontweight="bold", va="center", ha="left", zorder=4, gid=f"marker-{kind}-word",
+                            bbox={"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 0.5})
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         cfg = result.config
@@ -135,9 +147,10 @@ def timeline_figure(result: ScenarioResult) -> Any:
                      f"ShutdownDelayDuration {cfg.shutdown_delay:g}s)", loc="left")
         ax.grid(axis="x", alpha=0.3)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=12, frameon=False)
-        ax.text(0.0, -0.16 * 4 / len(rows), "each marker kind has its own band of the pod's row, so markers at the "
-                "same moment stay visible", transform=ax.transAxes, fontsize=10, color="0.4")
-        fig.tight_layout()
+        # the footnote has a strip of its own under the axis label (it was drawn over it)
+        strip = 0.45 / fig.get_figheight()
+        fig.tight_layout(rect=(0, strip, 1, 1))
+        fig.text(0.01, strip / 3, FOOTNOTE, fontsize=10, color="0.4", gid="footnote")
     return fig
 
 

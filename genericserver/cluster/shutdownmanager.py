@@ -84,13 +84,14 @@ class ShutdownManager:
         self.display_name = display_name or ready_file  # the path the logs show
         self.clock = clock if clock is not None else ClusterClock()
         self.events = events if events is not None else EventStream()
+        self.record = self.events.record  # its container's, fenced once the process is killed
         self._closed = rt.event(f"{name}-closed")
         self.server = Server(self.app, idle_timeout=60.0)
         self.log: Optional[ContainerLog] = None
 
     def info(self, msg: str, **kv: Any) -> None:
         """``log.Info`` of Contour's logger (its ``context`` field names the command)."""
-        self.events.record("shutdown-manager", f"{self.name}: {msg}", **kv)
+        self.record("shutdown-manager", f"{self.name}: {msg}", **kv)
         if self.log is not None:
             self.log.write(logrus_line("info", msg, context="shutdown-manager"))
 
@@ -276,7 +277,7 @@ class ShutdownManagerContainer(Container):
         self.manager = ShutdownManager(sandbox.path(SHUTDOWN_READY_FILE), clock=clock, events=self.events,
                                        check_interval=check_interval, name=f"{pod_name}/{name}",
                                        display_name="/" + SHUTDOWN_READY_FILE)
-        self.manager.log = self.log
+        self.manager.log, self.manager.record = self.log, self.record
         self._serving: Optional[rt.Goroutine] = None
 
     def start(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Optional
 
 from rich.console import Console, Group
@@ -96,8 +97,19 @@ def metrics_line(m: MetricsView) -> Text:
     return text
 
 
+def early_red_readyz(result: DemoResult) -> int:
+    """``/readyz`` probes answered 500 before the shutdown began."""
+    return sum(1 for a in result.answers if a.path == "/readyz" and a.phase == PHASES[0] and a.outcome == "500")
+
+
 def summary(result: DemoResult, mode: str) -> Text:
     text = Text()
+    early = early_red_readyz(result)
+    if early:
+        # the room asks: the probe starts with the server, and /readyz is red until the
+        # post-start hooks have run, as kube-apiserver's is (its poststarthook checks)
+        text.append(f"/readyz 500 before the shutdown (x{early}): probed before the post-start hooks "
+                    "had finished; /readyz is red until they have, as kube-apiserver's is\n", style="red")
     if result.slow is not None:
         text.append(f"in-flight /slow (sent at T{result.slow.sent_at:+.2f}s): {result.slow.outcome}\n")
     text.append(f"watch: {result.watch_events} event line(s), ended with status {result.watch_outcome or '?'}\n")
@@ -108,15 +120,20 @@ def summary(result: DemoResult, mode: str) -> Text:
     return text
 
 
-def log_text(result: DemoResult, mode: str) -> Text:
-    """The server's own log at --v=1: Go's [graceful-termination] lines, from genericapiserver.py."""
+def log_text(result: DemoResult, mode: str, width: Optional[int] = None) -> Text:
+    """The server's own log at --v=1: Go's [graceful-termination] lines, from genericapiserver.py.
+    One line each; with a ``width`` (a terminal's), a longer one wraps between words, the rest
+    of it indented (a terminal would cut it mid-word)."""
     body = Text()
     body.append(f"The server's log, {mode} (klog at --v=1, as kube-apiserver prints it):\n", style="italic")
     for line in result.log:
-        body.append("  " + line + "\n", style="bold" if "shutdown event" in line else "dim" if "[graceful-termination]" not in line else "")
+        shown = ["  " + line] if width is None else textwrap.wrap(
+            line, width, initial_indent="  ", subsequent_indent="      ", break_long_words=False, break_on_hyphens=False)
+        body.append("\n".join(shown) + "\n", style="bold" if "shutdown event" in line else "dim" if "[graceful-termination]" not in line else "")
     return body
 
 
 def report(console: Console, result: DemoResult, mode: str) -> None:
     console.print(Group(timeline_table(result, mode), answers_table(result, mode), summary(result, mode)))
-    console.print(log_text(result, mode), soft_wrap=True)  # one log line, one line: no wrapping
+    # piped, one log line is one line (grep finds it whole); a terminal's are wrapped here
+    console.print(log_text(result, mode, console.width if console.is_terminal else None), soft_wrap=True)
