@@ -1,4 +1,4 @@
-"""genericserver.net.http.internal.http2.server leans on the ``h2`` library's insides: it overrides
+"""genericserver.net.http.internal.http2 (h2conn.py, server.py) leans on the ``h2`` library's insides: it overrides
 two private methods of ``H2Connection`` and reads some of its attributes. setup.cfg pins ``h2`` to
 the release they were read from; this file fails first when a release moves them."""
 
@@ -13,7 +13,7 @@ import h2.config
 import h2.connection
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
-from genericserver.net.http.internal.http2 import server as http2server
+from genericserver.net.http.internal.http2 import h2conn
 
 SETUP_CFG = pathlib.Path(__file__).resolve().parent.parent / "setup.cfg"
 
@@ -31,13 +31,13 @@ def test_setup_cfg_pins_the_installed_h2():
 def test_the_overridden_private_methods_are_h2s_frame_handlers():
     # GracefulH2Connection replaces these two; h2 must still call them for those frames, with one
     # frame, and expect (frames to send, events) back
-    conn = http2server.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
+    conn = h2conn.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
     for name, frame in (("_receive_headers_frame", HeadersFrame), ("_receive_goaway_frame", GoAwayFrame)):
         base = getattr(h2.connection.H2Connection, name)
         assert params(base) == ["self", "frame"], name
         assert "tuple[list[Frame], list[Event]]" in str(inspect.signature(base).return_annotation), name
         handler = conn._frame_dispatch_table[frame]
-        assert handler.__func__ is getattr(http2server.GracefulH2Connection, name), name
+        assert handler.__func__ is getattr(h2conn.GracefulH2Connection, name), name
 
 
 def test_the_header_block_decoder_the_override_calls():
@@ -45,7 +45,7 @@ def test_the_header_block_decoder_the_override_calls():
 
 
 def test_the_attributes_the_server_reads_and_sets():
-    conn = http2server.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
+    conn = h2conn.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
     for attr in ("streams", "open_inbound_streams", "local_settings", "decoder", "highest_inbound_stream_id",
                  "max_inbound_frame_size"):
         assert hasattr(conn, attr), attr
