@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import collections
 import socket
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import h2.config
@@ -70,6 +69,8 @@ from hyperframe.frame import GoAwayFrame, RstStreamFrame
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
 from genericserver.net.http import request as httprequest
+from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYTES, GO_AWAY_TIMEOUT, Options,
+                                                          adjust_http1_max_header_size, options_for)
 from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
                                                           err_code_string, go_away_frame_string)
 from genericserver.net.http.internal.http2.flow import Inflow
@@ -78,11 +79,7 @@ from genericserver.net.http.internal.http2.pipe import Body
 from genericserver.net.http.internal.http2.responsewriter import HANDLER_CHUNK_WRITE_SIZE, HandlerSide
 from genericserver.net.textproto import reader as textproto
 
-GO_AWAY_TIMEOUT = 1.0  # how long a connection lingers after its GOAWAY (Go issue 18701)
-PREFACE_TIMEOUT = 10.0  # Go's prefaceTimeout
-FIRST_SETTINGS_TIMEOUT = 2.0  # Go's firstSettingsTimeout: the first frame, after the preface
 INITIAL_WINDOW_SIZE = 65535  # every HTTP/2 window's size before SETTINGS or WINDOW_UPDATE
-DEFAULT_MAX_HEADER_BYTES = 1 << 20  # net/http's DefaultMaxHeaderBytes
 READ_SIZE = 64 << 10
 CLIENT_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
@@ -96,33 +93,6 @@ SHUTDOWN_TIMER_MSG = "shutdownTimerMsg"
 GRACEFUL_SHUTDOWN_MSG = "gracefulShutdownMsg"
 
 
-@dataclass
-class Options:
-    """The ``http2.Server`` fields secure_serving.go sets (its defaults where it sets none), and
-    Go's timeouts, package constants there that its tests shorten with a fake clock."""
-
-    max_concurrent_streams: int = 100
-    max_upload_buffer_per_stream: int = 256 << 10
-    max_upload_buffer_per_connection: int = (256 << 10) * 100
-    max_read_frame_size: int = 256 << 10
-    idle_timeout: Optional[float] = 90.0
-    go_away_timeout: float = GO_AWAY_TIMEOUT
-    preface_timeout: float = PREFACE_TIMEOUT
-    first_settings_timeout: float = FIRST_SETTINGS_TIMEOUT
-
-
-def options_for(max_streams_per_connection: int) -> Options:
-    """secure_serving.go's: 256 KiB per stream and frame; the streams flag, else 100; the
-    connection's buffer one stream's times the streams."""
-    streams = max_streams_per_connection if max_streams_per_connection > 0 else 100
-    return Options(max_concurrent_streams=streams, max_upload_buffer_per_connection=(256 << 10) * streams)
-
-
-def adjust_http1_max_header_size(n: int) -> int:
-    """Go's ``adjustHTTP1MaxHeaderSize``: HTTP/2 counts 32 bytes more per field; ten assumed."""
-    return n + 10 * 32
-
-
 class Server:
     """Go's ``http2.Server``: the options, and the connections it serves (for the GOAWAY)."""
 
@@ -133,10 +103,15 @@ class Server:
 
     def graceful_shutdown(self) -> None:
         """The on-shutdown hook (Go's ``serverInternalState.startGracefulShutdown``): a message
-        to each connection's serve goroutine, none waited for."""
+        to each connection's serve goroutine, none waited for. All are posted before any is
+        run here: a GOAWAY this thread writes (a send lets other threads run) must not leave
+        the other connections reading new streams meanwhile, as Go's messages go out at once."""
         with self._mu:
-            for sc in self._conns:
-                sc.start_graceful_shutdown()
+            conns = list(self._conns)
+        for sc in conns:
+            sc.start_graceful_shutdown(deliver=False)
+        for sc in conns:
+            sc.deliver_serve_msgs()
 
     def serve_conn(self, hs: Any, c: Any) -> None:
         """Serve HTTP/2 on ``c`` (an accepted :class:`genericserver.net.http.server.Conn` whose TLS
@@ -450,7 +425,10 @@ class ServerConn(HandlerSide):
         """Go's ``sendServeMsg``: the message runs on the serve goroutine's role - here, now if
         mu is free, else by its holder before its next frame or as it lets go (:meth:`unlock`)."""
         self.serve_msgs.append(msg)
-        if self.mu.acquire(blocking=False):
+        self.deliver_serve_msgs()
+
+    def deliver_serve_msgs(self) -> None:
+        if self.serve_msgs and self.mu.acquire(blocking=False):
             self.unlock()
 
     def run_serve_msgs(self) -> None:
@@ -478,9 +456,11 @@ class ServerConn(HandlerSide):
             if not self.serve_msgs or not self.mu.acquire(blocking=False):
                 return
 
-    def start_graceful_shutdown(self) -> None:
+    def start_graceful_shutdown(self, deliver: bool = True) -> None:
         """Go's ``startGracefulShutdown``: once, a message to the serve goroutine; not waited for."""
-        self.shutdown_once.do(lambda: self.send_serve_msg(GRACEFUL_SHUTDOWN_MSG))
+        self.shutdown_once.do(lambda: self.serve_msgs.append(GRACEFUL_SHUTDOWN_MSG))
+        if deliver:
+            self.deliver_serve_msgs()
 
     def start_graceful_shutdown_internal(self) -> None:
         self.go_away(NO_ERROR)
