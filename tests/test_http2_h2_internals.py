@@ -51,4 +51,7 @@ def test_the_attributes_the_server_reads_and_sets():
         assert hasattr(conn, attr), attr
     assert isinstance(conn.streams, dict) and conn.highest_inbound_stream_id == 0
     assert conn.local_settings.max_concurrent_streams > 0
-    assert params(h2.connection.H2Connection.acknowledge_received_data) == ["self", "acknowledged_size", "stream_id"]
+    # public, but the server's flow control rests on them: Go's inflow decides, h2 sends
+    assert params(h2.connection.H2Connection.increment_flow_control_window) == ["self", "increment", "stream_id"]
+    assert params(h2.connection.H2Connection.local_flow_control_window) == ["self", "stream_id"]
+    assert conn.max_outbound_frame_size > 0

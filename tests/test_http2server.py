@@ -20,6 +20,7 @@ from genericserver.context import context as gocontext
 from genericserver.net.http import server as hs
 from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client, StreamWasReset
+from hyperframe.frame import Frame, GoAwayFrame
 from rawconn import handshake
 
 WAIT = 10.0
@@ -243,6 +244,9 @@ def test_settings_are_secure_servings(serve):
     assert changed[codes.ENABLE_PUSH].new_value == 0
     # Go's maxHeaderListSize: the HTTP/1 server's MaxHeaderBytes (kube's 1 MiB) + 10 fields x 32 bytes
     assert changed[codes.MAX_HEADER_LIST_SIZE].new_value == (1 << 20) + 320
+    # Go's prefaceTimeout, firstSettingsTimeout and goAwayTimeout (the tests shorten them)
+    assert (http2server.Options().preface_timeout, http2server.Options().first_settings_timeout) == (10.0, 2.0)
+    assert http2server.Options().go_away_timeout == 1.0
 
 
 def test_a_client_offering_only_http_1_1_gets_it_on_the_same_port(serve, tls_cert):
@@ -612,3 +616,32 @@ def test_a_write_that_fails_because_the_client_left_is_not_a_panic(serve):
     left.set()
     assert finished.wait(WAIT)
     assert h.logs == []
+
+
+def test_a_first_frame_that_is_not_settings_is_a_connection_error(serve):
+    # Go's processFrame: "first_settings", a ConnectionError(PROTOCOL_ERROR)
+    h = serve(text(b"ok"))
+    ctx = ssl.create_default_context(cafile=h.tls_cert[0])
+    ctx.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    tls, incoming, outgoing = handshake(raw, ctx)
+    tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"p" * 8)  # a PING
+    raw.sendall(outgoing.read())
+    plain = bytearray()
+    while chunk := raw.recv(65536):  # until the server closes, goAwayTimeout after its GOAWAY
+        incoming.write(chunk)
+        try:
+            while data := tls.read(65536):
+                plain += data
+        except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+            pass
+    raw.close()
+    frames = []
+    while len(plain) >= 9:
+        frame, length = Frame.parse_frame_header(memoryview(plain[:9]))
+        frame.parse_body(memoryview(plain[9:9 + length]))
+        frames.append(frame)
+        plain = plain[9 + length:]
+    goaways = [f for f in frames if isinstance(f, GoAwayFrame)]
+    assert [(f.error_code, f.last_stream_id) for f in goaways] == [(h2.errors.ErrorCodes.PROTOCOL_ERROR, 0)]
+    assert len(h.logs) == 1 and h.logs[0].endswith(": connection error: PROTOCOL_ERROR"), h.logs

@@ -20,7 +20,7 @@ machine; the decisions below are Go's, in methods named after Go's (``process_he
   of newer streams are dropped without an answer (RFC 9113 6.8). Once no stream is open, the
   connection closes ``goAwayTimeout`` (1 s) later, so the client reads the GOAWAY before the FIN.
   A GOAWAY from the client, whatever its code, starts the same (an error code is logged).
-* **a connection error** (a frame ``h2`` rejects): logged, a GOAWAY with its code, then every
+* **a connection error** (a frame ``h2`` rejects, a first frame that is not SETTINGS): logged, a GOAWAY with its code, then every
   frame is dropped, no handler's frame is written, and the connection closes ``goAwayTimeout``
   later, as Go lingers so the client reads the GOAWAY before a reset could destroy it.
 * **timeouts**: the client's 24-byte preface within 10 s (``prefaceTimeout``, closed quietly),
@@ -177,7 +177,7 @@ class ServerConn(HandlerSide):
         self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
         self.max_client_stream_id = 0
-        self.in_go_away = self.sent_go_away = self.done = self.h2_broken = False
+        self.in_go_away = self.sent_go_away = self.done = self.h2_broken = self.saw_first_settings = False
         self.go_away_code = NO_ERROR
         self.ctx, self.cancel = gocontext.with_cancel(c.ctx)
         self.shutdown_once = rt.once()
@@ -272,20 +272,11 @@ class ServerConn(HandlerSide):
         try:
             events = self.h2.receive_data(data)
         except h2.exceptions.ProtocolError as err:
-            code = getattr(err, "error_code", h2.errors.ErrorCodes.PROTOCOL_ERROR)
-            self.logf("http2: server connection error from %s: connection error: %s", self.c.remote_addr,
-                      err_code_string(code))
             # h2 queued its GOAWAY (the highest stream id it saw, as Go's maxClientStreamID
             # counts the frame's) and reads nothing more
             self.h2_broken = True
             self.max_client_stream_id = max(self.max_client_stream_id, self.h2.highest_inbound_stream_id)
-            if not self.in_go_away:
-                self.in_go_away, self.go_away_code = True, code
-            elif self.go_away_code == NO_ERROR:
-                self.go_away_code = code
-            self.flush()
-            self.sent_go_away = not self.done
-            self.notify_window_waiters()
+            self.connection_error(getattr(err, "error_code", h2.errors.ErrorCodes.PROTOCOL_ERROR))
             return
         for ev in events:
             self.run_serve_msgs()  # a message sent meanwhile goes first, as Go's select takes it between two frames
@@ -295,11 +286,30 @@ class ServerConn(HandlerSide):
             self.settings_timer = None
         self.flush()
 
+    def connection_error(self, code: int) -> None:
+        """Go's ``ConnectionError`` in ``processFrameFromReader``: logged, then a GOAWAY with its
+        code; the connection lives ``goAwayTimeout`` on, every frame dropped."""
+        self.logf("http2: server connection error from %s: connection error: %s", self.c.remote_addr, err_code_string(code))
+        if not self.h2_broken:
+            self.go_away(code)
+        else:  # h2 queued its own GOAWAY
+            self.flush()
+            if not self.in_go_away:
+                self.in_go_away, self.go_away_code, self.sent_go_away = True, code, not self.done
+            elif self.go_away_code == NO_ERROR:
+                self.go_away_code = code
+        self.notify_window_waiters()  # a handler's write stops: nothing more is written
+
     def process_frame(self, ev: Any) -> None:
         """Go's ``processFrame``, for one of h2's events."""
-        sid = getattr(ev, "stream_id", None)
-        if self.in_go_away and sid and (self.go_away_code != NO_ERROR or sid > self.max_client_stream_id):
-            # a stream newer than the GOAWAY's last id (any stream, after an error GOAWAY):
+        if not self.saw_first_settings:
+            if not isinstance(ev, (h2.events.RemoteSettingsChanged, h2.events.SettingsAcknowledged)):
+                self.connection_error(h2.errors.ErrorCodes.PROTOCOL_ERROR)  # "first_settings"
+                return
+            self.saw_first_settings = True
+        sid = getattr(ev, "stream_id", None) or 0
+        if self.in_go_away and (self.go_away_code != NO_ERROR or sid > self.max_client_stream_id):
+            # a stream newer than the GOAWAY's last id (any frame, after an error GOAWAY):
             # dropped unanswered, its DATA still returning the connection's window (RFC 9113 6.8)
             if isinstance(ev, h2.events.DataReceived):
                 self.inflow.take(ev.flow_controlled_length)
