@@ -1,5 +1,5 @@
 """genericserver.net.http.internal.http2 (h2conn.py, server.py) leans on the ``h2`` library's insides: it overrides
-two private methods of ``H2Connection`` and reads some of its attributes. setup.cfg pins ``h2`` to
+three private methods of ``H2Connection`` and reads some of its attributes. setup.cfg pins ``h2`` to
 the release they were read from; this file fails first when a release moves them."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import re
 import h2
 import h2.config
 import h2.connection
+import h2.exceptions
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
 from genericserver.net.http.internal.http2 import h2conn
@@ -38,6 +39,13 @@ def test_the_overridden_private_methods_are_h2s_frame_handlers():
         assert "tuple[list[Frame], list[Event]]" in str(inspect.signature(base).return_annotation), name
         handler = conn._frame_dispatch_table[frame]
         assert handler.__func__ is getattr(h2conn.GracefulH2Connection, name), name
+
+
+def test_the_closed_stream_data_handler_the_third_override_replaces():
+    base = h2.connection.H2Connection._handle_data_on_closed_stream
+    assert params(base) == ["self", "events", "exc", "frame"]
+    assert "_handle_data_on_closed_stream" in inspect.getsource(h2.connection.H2Connection._receive_data_frame)
+    assert h2.exceptions.StreamClosedError(1)._events == []  # the events h2 hands on with it
 
 
 def test_the_header_block_decoder_the_override_calls():

@@ -473,6 +473,22 @@ def test_a_post_answered_without_reading_its_body_leaves_the_connection_window_w
     assert c.conn.outbound_flow_control_window == before
 
 
+def test_data_that_comes_after_the_stream_was_answered_gives_the_connection_window_back(serve):
+    # Go's processData for a closed stream: the connection's window at once (h2's own rule
+    # would wait for half of it: 12.8 MB)
+    c = serve(text(b"too big", status="413 Request Entity Too Large")).client()
+    sid = c.request("/upload", method="POST", body=b"part", end=False)
+    assert c.response(sid)[0] == 413
+    c.wait_for(lambda: c.of(h2.events.StreamReset, sid), "RST_STREAM NO_ERROR")
+    c.ping()
+    updates = len(c.of(h2.events.WindowUpdated))
+    late = 16 << 10  # DATA the client had sent before it read the reset
+    c.send_raw(late.to_bytes(3, "big") + b"\x00\x00" + sid.to_bytes(4, "big") + b"d" * late)
+    c.ping()
+    given = [e.delta for e in c.of(h2.events.WindowUpdated)[updates:] if e.stream_id == 0]
+    assert sum(given) == late + len(b"part")  # with the 4 unread bytes, owed since the close (under 4 KiB)
+
+
 def test_a_body_read_gives_its_window_back_in_go_steps(serve):
     # Go's inflow: a WINDOW_UPDATE once 4 KiB are owed, not h2's half of the window
     def app(environ, start_response):

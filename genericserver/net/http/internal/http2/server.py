@@ -74,7 +74,7 @@ from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYT
 from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
                                                           err_code_string, go_away_frame_string)
 from genericserver.net.http.internal.http2.flow import Inflow
-from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection, RequestRefused
+from genericserver.net.http.internal.http2.h2conn import DataOnClosedStream, GracefulH2Connection, RequestRefused
 from genericserver.net.http.internal.http2.pipe import Body
 from genericserver.net.http.internal.http2.responsewriter import HANDLER_CHUNK_WRITE_SIZE, HandlerSide
 from genericserver.net.textproto import reader as textproto
@@ -311,13 +311,13 @@ class ServerConn(HandlerSide):
         if self.in_go_away and (self.go_away_code != NO_ERROR or sid > self.max_client_stream_id):
             # a stream newer than the GOAWAY's last id (any frame, after an error GOAWAY):
             # dropped unanswered, its DATA still returning the connection's window (RFC 9113 6.8)
-            if isinstance(ev, h2.events.DataReceived):
+            if isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
                 self.inflow.take(ev.flow_controlled_length)
                 self.send_window_update(None, ev.flow_controlled_length)
             return
         if isinstance(ev, (h2.events.RequestReceived, RequestRefused)):
             self.process_headers(ev)
-        elif isinstance(ev, h2.events.DataReceived):
+        elif isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
             self.process_data(ev)
         elif isinstance(ev, h2.events.StreamEnded):
             st = self.streams.get(sid)
@@ -374,7 +374,7 @@ class ServerConn(HandlerSide):
         """Go's ``processData``: body bytes for the handler, padding's window back at once."""
         n = ev.flow_controlled_length
         st = self.streams.get(ev.stream_id)
-        if st is None or st.remote_closed:
+        if st is None or st.remote_closed:  # (h2 sends the RST_STREAM, STREAM_CLOSED)
             self.inflow.take(n)  # the stream is over here: the connection's window comes back
             self.send_window_update(None, n)
             return
