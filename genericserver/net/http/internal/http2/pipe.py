@@ -20,7 +20,7 @@ class Body:
     """A stream's request body as ``wsgi.input`` (Go's ``requestBody`` and its ``pipe``): bytes
     as DATA frames bring them; reading gives the flow-control window back."""
 
-    def __init__(self, sc: "ServerConn", st: "Stream"):
+    def __init__(self, sc: Any, st: Any):  # the ServerConn, and the Stream it belongs to
         self.sc, self.st = sc, st
         self._cond = rt.condition(rt.lock())
         self._chunks: list[bytes] = []
