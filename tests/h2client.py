@@ -15,7 +15,7 @@ import h2.exceptions
 import h2.settings
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
-from genericserver.net.http.internal.http2.server import GracefulH2Connection
+from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
 from rawconn import handshake
 from genericserver.testing.client import Result
 
@@ -124,6 +124,32 @@ class H2Client:
             self._send_pending()
             return sid
 
+    def requests(self, paths: list[str]) -> list[int]:
+        """Several GET streams in one write (one TLS record): the server reads them together."""
+        with self.cond:
+            sids = []
+            for path in paths:
+                sid = self.conn.get_next_available_stream_id()
+                self.conn.send_headers(sid, [(":method", "GET"), (":path", path), (":scheme", "https"),
+                                             (":authority", "127.0.0.1"), *self.auth], end_stream=True)
+                self.sent.append(sid)
+                sids.append(sid)
+            self._send_pending()
+            return sids
+
+    def ping(self) -> None:
+        """A PING, and wait for its ACK: what the server sent before it has arrived."""
+        with self.cond:
+            n = len([e for e in self.events if isinstance(e, h2.events.PingAckReceived)])
+            self.conn.ping(b"h2client")
+            self._send_pending()
+        self.wait_for(lambda: len(self.of(h2.events.PingAckReceived)) > n, "the PING's ACK")
+
+    def send_raw(self, data: bytes) -> None:
+        """Bytes as they are (a frame h2 would not send)."""
+        with self.cond:
+            self._send_raw(data)
+
     def request_after_goaway(self, path: str) -> int:
         """A new stream on a connection the server already sent GOAWAY on: h2's client refuses
         to open one then, so the HEADERS frame is written by hand (a client that raced it)."""
@@ -143,11 +169,12 @@ class H2Client:
             self.conn.remote_settings[h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS] = 1 << 20
             self.conn.remote_settings.acknowledge()
 
-    def send_goaway(self) -> None:
-        """A graceful GOAWAY of the client's, written by hand: h2 would close its own side and
-        read nothing more, where the server's answers to the streams in flight must still come."""
+    def send_goaway(self, code: int = 0) -> None:
+        """A GOAWAY of the client's (graceful by default), written by hand: h2 would close its
+        own side and read nothing more, where the server's answers to the streams in flight must
+        still come."""
         frame = GoAwayFrame(0)
-        frame.last_stream_id, frame.error_code = 0, 0
+        frame.last_stream_id, frame.error_code = 0, code
         with self.cond:
             self._send_raw(frame.serialize())
 

@@ -165,3 +165,48 @@ def test_sigterm_is_not_stalled_by_abandoned_watches_or_a_slow_request():
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+@pytest.mark.parametrize("poller", POLLERS)
+def test_a_tls_close_notify_without_a_fin_cancels_the_request(tls_cert, poller, monkeypatch):
+    # issue 49: the client sends close_notify while its request runs, waits for the server's,
+    # and only then closes: Go's tls.Conn reads the alert as the end of the stream, so the
+    # background read cancels the request at once - no FIN comes to tell the kernel's side
+    import ssl
+    import threading
+
+    from genericserver import request as reqctx
+    from genericserver.net.http import server as hs
+    from rawconn import handshake
+
+    if poller == "selectors":
+        monkeypatch.setattr(connreader._Poller, "new", staticmethod(connreader._SelectorReads))
+    entered, cancelled = threading.Event(), threading.Event()
+
+    def app(environ, start_response):
+        ctx = reqctx.context_from(environ)
+        entered.set()
+        if rt.select(ctx.done(), timeout=WAIT) is ctx.done():
+            cancelled.set()
+        start_response("200 OK", [])
+        return [b""]
+
+    srv = hs.Server(app, ssl_context=hs.ssl_context_from_files(*tls_cert))
+    ln = hs.listen()
+    serving = rt.go(lambda: pytest.raises(hs.ServerClosed, srv.serve, ln), name="test-serve")
+    raw = socket.create_connection(("127.0.0.1", ln.getsockname()[1]), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, ssl.create_default_context(cafile=tls_cert[0]))
+        tls.write(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw.sendall(outgoing.read())
+        assert entered.wait(WAIT)
+        try:
+            tls.unwrap()  # writes close_notify, then wants the server's
+        except ssl.SSLWantReadError:
+            pass
+        raw.sendall(outgoing.read())  # and no FIN: the socket stays open both ways
+        assert cancelled.wait(WAIT)
+    finally:
+        raw.close()
+        srv.close()
+        assert serving.join(WAIT)

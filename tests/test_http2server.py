@@ -5,6 +5,7 @@ close, idle timeout, resets, flow control, the response buffer) one by one."""
 from __future__ import annotations
 
 import http.client
+import socket
 import ssl
 import threading
 
@@ -19,6 +20,8 @@ from genericserver.context import context as gocontext
 from genericserver.net.http import server as hs
 from genericserver.net.http.internal.http2 import server as http2server
 from h2client import H2Client, StreamWasReset
+from hyperframe.frame import Frame, GoAwayFrame
+from rawconn import handshake
 
 WAIT = 10.0
 NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
@@ -33,11 +36,25 @@ class H2Harness:
         ctx = hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1"))
         opts.setdefault("go_away_timeout", 0.05)  # Go's tests shorten it too
         self.h2srv = http2server.Server(http2server.Options(**opts))
-        self.srv = hs.Server(app, ssl_context=ctx, http2=self.h2srv, error_log=self.logs.append)
+        self.closed = 0  # connections the server has closed
+        self.cond = threading.Condition()
+        self.srv = hs.Server(app, ssl_context=ctx, http2=self.h2srv, error_log=self.logs.append,
+                             conn_state_hook=self._state)
         ln = hs.listen()
         self.port = ln.getsockname()[1]
         self.serving = rt.go(self._serve, ln, name="test-serve")
         self.clients: list[H2Client] = []
+
+    def _state(self, c, state):
+        if state == hs.CLOSED:
+            with self.cond:
+                self.closed += 1
+                self.cond.notify_all()
+
+    def wait_closed(self, n: int) -> None:
+        """Until the server has closed ``n`` connections (its HTTP/2 side ended on each)."""
+        with self.cond:
+            assert self.cond.wait_for(lambda: self.closed >= n, WAIT)
 
     def _serve(self, ln):
         try:
@@ -225,6 +242,11 @@ def test_settings_are_secure_servings(serve):
     assert changed[codes.INITIAL_WINDOW_SIZE].new_value == 256 << 10
     assert changed[codes.MAX_FRAME_SIZE].new_value == 256 << 10
     assert changed[codes.ENABLE_PUSH].new_value == 0
+    # Go's maxHeaderListSize: the HTTP/1 server's MaxHeaderBytes (kube's 1 MiB) + 10 fields x 32 bytes
+    assert changed[codes.MAX_HEADER_LIST_SIZE].new_value == (1 << 20) + 320
+    # Go's prefaceTimeout, firstSettingsTimeout and goAwayTimeout (the tests shorten them)
+    assert (http2server.Options().preface_timeout, http2server.Options().first_settings_timeout) == (10.0, 2.0)
+    assert http2server.Options().go_away_timeout == 1.0
 
 
 def test_a_client_offering_only_http_1_1_gets_it_on_the_same_port(serve, tls_cert):
@@ -408,3 +430,234 @@ def test_a_goaway_from_the_client_is_answered_with_ours(serve):
     assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, sid)
     gate.open.set()
     c.wait_closed()
+
+
+# -- Go's serve goroutine: a shutdown message goes before the next frame ----------------------
+def test_a_shutdown_that_comes_between_two_frames_of_one_read_is_answered_before_the_second(serve, monkeypatch):
+    # Go's serve loop takes startGracefulShutdown's message between two frames: the GOAWAY's
+    # last id is the stream read before it, and the streams read after it are never served.
+    # Here the hook runs while the read loop holds the connection for a read of three HEADERS
+    # (one TLS record): it must neither wait for that read to be processed, nor let it start
+    # the two streams behind the message
+    gate = Gate()
+    h = serve(gate)
+    schedule = http2server.ServerConn.schedule_handler
+    returned = threading.Event()
+
+    def schedule_then_shutdown(sc, st):
+        schedule(sc, st)
+        if st.id == 1:
+            rt.go(lambda: (h.h2srv.graceful_shutdown(), returned.set()), name="test-hook")
+            assert returned.wait(WAIT), "the hook waited for the read in progress"
+
+    monkeypatch.setattr(http2server.ServerConn, "schedule_handler", schedule_then_shutdown)
+    c = h.client()
+    first, *later = c.requests(["/first", "/second", "/third"])
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, first)
+    assert gate.started.wait(WAIT)
+    gate.open.set()
+    assert c.response(first)[2] == b"finished"
+    c.wait_closed()
+    assert gate.calls == 1 and not any(c.of(h2.events.ResponseReceived, sid) for sid in later)
+
+
+# -- flow control -----------------------------------------------------------------------------------
+def test_a_post_answered_without_reading_its_body_leaves_the_connection_window_where_it_was(serve):
+    c = serve(text(b"no", status="401 Unauthorized")).client()
+    c.ping()  # the server's SETTINGS and its connection WINDOW_UPDATE are in
+    before = c.conn.outbound_flow_control_window
+    sid = c.request("/upload", method="POST", body=b"z" * (16 << 10))  # never read: a 401 first
+    assert c.response(sid)[0] == 401
+    c.ping()  # whatever the server sent for it has arrived
+    assert c.conn.outbound_flow_control_window == before
+
+
+def test_data_that_comes_after_the_stream_was_answered_gives_the_connection_window_back(serve):
+    # Go's processData for a closed stream: the connection's window at once (h2's own rule
+    # would wait for half of it: 12.8 MB)
+    c = serve(text(b"too big", status="413 Request Entity Too Large")).client()
+    sid = c.request("/upload", method="POST", body=b"part", end=False)
+    assert c.response(sid)[0] == 413
+    c.wait_for(lambda: c.of(h2.events.StreamReset, sid), "RST_STREAM NO_ERROR")
+    c.ping()
+    updates = len(c.of(h2.events.WindowUpdated))
+    late = 16 << 10  # DATA the client had sent before it read the reset
+    c.send_raw(late.to_bytes(3, "big") + b"\x00\x00" + sid.to_bytes(4, "big") + b"d" * late)
+    c.ping()
+    given = [e.delta for e in c.of(h2.events.WindowUpdated)[updates:] if e.stream_id == 0]
+    assert sum(given) == late + len(b"part")  # with the 4 unread bytes, owed since the close (under 4 KiB)
+
+
+def test_a_body_read_gives_its_window_back_in_go_steps(serve):
+    # Go's inflow: a WINDOW_UPDATE once 4 KiB are owed, not h2's half of the window
+    def app(environ, start_response):
+        environ["wsgi.input"].read()
+        start_response("200 OK", [])
+        return [b"read"]
+
+    c = serve(app).client()
+    c.ping()
+    before = c.conn.outbound_flow_control_window
+    sid = c.request("/upload", method="POST", body=b"z" * (8 << 10))
+    assert c.response(sid)[2] == b"read"
+    c.ping()
+    assert c.conn.outbound_flow_control_window == before
+
+
+# -- GOAWAY -------------------------------------------------------------------------------------------
+def test_the_goaway_counts_a_stream_refused_over_the_limit(serve):
+    # Go's processHeaders notes the stream id before it checks the limit (maxClientStreamID)
+    gate = Gate()
+    h = serve(gate, max_concurrent_streams=1)
+    c = h.client()
+    c.ignore_stream_limit()
+    first = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    extra = c.request("/one-too-many")
+    c.wait_for(lambda: c.of(h2.events.StreamReset, extra), "the extra stream's reset")
+    h.h2srv.graceful_shutdown()
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, extra)
+    gate.open.set()
+    assert c.response(first)[2] == b"finished"
+
+
+def test_a_goaway_with_an_error_from_the_client_lets_the_stream_in_flight_finish(serve):
+    gate = Gate()
+    h = serve(gate)
+    c = h.client()
+    sid = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    c.send_goaway(h2.errors.ErrorCodes.PROTOCOL_ERROR)
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, sid)
+    gate.open.set()
+    assert c.response(sid)[2] == b"finished"
+    c.wait_closed()
+    assert h.logs == ["http2: received GOAWAY &{FrameHeader:[FrameHeader GOAWAY len=8] LastStreamID:0 "
+                      "ErrCode:PROTOCOL_ERROR debugData:[]}, starting graceful shutdown"]
+
+
+def test_a_connection_error_sends_goaway_and_closes_go_away_timeout_later(serve):
+    # Go lingers after the GOAWAY, so the client reads it before a reset could destroy it
+    gate = Gate()
+    h = serve(gate, go_away_timeout=0.5)
+    c = h.client()
+    sid = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    sent = rt.now()
+    c.send_raw(b"\x00\x00\x08\x06\x00\x00\x00\x00\x01" + b"p" * 8)  # a PING on stream 1: a connection error
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (h2.errors.ErrorCodes.PROTOCOL_ERROR, sid)
+    c.wait_closed()
+    assert rt.now() - sent >= 0.5  # a lower bound: a busy machine only makes it later
+    gate.open.set()
+    assert not c.of(h2.events.ResponseReceived, sid)  # nothing more is written after an error GOAWAY
+    assert any(line.startswith("http2: server connection error from 127.0.0.1:") and
+               line.endswith(": connection error: PROTOCOL_ERROR") for line in h.logs), h.logs
+
+
+# -- timeouts -----------------------------------------------------------------------------------------
+def tls_h2(h) -> tuple:
+    """A TLS connection that chose h2 and has sent nothing yet: (socket, TLS object, out buffer)."""
+    ctx = ssl.create_default_context(cafile=h.tls_cert[0])
+    ctx.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    tls, _, outgoing = handshake(raw, ctx)
+    assert tls.selected_alpn_protocol() == "h2"
+    return raw, tls, outgoing
+
+
+def read_to_eof(raw) -> None:
+    while raw.recv(65536):
+        pass
+
+
+def test_a_client_that_never_sends_the_preface_is_closed_quietly(serve):
+    h = serve(text(b"ok"), preface_timeout=0.05)
+    raw, _, _ = tls_h2(h)
+    read_to_eof(raw)  # Go's prefaceTimeout: no GOAWAY, no log line ("boring")
+    raw.close()
+    assert h.logs == []
+
+
+def test_a_client_that_sends_no_frame_after_its_preface_is_closed_and_logged(serve):
+    h = serve(text(b"ok"), first_settings_timeout=0.05)
+    raw, tls, outgoing = tls_h2(h)
+    tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+    raw.sendall(outgoing.read())
+    read_to_eof(raw)
+    raw.close()
+    assert len(h.logs) == 1 and h.logs[0].startswith("timeout waiting for SETTINGS frames from 127.0.0.1:")
+
+
+def test_a_bogus_greeting_is_logged(serve):
+    h = serve(text(b"ok"))
+    raw, tls, outgoing = tls_h2(h)
+    tls.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    raw.sendall(outgoing.read())
+    read_to_eof(raw)
+    raw.close()
+    assert len(h.logs) == 1
+    assert h.logs[0].endswith(r': bogus greeting "GET / HTTP/1.1\r\nHost: x\r"')  # Go reads 24 bytes
+    assert h.logs[0].startswith("http2: server: error reading preface from client 127.0.0.1:")
+
+
+# -- write failures ---------------------------------------------------------------------------------
+def test_a_write_that_fails_because_the_client_left_is_not_a_panic(serve):
+    wrote, left, finished = threading.Event(), threading.Event(), threading.Event()
+
+    class Watch:
+        def __iter__(self):
+            yield b"first"
+            wrote.set()
+            assert left.wait(WAIT)
+            while True:  # the next write finds the connection gone
+                yield b"more"
+
+        def close(self):
+            finished.set()
+
+    def app(environ, start_response):
+        start_response("200 OK", [])
+        return Watch()
+
+    h = serve(app)
+    c = h.client()
+    c.request("/watch")
+    assert wrote.wait(WAIT)
+    c.close()
+    h.wait_closed(1)  # the server saw it go
+    left.set()
+    assert finished.wait(WAIT)
+    assert h.logs == []
+
+
+def test_a_first_frame_that_is_not_settings_is_a_connection_error(serve):
+    # Go's processFrame: "first_settings", a ConnectionError(PROTOCOL_ERROR)
+    h = serve(text(b"ok"))
+    ctx = ssl.create_default_context(cafile=h.tls_cert[0])
+    ctx.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    tls, incoming, outgoing = handshake(raw, ctx)
+    tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"p" * 8)  # a PING
+    raw.sendall(outgoing.read())
+    plain = bytearray()
+    while chunk := raw.recv(65536):  # until the server closes, goAwayTimeout after its GOAWAY
+        incoming.write(chunk)
+        try:
+            while data := tls.read(65536):
+                plain += data
+        except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+            pass
+    raw.close()
+    frames = []
+    while len(plain) >= 9:
+        frame, length = Frame.parse_frame_header(memoryview(plain[:9]))
+        frame.parse_body(memoryview(plain[9:9 + length]))
+        frames.append(frame)
+        plain = plain[9 + length:]
+    goaways = [f for f in frames if isinstance(f, GoAwayFrame)]
+    assert [(f.error_code, f.last_stream_id) for f in goaways] == [(h2.errors.ErrorCodes.PROTOCOL_ERROR, 0)]
+    assert len(h.logs) == 1 and h.logs[0].endswith(": connection error: PROTOCOL_ERROR"), h.logs

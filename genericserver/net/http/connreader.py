@@ -15,11 +15,15 @@ the socket down, so here one goroutine per server waits on all watched sockets a
 on Linux, ``selectors`` elsewhere), and aborting a watch is a flag under a lock. It peeks rather than
 reads (``MSG_PEEK``): bytes of a pipelined next request stay in the socket for the next read, where
 Go keeps its one byte in the ``connReader``. Over TLS the peek sees raw bytes, which a thread
-cannot decrypt while another writes (an OpenSSL connection is not shared between threads): bytes
-followed by the peer's FIN (its close_notify, then its hang-up: the connection is in CLOSE_WAIT)
-cancel the request, as Go's ``tls.Conn`` reads the alert as the end of the stream; bytes alone
-end the watch as a pipelined byte would; a client that closes without close_notify is seen as
-gone, as in Go.
+cannot decrypt while another writes (an OpenSSL connection is not shared between threads), so a
+TLS connection is watched for bytes too, and the bytes are judged by their record: an alert
+(close_notify, or any other: Go's ``tls.Conn`` reads close_notify as the end of the stream and
+any other alert as an error) cancels the request, with or without the peer's FIN after it.
+TLS 1.3 hides the record type, but not the size: an encrypted alert is 19 bytes (the 2-byte
+alert, its inner type and a 16-byte tag), which no whole pipelined request could be. Bytes
+followed by the peer's FIN (the connection is in CLOSE_WAIT) cancel it too; other bytes end the
+watch as a pipelined byte would; a client that closes without close_notify is seen as gone, as
+in Go.
 """
 
 from __future__ import annotations
@@ -137,7 +141,7 @@ class BackgroundReads:
                     self._running = True
                     rt.go(self._loop, self._poller, name=self._name)
             w.gone, w.state = gone, WATCHING
-            self._poller.arm(fd)  # type: ignore[union-attr]
+            self._poller.arm(fd, tls=isinstance(sock, ssl.SSLSocket))  # type: ignore[union-attr]
 
     def abort(self, sock: Any) -> None:
         """Go's ``abortPendingRead``: stop watching ``sock``, waiting out a peek in progress."""
@@ -202,10 +206,10 @@ class BackgroundReads:
             # the raw socket's recv even over TLS: look, do not consume, do not block
             gone = socket.socket.recv(w.sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
             if not gone and isinstance(w.sock, ssl.SSLSocket):
-                # bytes, then the peer's FIN: over TLS those bytes are its close_notify, which
-                # Go's tls.Conn reads as the end of the stream: the request is over (a pipelined
-                # request followed by a hang-up is taken for the same; Go would decrypt it first)
-                gone = _peer_finished(w.sock)
+                # an alert (close_notify), or bytes then the peer's FIN: Go's tls.Conn reads the
+                # end of the stream there, and the request is over (a pipelined request followed
+                # by a hang-up is taken for the same; Go would decrypt it first)
+                gone = _tls_alert(w.sock) or _peer_finished(w.sock)
         except BlockingIOError:
             rearm = True  # woken for nothing: keep watching
         except OSError as err:
@@ -237,6 +241,24 @@ def _peer_finished(sock: Any) -> bool:
         return False
 
 
+_TLS_ALERT, _TLS_APPLICATION_DATA = 21, 23  # TLS record content types
+_TLS13_ALERT_RECORD_LENGTH = 2 + 1 + 16  # an alert, its inner content type, the AEAD tag
+
+
+def _tls_alert(sock: Any) -> bool:
+    """Whether the bytes waiting are one TLS record holding an alert (see the module docstring)."""
+    try:
+        head = socket.socket.recv(sock, 5 + _TLS13_ALERT_RECORD_LENGTH + 1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:
+        return False
+    if len(head) < 5:
+        return False
+    length = int.from_bytes(head[3:5], "big")
+    if head[0] == _TLS_ALERT:  # TLS 1.2 shows the type
+        return True
+    return head[0] == _TLS_APPLICATION_DATA and length == _TLS13_ALERT_RECORD_LENGTH and len(head) == 5 + length
+
+
 class _Poller:
     """Waits for the watched sockets, and for :meth:`wake`; :meth:`new` picks the best this
     system has. A subclass registers descriptors and says which are ready (:meth:`_ready`)."""
@@ -251,8 +273,8 @@ class _Poller:
     def add(self, fd: int) -> None:
         """A new connection (under the watcher's lock)."""
 
-    def arm(self, fd: int) -> None:
-        """Its handler starts."""
+    def arm(self, fd: int, tls: bool = False) -> None:
+        """Its handler starts (over TLS, bytes are looked at too: a close_notify has no FIN)."""
 
     def disarm(self, fd: int) -> None:
         """Its handler ended."""
@@ -287,17 +309,33 @@ class _Poller:
 
 class _EpollHangups(_Poller):
     """Linux: each connection registered once, for its peer hanging up (``EPOLLRDHUP``); a
-    socket's readability (a keep-alive client's next request) wakes nobody."""
+    socket's readability (a keep-alive client's next request) wakes nobody, but for a TLS
+    connection's while its handler runs (its close_notify)."""
 
     def __init__(self) -> None:
         super().__init__()
         self._ep = select.epoll()
         self._ep.register(self._wake_r.fileno(), select.EPOLLIN)
+        self._reading: set[int] = set()  # TLS connections watched for bytes as well
 
     def add(self, fd: int) -> None:
         self._ep.register(fd, select.EPOLLRDHUP)  # errors and hang-ups are always reported
 
+    def arm(self, fd: int, tls: bool = False) -> None:
+        if tls:  # a close_notify alert comes as bytes, with no hang-up behind it
+            self._ep.modify(fd, select.EPOLLRDHUP | select.EPOLLIN)
+            self._reading.add(fd)
+
+    def disarm(self, fd: int) -> None:
+        if fd in self._reading:  # (a plain connection's request costs no system call)
+            self._reading.discard(fd)
+            try:
+                self._ep.modify(fd, select.EPOLLRDHUP)
+            except (OSError, ValueError):
+                pass
+
     def remove(self, fd: int) -> None:
+        self._reading.discard(fd)
         try:
             self._ep.unregister(fd)
         except (OSError, ValueError):
@@ -320,7 +358,7 @@ class _SelectorReads(_Poller):
         self._sel.register(self._wake_r, selectors.EVENT_READ)
         self._notices_new = type(self._sel).__name__ in ("EpollSelector", "KqueueSelector", "DevpollSelector")
 
-    def arm(self, fd: int) -> None:
+    def arm(self, fd: int, tls: bool = False) -> None:
         self._sel.register(fd, selectors.EVENT_READ)
         if not self._notices_new:
             self.wake()  # a poll()- or select()-based selector sees a new socket on its next call only

@@ -1,26 +1,42 @@
-"""Port of Go's net/http/internal/http2 package: its server (server.go, Go 1.27; kube-apiserver runs the same one from golang.org/x/net/http2), on the h2 library.
+"""Port of Go's net/http/internal/http2 package: its server (server.go, Go 1.27; kube-apiserver runs the same one from golang.org/x/net/http2 v0.49.0), on the h2 library.
 
 Over TLS, a client that offers ``h2`` in ALPN gets HTTP/2: Go's ``http.Server`` hands the
 connection to the http2 server (``serve()``'s ``TLSNextProto`` path), which keeps it marked
 *active* for the HTTP/1 server's bookkeeping, so ``Shutdown`` never closes it as idle (Go issue
-39776): it ends on its own. The ``h2`` library does the framing, HPACK, flow-control arithmetic
-and the stream state machine; the decisions below are Go's:
+39776): it ends on its own. The ``h2`` library does the framing, HPACK and the stream state
+machine; the decisions below are Go's, in methods named after Go's (``process_headers``,
+``process_data``, ``close_stream``, ``go_away``, ``shut_down_in``...), which ``h2``'s events drive:
 
+* **the serve goroutine**: Go's ``serve`` loop owns a connection's state and takes, between two
+  frames, the messages other goroutines send it (a timer fired, ``startGracefulShutdown``). Here
+  ``ServerConn.mu`` is that role: whoever holds it acts as the serve goroutine (the read loop for
+  a read's frames, a handler for its write), and a message (:meth:`ServerConn.send_serve_msg`)
+  runs before the next frame is processed, or when the holder lets go - never waiting for a
+  handler's write, as Go's message never waits for one.
 * **graceful shutdown**: ``http.Server.Shutdown`` runs the on-shutdown hook the http2 server
-  registered (``ConfigureServer``), which sends every connection a GOAWAY with NO_ERROR and the
-  highest client stream id it took (``startGracefulShutdown``). Streams up to that id run to
-  their end; frames of newer streams are dropped without an answer (RFC 9113 6.8). Once no
-  stream is open, the connection closes ``goAwayTimeout`` (1 s) later, so the client reads the
-  GOAWAY before the FIN. A GOAWAY from the client starts the same.
+  registered (``ConfigureServer``), which sends every connection's serve goroutine the message
+  to send a GOAWAY with NO_ERROR and the highest client stream id it read, a stream refused over
+  the limit included (``startGracefulShutdown``). Streams up to that id run to their end; frames
+  of newer streams are dropped without an answer (RFC 9113 6.8). Once no stream is open, the
+  connection closes ``goAwayTimeout`` (1 s) later, so the client reads the GOAWAY before the FIN.
+  A GOAWAY from the client, whatever its code, starts the same (an error code is logged).
+* **a connection error** (a frame ``h2`` rejects, a first frame that is not SETTINGS): logged, a GOAWAY with its code, then every
+  frame is dropped, no handler's frame is written, and the connection closes ``goAwayTimeout``
+  later, as Go lingers so the client reads the GOAWAY before a reset could destroy it.
+* **timeouts**: the client's 24-byte preface within 10 s (``prefaceTimeout``, closed quietly),
+  its first frame within 2 s more (``firstSettingsTimeout``, logged); ``idle_timeout``: a
+  connection without open streams that long gets a graceful GOAWAY.
 * a handler's ``Connection: close`` (the retry-after mode's answer, ``--goaway-chance``) is not
   sent - HTTP/2 has no such header - but starts the same graceful GOAWAY.
-* ``idle_timeout``: a connection without open streams that long gets a graceful GOAWAY.
-* ``max_concurrent_streams`` is advertised in SETTINGS; the request body's window is the
-  per-stream upload buffer, given back as the handler reads (Go's ``inflow``).
+* **flow control**: ``max_concurrent_streams`` and ``MaxHeaderBytes`` + 320 (Go's
+  ``maxHeaderListSize``) are advertised in SETTINGS; the request body's window is the per-stream
+  upload buffer, given back as the handler reads by Go's ``inflow`` rule (flow.py); bytes a
+  handler never read give the connection's window back when its stream closes (Go issue 16481).
 * a stream reset by the client, or a connection that drops, cancels the request's context; a
   handler that raises resets its stream with INTERNAL_ERROR (Go's ``handlerPanicRST``) after
-  logging ``http2: panic serving ADDR: ...`` (not for ``ERR_ABORT_HANDLER``); a response done
-  before the client finished its body ends with RST_STREAM NO_ERROR.
+  logging ``http2: panic serving ADDR: ...`` (not for ``ERR_ABORT_HANDLER``, nor for a write
+  that failed because the client left: Go's handler gets that error back, no panic); a response
+  done before the client finished its body ends with RST_STREAM NO_ERROR.
 * an answer whose chunks are all at hand (a list) goes out when the handler is done, with a
   ``content-length`` if it fits the first 4 KiB (Go's ``handlerChunkWriteSize`` buffer, full
   before the handler returned); each chunk a streaming handler yields is sent at once, as Go's
@@ -30,89 +46,51 @@ and the stream state machine; the decisions below are Go's:
 
 Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``.
 
-Differences from Go: one lock serialises the connection's state and its writes where Go runs a
-serve loop goroutine that owns both; no server push, no priorities.
+Differences from Go: a frame is written by the thread that made it, under ``mu``, where Go's
+serve loop hands each to a writer goroutine; after a connection error ``h2``'s state machine is
+closed, so the frames that follow are drained unparsed (Go parses and drops them; neither answers
+them), and the frames before the bad one in the same read are lost with it; no server push, no
+priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead).
 """
 
 from __future__ import annotations
 
-import logging
+import collections
 import socket
-import traceback
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import h2.config
-import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
 import h2.settings
-from h2.connection import _decode_headers
 from hyperframe.frame import GoAwayFrame, RstStreamFrame
 
-from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
 from genericserver.net.http import request as httprequest
-from genericserver.net.http import response as httpresponse
-from genericserver.net.http.server import ERR_ABORT_HANDLER
+from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYTES, GO_AWAY_TIMEOUT, Options,
+                                                          adjust_http1_max_header_size, options_for)
+from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
+                                                          err_code_string, go_away_frame_string)
+from genericserver.net.http.internal.http2.flow import Inflow
+from genericserver.net.http.internal.http2.h2conn import DataOnClosedStream, GracefulH2Connection, RequestRefused
+from genericserver.net.http.internal.http2.pipe import Body
+from genericserver.net.http.internal.http2.responsewriter import HANDLER_CHUNK_WRITE_SIZE, HandlerSide
 from genericserver.net.textproto import reader as textproto
-from genericserver.wsgi import close_iterable, known_chunks
 
-log = logging.getLogger("genericserver.net.http.internal.http2.server")
-
-GO_AWAY_TIMEOUT = 1.0  # how long a connection lingers after its GOAWAY (Go issue 18701)
-HANDLER_CHUNK_WRITE_SIZE = 4 << 10  # the response writer's buffer: what fits gets a content-length
+INITIAL_WINDOW_SIZE = 65535  # every HTTP/2 window's size before SETTINGS or WINDOW_UPDATE
 READ_SIZE = 64 << 10
-CONN_HEADERS = ("connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade")
+CLIENT_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
 
+BORING_PREFACE_ERRORS = ("EOF", "unexpected EOF", ERR_PREFACE_TIMEOUT)  # Go's condlogf keeps these quiet
 
-@dataclass
-class Options:
-    """The ``http2.Server`` fields secure_serving.go sets (its defaults where it sets none)."""
-
-    max_concurrent_streams: int = 100
-    max_upload_buffer_per_stream: int = 256 << 10
-    max_upload_buffer_per_connection: int = (256 << 10) * 100
-    max_read_frame_size: int = 256 << 10
-    idle_timeout: Optional[float] = 90.0
-    # how long a connection lingers after its GOAWAY; a package var in Go that its tests shorten
-    go_away_timeout: float = GO_AWAY_TIMEOUT
-
-
-def options_for(max_streams_per_connection: int) -> Options:
-    """secure_serving.go's: 256 KiB per stream and frame; the streams flag, else 100; the
-    connection's buffer one stream's times the streams."""
-    streams = max_streams_per_connection if max_streams_per_connection > 0 else 100
-    return Options(max_concurrent_streams=streams, max_upload_buffer_per_connection=(256 << 10) * streams)
-
-
-class GracefulH2Connection(h2.connection.H2Connection):
-    """h2's connection, except for a graceful GOAWAY read from the peer, and a stream over the
-    advertised limit (reset alone, as Go resets it).
-
-    h2 closes its state machine on any GOAWAY it reads, so nothing more could be sent or read on
-    the streams in flight; RFC 9113 6.8 (and Go, both ways) lets a GOAWAY with NO_ERROR finish
-    the streams at or below its last id. Such a GOAWAY is only reported here."""
-
-    def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
-        if frame.stream_id not in self.streams and self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams:
-            # one stream too many: Go resets that stream (PROTOCOL_ERROR, a stream error) and the
-            # connection serves on, where h2 would end the connection; the header block is still
-            # decoded, so HPACK's table stays in step with the client's
-            _decode_headers(self.decoder, frame.data)
-            self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, frame.stream_id)
-            return [RstStreamFrame(frame.stream_id, error_code=h2.errors.ErrorCodes.PROTOCOL_ERROR)], []
-        return super()._receive_headers_frame(frame)
-
-    def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:
-        if frame.error_code != h2.errors.ErrorCodes.NO_ERROR:
-            return super()._receive_goaway_frame(frame)
-        event = h2.events.ConnectionTerminated()
-        event.error_code = h2.errors.ErrorCodes.NO_ERROR
-        event.last_stream_id, event.additional_data = frame.last_stream_id, frame.additional_data or None
-        return [], [event]
+# what other goroutines send the serve goroutine (Go's serverMessage values)
+SETTINGS_TIMER_MSG = "settingsTimerMsg"
+IDLE_TIMER_MSG = "idleTimerMsg"
+SHUTDOWN_TIMER_MSG = "shutdownTimerMsg"
+GRACEFUL_SHUTDOWN_MSG = "gracefulShutdownMsg"
 
 
 class Server:
@@ -124,11 +102,16 @@ class Server:
         self._conns: set[ServerConn] = set()
 
     def graceful_shutdown(self) -> None:
-        """The on-shutdown hook: a graceful GOAWAY on every connection."""
+        """The on-shutdown hook (Go's ``serverInternalState.startGracefulShutdown``): a message
+        to each connection's serve goroutine, none waited for. All are posted before any is
+        run here: a GOAWAY this thread writes (a send lets other threads run) must not leave
+        the other connections reading new streams meanwhile, as Go's messages go out at once."""
         with self._mu:
             conns = list(self._conns)
         for sc in conns:
-            sc.start_graceful_shutdown()
+            sc.start_graceful_shutdown(deliver=False)
+        for sc in conns:
+            sc.deliver_serve_msgs()
 
     def serve_conn(self, hs: Any, c: Any) -> None:
         """Serve HTTP/2 on ``c`` (an accepted :class:`genericserver.net.http.server.Conn` whose TLS
@@ -143,207 +126,222 @@ class Server:
                 self._conns.discard(sc)
 
 
-class Body:
-    """A stream's request body as ``wsgi.input``: bytes as DATA frames bring them; reading
-    gives the flow-control window back, so the client sends no more than the handler takes."""
-
-    def __init__(self, sc: "ServerConn", stream_id: int):
-        self.sc, self.stream_id = sc, stream_id
-        self._cond = rt.condition(rt.lock())
-        self._chunks: list[bytes] = []
-        self._eof = False
-        self._err: Optional[BaseException] = None
-
-    def feed(self, data: bytes) -> None:
-        with self._cond:
-            self._chunks.append(data)
-            self._cond.notify_all()
-
-    def end(self, err: Optional[BaseException] = None) -> None:
-        with self._cond:
-            self._eof, self._err = True, self._err or err
-            self._cond.notify_all()
-
-    def read(self, size: int = -1) -> bytes:
-        """Up to ``size`` bytes (all, for -1); fewer only at the end of the body, as a WSGI
-        caller takes a short read for the end. A reset or a dropped connection with nothing
-        read is :class:`genericserver.net.http.request.BodyError`."""
-        return self._take(size, line=False)
-
-    def readline(self, size: int = -1) -> bytes:
-        """Up to and including the next newline (or ``size`` bytes, or the end)."""
-        return self._take(size, line=True)
-
-    def _take(self, size: int, line: bool) -> bytes:
-        out = bytearray()
-        while size < 0 or len(out) < size:
-            with self._cond:
-                while not self._chunks and not self._eof:
-                    self._cond.wait()
-                if not self._chunks:  # the end: clean, or with the error that ended it
-                    if self._err is not None and not out:
-                        raise httprequest.BodyError(str(self._err))
-                    break
-                chunk = self._chunks.pop(0)
-                want = len(chunk) if size < 0 else min(len(chunk), size - len(out))
-                if line and b"\n" in chunk[:want]:
-                    want = chunk.index(b"\n") + 1
-                if want < len(chunk):
-                    chunk, rest = chunk[:want], chunk[want:]
-                    self._chunks.insert(0, rest)
-            out += chunk
-            # each piece taken gives its window back at once (Go's inflow), outside the
-            # body's lock: the connection's lock is taken before it elsewhere
-            self.sc.consumed(self.stream_id, len(chunk))
-            if line and chunk.endswith(b"\n"):
-                break
-        return bytes(out)
-
-    def __iter__(self) -> Any:
-        return iter(lambda: self.read(READ_SIZE), b"")
-
-
 class Stream:
-    """One request: its environ, body, context, and what its handler has written."""
+    """One request: its environ, body, context, window, and what its handler has written."""
 
     def __init__(self, sc: "ServerConn", stream_id: int, environ: dict):
         self.id, self.environ = stream_id, environ
-        self.body = Body(sc, stream_id)
+        self.body = Body(sc, self)
         self.ctx, self.cancel = gocontext.with_cancel(sc.ctx)
-        self.remote_closed = False  # the client sent END_STREAM
-        self.reset = False
+        self.inflow = Inflow(sc.opts.max_upload_buffer_per_stream)
+        self.remote_closed = False  # the client sent END_STREAM (Go's half-closed remote)
+        self.closed = False  # close_stream ran: reset, finished, or the connection ended
         self.status: Optional[int] = None
         self.headers: list[tuple[str, str]] = []
         self.sent_headers = False
 
+    def end_stream(self) -> None:
+        """Go's ``endStream``: the client's END_STREAM; the body reads to its end."""
+        self.remote_closed = True
+        self.body.end()
 
-class ServerConn:
+
+class ServeGoroutine:
+    """``with sc.serve_g:`` holds the connection's lock as Go's serve goroutine would run: on the
+    way out, the messages sent meanwhile run and the shutdown timer starts if it is time."""
+
+    __slots__ = ("sc",)
+
+    def __init__(self, sc: "ServerConn"):
+        self.sc = sc
+
+    def __enter__(self) -> None:
+        self.sc.mu.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.sc.unlock()
+
+
+class ServerConn(HandlerSide):
     """Go's ``serverConn``: one HTTP/2 connection."""
 
     def __init__(self, srv: Server, hs: Any, c: Any):
         self.srv, self.hs, self.c = srv, hs, c
         self.opts = srv.options
         self.mu = rt.lock()
-        self.sendable = rt.condition(self.mu)  # flow-control window opened, or the end
+        self.serve_g = ServeGoroutine(self)
+        self.serve_msgs: collections.deque[str] = collections.deque()  # Go's serveMsgCh
+        self.window_waiters: list[Any] = []  # handlers' writes waiting for window (or the end)
         config = h2.config.H2Configuration(client_side=False, header_encoding=None)
         self.h2 = GracefulH2Connection(config=config)
+        self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
         self.max_client_stream_id = 0
-        self.in_goaway = self.goaway_sent = self.done = False
-        self.goaway_code = h2.errors.ErrorCodes.NO_ERROR
+        self.in_go_away = self.sent_go_away = self.done = self.h2_broken = self.saw_first_settings = False
+        self.go_away_code = NO_ERROR
         self.ctx, self.cancel = gocontext.with_cancel(c.ctx)
-        self._timer: Any = None  # the idle or shutdown timer pending now
-        self._shutdown_timer = False
+        self.shutdown_once = rt.once()
+        self.idle_timer: Any = None
+        self.settings_timer: Any = None
+        self.shutdown_timer: Any = None
 
-    # -- the read loop (Go's serve and readFrames) ---------------------------------------------
+    def logf(self, fmt: str, *args: Any) -> None:
+        self.hs.logf(fmt, *args)
+
+    def max_header_list_size(self) -> int:
+        """Go's ``maxHeaderListSize``: the HTTP/1 server's ``MaxHeaderBytes``, in HTTP/2's unit."""
+        n = self.hs.max_header_bytes
+        return adjust_http1_max_header_size(n if n > 0 else DEFAULT_MAX_HEADER_BYTES)
+
+    # -- the serve goroutine (Go's serve, readPreface, processFrameFromReader) --------------------
     def serve(self) -> None:
         s = h2.settings.SettingCodes
         self.h2.local_settings = h2.settings.Settings(client=False, initial_values={
             s.MAX_CONCURRENT_STREAMS: self.opts.max_concurrent_streams,
             s.MAX_FRAME_SIZE: self.opts.max_read_frame_size,
             s.INITIAL_WINDOW_SIZE: self.opts.max_upload_buffer_per_stream,
-            s.MAX_HEADER_LIST_SIZE: self.hs.max_header_bytes + 4096,
+            s.MAX_HEADER_LIST_SIZE: self.max_header_list_size(),
             s.ENABLE_PUSH: 0})
         # settings given as initial values count at once in h2, where a change waits for the
         # client's ACK; so the frame size limit is set as Go sets its framer's, from the start
         self.h2.max_inbound_frame_size = self.opts.max_read_frame_size
         self.c.r.set_timeout(None)  # the handshake's deadline is over; frames come when they come
-        with self.mu:
-            self.h2.initiate_connection()
-            extra = self.opts.max_upload_buffer_per_connection - 65535
-            if extra > 0:
-                self.h2.increment_flow_control_window(extra)
-            self._flush()
-        self._arm_idle_timer()
         try:
+            with self.serve_g:
+                self.h2.initiate_connection()
+                self.send_window_update(None, self.opts.max_upload_buffer_per_connection - INITIAL_WINDOW_SIZE)
+                self.flush()
+            err = self.read_preface()
+            if err is not None:
+                if err not in BORING_PREFACE_ERRORS:
+                    self.logf("http2: server: error reading preface from client %s: %s", self.c.remote_addr, err)
+                return
+            with self.serve_g:
+                if self.opts.idle_timeout:
+                    self.idle_timer = rt.after_func(self.opts.idle_timeout, self.on_idle_timer, name="http2-idle")
+                self.settings_timer = rt.after_func(self.opts.first_settings_timeout, self.on_settings_timer,
+                                                    name="http2-settings-timeout")
             while True:
                 data = self.c.sock.recv(READ_SIZE)
                 if not data:
-                    break
-                with self.mu:
-                    try:
-                        events = self.h2.receive_data(data)
-                    except h2.exceptions.ProtocolError:
-                        self._flush()  # h2 queued the GOAWAY of a connection error
-                        break
-                    for ev in events:
-                        self._handle(ev)
-                    self._flush()
-                    self._maybe_start_shutdown_timer()
+                    break  # the client went away
+                with self.serve_g:
+                    self.process_frames_from_reader(data)
         except OSError:
-            pass  # the client went away, or a timer shut the socket down
+            pass  # the client went away, or the serve goroutine's end shut the socket down
         finally:
-            self._end()
+            with self.serve_g:
+                self.close_all_streams_on_conn_close()
 
-    def _end(self) -> None:
-        with self.mu:
-            self.done = True
-            self.sendable.notify_all()
-            streams = list(self.streams.values())
-            self._stop_timer()
-        for st in streams:  # a connection that drops cancels every request on it
-            st.body.end(EOFError("client disconnected"))
-            st.cancel()
-        self.cancel()
+    def read_preface(self) -> Optional[str]:
+        """Go's ``readPreface``: the client's greeting within ``preface_timeout``; the error's
+        text, or None. The timer shuts the socket down, as Go's select stops waiting."""
+        timed_out: list[bool] = []
 
-    def _flush(self) -> None:
-        # the caller holds mu: one writer at a time, frames in the order h2 produced them
-        data = self.h2.data_to_send()
-        if data and not self.done:
-            try:
-                self.c.send(data)
-            except OSError:
-                self.done = True
-                self.sendable.notify_all()
-                self._close_socket()
+        def expire() -> None:
+            timed_out.append(True)
+            self.close_socket()
 
-    def _close_socket(self) -> None:
+        timer = rt.after_func(self.opts.preface_timeout, expire, name="http2-preface-timeout")
+        buf = b""
         try:
-            socket.socket.shutdown(self.c.sock, socket.SHUT_RDWR)
-        except OSError:
-            pass
+            while len(buf) < len(CLIENT_PREFACE):
+                chunk = self.c.sock.recv(len(CLIENT_PREFACE) - len(buf))
+                if not chunk:
+                    break
+                buf += chunk
+        except OSError as err:
+            if not timed_out:
+                return str(err)
+        finally:
+            timer.stop()
+        if timed_out:
+            return ERR_PREFACE_TIMEOUT
+        if len(buf) < len(CLIENT_PREFACE):
+            return "unexpected EOF" if buf else "EOF"
+        if buf != CLIENT_PREFACE:
+            return f"bogus greeting {textproto.go_quote(buf)}"
+        with self.serve_g:
+            self.h2.receive_data(buf)  # h2 checks it too, and then reads frames
+        return None
 
-    # -- frames in --------------------------------------------------------------------------------
-    def _handle(self, ev: Any) -> None:
-        sid = getattr(ev, "stream_id", None)
-        if self.in_goaway and sid and (self.goaway_code != 0 or sid > self.max_client_stream_id):
-            # a stream newer than the GOAWAY's last id (any stream, after an error GOAWAY):
-            # dropped unanswered, its DATA still returning the connection's window (RFC 9113 6.8)
-            if isinstance(ev, h2.events.DataReceived):
-                self.h2.acknowledge_received_data(ev.flow_controlled_length, sid)
+    def process_frames_from_reader(self, data: bytes) -> None:
+        """Go's ``processFrameFromReader``, for the frames one read brought (the caller holds mu)."""
+        if self.h2_broken:
+            return  # after a connection error: dropped, as Go drops every frame then
+        try:
+            events = self.h2.receive_data(data)
+        except h2.exceptions.ProtocolError as err:
+            # h2 queued its GOAWAY (the highest stream id it saw, as Go's maxClientStreamID
+            # counts the frame's) and reads nothing more
+            self.h2_broken = True
+            self.max_client_stream_id = max(self.max_client_stream_id, self.h2.highest_inbound_stream_id)
+            self.connection_error(getattr(err, "error_code", h2.errors.ErrorCodes.PROTOCOL_ERROR))
             return
-        if isinstance(ev, h2.events.RequestReceived):
-            self._start_stream(ev)
-        elif isinstance(ev, h2.events.DataReceived):
-            st = self.streams.get(sid)
-            if st is None:
-                self.h2.acknowledge_received_data(ev.flow_controlled_length, sid)
-            else:
-                st.body.feed(ev.data)
-                padding = ev.flow_controlled_length - len(ev.data)
-                if padding:
-                    self.h2.acknowledge_received_data(padding, sid)
+        for ev in events:
+            self.run_serve_msgs()  # a message sent meanwhile goes first, as Go's select takes it between two frames
+            self.process_frame(ev)
+        if events and self.settings_timer is not None:
+            self.settings_timer.stop()
+            self.settings_timer = None
+        self.flush()
+
+    def connection_error(self, code: int) -> None:
+        """Go's ``ConnectionError`` in ``processFrameFromReader``: logged, then a GOAWAY with its
+        code; the connection lives ``goAwayTimeout`` on, every frame dropped."""
+        self.logf("http2: server connection error from %s: connection error: %s", self.c.remote_addr, err_code_string(code))
+        if not self.h2_broken:
+            self.go_away(code)
+        else:  # h2 queued its own GOAWAY
+            self.flush()
+            if not self.in_go_away:
+                self.in_go_away, self.go_away_code, self.sent_go_away = True, code, not self.done
+            elif self.go_away_code == NO_ERROR:
+                self.go_away_code = code
+        self.notify_window_waiters()  # a handler's write stops: nothing more is written
+
+    def process_frame(self, ev: Any) -> None:
+        """Go's ``processFrame``, for one of h2's events."""
+        if not self.saw_first_settings:
+            if not isinstance(ev, (h2.events.RemoteSettingsChanged, h2.events.SettingsAcknowledged)):
+                self.connection_error(h2.errors.ErrorCodes.PROTOCOL_ERROR)  # "first_settings"
+                return
+            self.saw_first_settings = True
+        sid = getattr(ev, "stream_id", None) or 0
+        if self.in_go_away and (self.go_away_code != NO_ERROR or sid > self.max_client_stream_id):
+            # a stream newer than the GOAWAY's last id (any frame, after an error GOAWAY):
+            # dropped unanswered, its DATA still returning the connection's window (RFC 9113 6.8)
+            if isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
+                self.inflow.take(ev.flow_controlled_length)
+                self.send_window_update(None, ev.flow_controlled_length)
+            return
+        if isinstance(ev, (h2.events.RequestReceived, RequestRefused)):
+            self.process_headers(ev)
+        elif isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
+            self.process_data(ev)
         elif isinstance(ev, h2.events.StreamEnded):
             st = self.streams.get(sid)
             if st is not None:
-                st.remote_closed = True
-                st.body.end()
+                st.end_stream()
         elif isinstance(ev, h2.events.StreamReset):
-            st = self.streams.pop(sid, None)
-            if st is not None:  # the client gave up: the handler's context ends
-                st.reset = True
-                st.body.end(EOFError("client reset the stream"))
-                st.cancel()
-                self._stream_closed()
-            self.sendable.notify_all()
-        elif isinstance(ev, (h2.events.WindowUpdated, h2.events.RemoteSettingsChanged)):
-            self.sendable.notify_all()
+            self.process_reset_stream(ev)
+        elif isinstance(ev, h2.events.WindowUpdated):
+            self.process_window_update(ev)
+        elif isinstance(ev, h2.events.RemoteSettingsChanged):
+            self.process_settings(ev)
         elif isinstance(ev, h2.events.ConnectionTerminated):
-            self._go_away(h2.errors.ErrorCodes.NO_ERROR)  # the client's GOAWAY: ours too
+            self.process_go_away(ev)
 
-    def _start_stream(self, ev: Any) -> None:
-        self.max_client_stream_id = ev.stream_id
-        self._stop_timer()  # not idle any more
+    # -- frames in --------------------------------------------------------------------------------
+    def process_headers(self, ev: Any) -> None:
+        """Go's ``processHeaders``: a new stream and its handler, or its refusal."""
+        self.max_client_stream_id = ev.stream_id  # before the limit: a refused stream counts too
+        if self.idle_timer is not None:
+            self.idle_timer.stop()
+        if isinstance(ev, RequestRefused):
+            # over the advertised limit, which the client knew: a stream error ("over_max_streams")
+            self.reset_stream(ev.stream_id, h2.errors.ErrorCodes.PROTOCOL_ERROR)
+            return
         pseudo, header = {}, {}
         for name, value in ev.headers:
             n, v = name.decode("latin-1"), value.decode("latin-1")
@@ -364,191 +362,228 @@ class ServerConn:
         st = Stream(self, ev.stream_id, env)
         env["wsgi.input"] = st.body
         if ev.stream_ended is not None:
-            st.remote_closed = True
-            st.body.end()
+            st.end_stream()
         self.streams[ev.stream_id] = st
-        rt.go(self._run_handler, st, name=f"http2-stream-{self.c.remote_addr}-{ev.stream_id}")
+        self.schedule_handler(st)
 
-    def consumed(self, stream_id: int, n: int) -> None:
-        """The handler read ``n`` bytes of its body: give the window back (Go's inflow)."""
-        with self.mu:
-            if self.done:
-                return
-            try:
-                self.h2.acknowledge_received_data(n, stream_id)
-            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
-                return
-            self._flush()
+    def schedule_handler(self, st: Stream) -> None:
+        """Go's ``scheduleHandler``: the handler's goroutine."""
+        rt.go(self.run_handler, st, name=f"http2-stream-{self.c.remote_addr}-{st.id}")
 
-    # -- the handler (Go's runHandler and responseWriter) --------------------------------------
-    def _run_handler(self, st: Stream) -> None:
-        reqctx.with_context(st.environ, st.ctx)
-        body: Any = None
-        try:
-            body = self.hs.app(st.environ, lambda status, headers, exc_info=None: self._start_response(st, status, headers))
-            chunks = known_chunks(body)
-            if chunks is not None:
-                last = b"".join(chunks)  # all at hand: it goes out with the end of the stream
-            else:
-                last = b""
-                for chunk in body:  # each chunk the app yields is sent at once (Go's Flush)
-                    if chunk or (not st.sent_headers and st.status is not None):
-                        self._send(st, bytes(chunk), end=False)  # an empty one flushes the header
-            # the iterable's close is the handler's return (its deferred releases): it runs
-            # before the end of the answer goes out, as Go ends the stream after the handler
-            body, done = None, body
-            close_iterable(done)
-            self._send(st, last, end=True)
-            self._reset_if_body_unread(st)
-        except Exception as err:
-            # a reset stream's failed write is no panic, and ErrAbortHandler is a silent one
-            if (not isinstance(err, httprequest.BodyError) or not st.reset) and err is not ERR_ABORT_HANDLER:
-                self.hs.logf("http2: panic serving %s: %s\n%s", self.c.remote_addr, str(err) or repr(err), traceback.format_exc())
-            self._reset(st, h2.errors.ErrorCodes.INTERNAL_ERROR)
-        finally:
-            try:
-                close_iterable(body)
-            except Exception:
-                pass
+    def process_data(self, ev: Any) -> None:
+        """Go's ``processData``: body bytes for the handler, padding's window back at once."""
+        n = ev.flow_controlled_length
+        st = self.streams.get(ev.stream_id)
+        if st is None or st.remote_closed:  # (h2 sends the RST_STREAM, STREAM_CLOSED)
+            self.inflow.take(n)  # the stream is over here: the connection's window comes back
+            self.send_window_update(None, n)
+            return
+        self.inflow.take(n)
+        st.inflow.take(n)
+        if ev.data:
+            st.body.feed(ev.data)
+        pad = n - len(ev.data)  # refunded now, since no read will
+        self.send_window_update(None, pad)
+        self.send_window_update(st, pad)
+
+    def process_reset_stream(self, ev: Any) -> None:
+        """Go's ``processResetStream``: the client gave up; the handler's context ends."""
+        st = self.streams.get(ev.stream_id)
+        if st is not None:
             st.cancel()
-            st.body.end()
+            self.close_stream(st, EOFError(ERR_STREAM_CLOSED))
 
-    def _start_response(self, st: Stream, status: str, headers: list) -> Callable[[bytes], None]:
-        code = httpresponse._status_code(status)
-        out = []
-        for name, value in headers:
-            lname = name.lower()
-            if lname == "connection":
-                # not an HTTP/2 header; "close" asks for the same graceful GOAWAY
-                if value.strip() == "close":
-                    self.start_graceful_shutdown()
-                continue
-            if lname in CONN_HEADERS:
-                continue
-            out.append((lname, str(value)))
-        st.status, st.headers = code, out
-        return lambda data: self._send(st, bytes(data), end=False)
+    def process_window_update(self, ev: Any) -> None:
+        """Go's ``processWindowUpdate``: h2 did the sum; a write waiting for room may go on."""
+        self.notify_window_waiters()
 
-    def _reset_if_body_unread(self, st: Stream) -> None:
-        with self.mu:
-            if st.id in self.streams and not st.remote_closed and not self.done:
-                # answered before the client finished its body: stop it sending (RFC 9113 8.1)
-                self._reset_locked(st, h2.errors.ErrorCodes.NO_ERROR)
+    def process_settings(self, ev: Any) -> None:
+        """Go's ``processSettings``: h2 applied them (and ACKs); a new initial window may free a write."""
+        self.notify_window_waiters()
 
-    def _send(self, st: Stream, data: bytes, *, end: bool) -> None:
-        with self.mu:
-            if self.done or st.reset:
-                raise httprequest.BodyError("http2: stream closed")
-            if not st.sent_headers:
-                self._send_headers_locked(st, data, end)
-            view = memoryview(data)
-            while True:
-                if self.done or st.reset:
-                    raise httprequest.BodyError("http2: stream closed")
-                if not view and not end:
-                    self._flush()  # a header alone (a watch with nothing yet) goes out now too
-                    return
-                try:
-                    window = min(self.h2.local_flow_control_window(st.id), self.h2.max_outbound_frame_size)
-                except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
-                    raise httprequest.BodyError("http2: stream closed") from None
-                if window <= 0 and view:
-                    self.sendable.wait()
-                    continue
-                part, view = view[:window], view[window:]
-                last = end and not view
-                self.h2.send_data(st.id, bytes(part), end_stream=last)
-                self._flush()
-                if last:
-                    self._closed_locally_locked(st)
-                    return
-                if not view and not end:
-                    return
+    def process_go_away(self, ev: Any) -> None:
+        """Go's ``processGoAway``: whatever the client's code, the streams in flight finish."""
+        if ev.error_code != NO_ERROR:  # (Go logs a NO_ERROR one in its verbose mode only)
+            self.logf("http2: received GOAWAY %s, starting graceful shutdown", go_away_frame_string(ev))
+        self.start_graceful_shutdown_internal()
 
-    def _send_headers_locked(self, st: Stream, first: bytes, end: bool) -> None:
-        code = st.status if st.status is not None else 200
-        names = {n for n, _ in st.headers}
-        headers = [(":status", str(code))] + st.headers
-        if "date" not in names:
-            headers.append(("date", httpresponse.http_date()))
-        if end and "content-length" not in names and httpresponse.body_allowed_for_status(code) \
-                and 0 < len(first) <= HANDLER_CHUNK_WRITE_SIZE:
-            headers.append(("content-length", str(len(first))))  # the whole answer fit the first buffer
-        st.sent_headers = True
-        self.h2.send_headers(st.id, headers, end_stream=end and not first)
-        if end and not first:
-            self._flush()
-            self._closed_locally_locked(st)
+    def close_stream(self, st: Stream, err: BaseException) -> None:
+        """Go's ``closeStream`` (the caller holds mu)."""
+        if self.streams.pop(st.id, None) is None:
+            return  # closed already
+        st.closed = True
+        if not self.streams and self.idle_timer is not None and not self.done:
+            self.idle_timer.stop()
+            self.idle_timer = rt.after_func(self.opts.idle_timeout, self.on_idle_timer, name="http2-idle")
+        # the bytes the handler never read give the connection's window back (Go issue 16481)
+        self.send_window_update(None, st.body.break_with_error(err))
+        st.cancel()
+        self.notify_window_waiters()  # its handler's write, if waiting, fails now
 
-    def _closed_locally_locked(self, st: Stream) -> None:
-        if st.remote_closed and self.streams.pop(st.id, None) is not None:
-            self._stream_closed()
+    def close_all_streams_on_conn_close(self) -> None:
+        """Go's deferred ``closeAllStreamsOnConnClose``: every request on it is cancelled."""
+        self.done = True
+        for timer in (self.idle_timer, self.settings_timer, self.shutdown_timer):
+            if timer is not None:
+                timer.stop()
+        for st in list(self.streams.values()):
+            self.close_stream(st, EOFError(ERR_CLIENT_DISCONNECTED))
+        self.cancel()
 
-    def _reset(self, st: Stream, code: int) -> None:
-        with self.mu:
-            self._reset_locked(st, code)
+    # -- messages to the serve goroutine, GOAWAY and the timers ----------------------------------
+    def send_serve_msg(self, msg: str) -> None:
+        """Go's ``sendServeMsg``: the message runs on the serve goroutine's role - here, now if
+        mu is free, else by its holder before its next frame or as it lets go (:meth:`unlock`)."""
+        self.serve_msgs.append(msg)
+        self.deliver_serve_msgs()
 
-    def _reset_locked(self, st: Stream, code: int) -> None:
-        if self.done:
+    def deliver_serve_msgs(self) -> None:
+        if self.serve_msgs and self.mu.acquire(blocking=False):
+            self.unlock()
+
+    def run_serve_msgs(self) -> None:
+        while self.serve_msgs:  # (only mu's holder takes them out)
+            msg = self.serve_msgs.popleft()
+            if msg == GRACEFUL_SHUTDOWN_MSG:
+                self.start_graceful_shutdown_internal()
+            elif msg == IDLE_TIMER_MSG:
+                self.go_away(NO_ERROR)
+            elif msg == SETTINGS_TIMER_MSG:
+                self.logf("timeout waiting for SETTINGS frames from %s", self.c.remote_addr)
+                self.close_conn()
+            elif msg == SHUTDOWN_TIMER_MSG:
+                self.close_conn()
+
+    def unlock(self) -> None:
+        """The end of a turn of Go's serve loop: the messages that came, the shutdown timer
+        once the GOAWAY is out (a graceful one: once no stream is open), then mu let go. A
+        message sent while mu was held and not yet run is taken again here."""
+        while True:
+            self.run_serve_msgs()
+            if self.sent_go_away and not self.done and self.shutdown_timer is None and (self.go_away_code != NO_ERROR or not self.streams):
+                self.shut_down_in(self.opts.go_away_timeout)
+            self.mu.release()
+            if not self.serve_msgs or not self.mu.acquire(blocking=False):
+                return
+
+    def start_graceful_shutdown(self, deliver: bool = True) -> None:
+        """Go's ``startGracefulShutdown``: once, a message to the serve goroutine; not waited for."""
+        self.shutdown_once.do(lambda: self.serve_msgs.append(GRACEFUL_SHUTDOWN_MSG))
+        if deliver:
+            self.deliver_serve_msgs()
+
+    def start_graceful_shutdown_internal(self) -> None:
+        self.go_away(NO_ERROR)
+
+    def go_away(self, code: int) -> None:
+        """Go's ``goAway``: one GOAWAY with the last client stream id; a later error only
+        raises the code (the caller holds mu)."""
+        if self.in_go_away:
+            if self.go_away_code == NO_ERROR:
+                self.go_away_code = code
             return
-        try:
-            self.h2.reset_stream(st.id, code)
-        except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
-            pass
-        self._flush()
-        if self.streams.pop(st.id, None) is not None:
-            self._stream_closed()
-
-    def _stream_closed(self) -> None:
-        # the caller holds mu (Go's closeStream): an idle connection starts its idle timer; a
-        # connection whose GOAWAY went out closes once its last stream did
-        if not self.streams:
-            self._arm_idle_timer()
-        self._maybe_start_shutdown_timer()
-
-    # -- GOAWAY and the timers ----------------------------------------------------------------------
-    def start_graceful_shutdown(self) -> None:
-        """Go's ``startGracefulShutdown``: a GOAWAY with NO_ERROR, once."""
-        with self.mu:
-            self._go_away(h2.errors.ErrorCodes.NO_ERROR)
-
-    def _go_away(self, code: int) -> None:
-        if self.in_goaway or self.done:
-            return
-        self.in_goaway, self.goaway_code = True, code
+        self.in_go_away, self.go_away_code = True, code
         # h2 would close its state machine on a GOAWAY it sent, ending the streams in flight;
         # Go's graceful GOAWAY lets them finish, so the frame is written beside h2's own
         frame = GoAwayFrame(0)
         frame.last_stream_id, frame.error_code = self.max_client_stream_id, code
-        self._flush()
+        self.sent_go_away = self.write_frame(frame)
+
+    def shut_down_in(self, d: float) -> None:
+        """Go's ``shutDownIn``: the connection closes ``d`` from now."""
+        self.shutdown_timer = rt.after_func(d, self.on_shutdown_timer, name="http2-goaway-close")
+
+    def on_idle_timer(self) -> None:
+        self.send_serve_msg(IDLE_TIMER_MSG)
+
+    def on_settings_timer(self) -> None:
+        self.send_serve_msg(SETTINGS_TIMER_MSG)
+
+    def on_shutdown_timer(self) -> None:
+        self.send_serve_msg(SHUTDOWN_TIMER_MSG)
+
+    def close_conn(self) -> None:
+        """The serve goroutine returns: no more writes, and the read loop wakes to end."""
+        self.done = True
+        self.notify_window_waiters()
+        self.close_socket()
+
+    def close_socket(self) -> None:
+        try:
+            socket.socket.shutdown(self.c.sock, socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    # -- frames out ---------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """What h2 queued goes out, in order (the caller holds mu: one writer at a time)."""
+        data = self.h2.data_to_send()
+        if data and not self.done:
+            try:
+                self.c.send(data)
+            except OSError:
+                self.close_conn()
+
+    def write_frame(self, frame: Any) -> bool:
+        """A frame h2 does not know of, after what h2 queued; False if it could not go out."""
+        self.flush()
+        if self.done:
+            return False
         try:
             self.c.send(frame.serialize())
         except OSError:
-            self.done = True
-            self._close_socket()
+            self.close_conn()
+            return False
+        return True
+
+    def send_window_update(self, st: Optional[Stream], n: int) -> None:
+        """Go's ``sendWindowUpdate``: ``n`` bytes given back, for the connection (``st`` None) or
+        a stream, in a WINDOW_UPDATE once Go's ``inflow`` says it is worth one."""
+        if n <= 0 or self.done or self.h2_broken:
             return
-        self.goaway_sent = True
-        self._maybe_start_shutdown_timer()
+        send = (self.inflow if st is None else st.inflow).add(n)
+        if send:
+            try:
+                self.h2.increment_flow_control_window(send, None if st is None else st.id)
+            except (KeyError, h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+                pass  # a stream h2 closed meanwhile
 
-    def _maybe_start_shutdown_timer(self) -> None:
-        # the caller holds mu: after the GOAWAY went out, and (graceful) once no stream is open
-        if self.goaway_sent and not self._shutdown_timer and (self.goaway_code != 0 or not self.streams):
-            self._shutdown_timer = True
-            self._start_timer(self.opts.go_away_timeout, self._close_socket, "http2-goaway-close")
+    def note_body_read(self, st: Stream, n: int) -> None:
+        """Go's ``noteBodyRead``: the handler read ``n`` bytes of its body."""
+        with self.serve_g:
+            self.send_window_update(None, n)
+            if not st.remote_closed and not st.closed:
+                self.send_window_update(st, n)
+            self.flush()
 
-    def _arm_idle_timer(self) -> None:
-        if self.opts.idle_timeout and not self.in_goaway and not self.done:
-            self._start_timer(self.opts.idle_timeout, self.start_graceful_shutdown, "http2-idle")
+    def reset_stream(self, stream_id: int, code: int) -> None:
+        """Go's ``resetStream``: RST_STREAM, and the stream closes (the caller holds mu)."""
+        if stream_id in self.h2.streams:
+            try:
+                self.h2.reset_stream(stream_id, code)
+            except (h2.exceptions.StreamClosedError, h2.exceptions.ProtocolError):
+                pass
+            self.flush()
+        else:  # one h2 never opened (refused over the limit)
+            self.write_frame(RstStreamFrame(stream_id, error_code=code))
+        st = self.streams.get(stream_id)
+        if st is not None:
+            self.close_stream(st, EOFError(ERR_STREAM_CLOSED))
 
-    def _start_timer(self, seconds: float, fire: Callable[[], None], name: str) -> None:
-        # Go's time.AfterFunc for its idle and shutdown timers: one at a time per connection
-        self._stop_timer()
-        self._timer = rt.after_func(seconds, fire, name=name)
+    def notify_window_waiters(self) -> None:
+        waiters, self.window_waiters = self.window_waiters, []
+        for woken in waiters:
+            woken.set()
 
-    def _stop_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
+    def wait_for_window(self) -> None:
+        """Wait (holding mu, which is let go meanwhile) until a window opens or the stream or
+        connection ends: a handler's write, as Go's waits on its stream's channels."""
+        woken = rt.event("http2-window")
+        self.window_waiters.append(woken)
+        self.unlock()
+        woken.wait()
+        self.mu.acquire()
 
 
-__all__ = ["GO_AWAY_TIMEOUT", "Options", "Server", "ServerConn", "options_for"]
+
+__all__ = ["GO_AWAY_TIMEOUT", "HANDLER_CHUNK_WRITE_SIZE", "GracefulH2Connection", "Options", "Server", "ServerConn", "options_for"]

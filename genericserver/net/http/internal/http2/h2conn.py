@@ -1,0 +1,73 @@
+"""The h2 library's connection, made to report three things Go decides otherwise (no Go twin).
+
+``h2`` closes its state machine on any GOAWAY it reads, so nothing more could be sent or read on
+the streams in flight, and it ends the connection for one stream over the advertised limit. Go's
+server (``processGoAway``, ``processHeaders``) lets the streams in flight finish and refuses just
+the extra stream: :class:`GracefulH2Connection` only reports both, as events, for the server to
+decide, and DATA for a closed stream too, whose window Go gives back by its own rule. Its three
+overrides are of private ``h2`` methods; setup.cfg pins ``h2`` to the release they
+were read from (tests/test_http2_h2_internals.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import h2.connection
+import h2.errors
+import h2.events
+from h2.connection import _decode_headers
+from hyperframe.frame import RstStreamFrame
+
+
+class RequestRefused(h2.events.Event):
+    """A new stream over the advertised limit, which :class:`GracefulH2Connection` reports
+    instead of ending the connection (not one of ``h2``'s events)."""
+
+    def __init__(self, stream_id: int):
+        self.stream_id = stream_id
+
+
+class DataOnClosedStream(h2.events.Event):
+    """DATA for a stream already closed here (reset, or answered), which
+    :class:`GracefulH2Connection` reports for the server to give its window back."""
+
+    def __init__(self, stream_id: int, flow_controlled_length: int):
+        self.stream_id, self.flow_controlled_length = stream_id, flow_controlled_length
+
+
+class GracefulH2Connection(h2.connection.H2Connection):
+    """h2's connection, except for a GOAWAY read from the peer, a stream over the advertised
+    limit, and DATA for a closed stream: each is reported, for the server to decide as Go does.
+
+    h2 closes its state machine on any GOAWAY it reads, so nothing more could be sent or read on
+    the streams in flight; Go (``processGoAway``, whatever the code) lets them finish, and stops
+    taking new ones. h2 ends the connection for one stream too many; Go refuses that stream. h2
+    gives a closed stream's DATA back to the connection's window by its own rule (once half the
+    window is owed); Go's ``processData`` by its ``inflow`` rule, at once for 4 KiB."""
+
+    def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
+        if frame.stream_id not in self.streams and self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams:
+            # the header block is still decoded, so HPACK's table stays in step with the client's
+            _decode_headers(self.decoder, frame.data)
+            self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, frame.stream_id)
+            return [], [RequestRefused(frame.stream_id)]
+        return super()._receive_headers_frame(frame)
+
+    def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:
+        event = h2.events.ConnectionTerminated()
+        try:
+            event.error_code = h2.errors.ErrorCodes(frame.error_code)
+        except ValueError:
+            event.error_code = frame.error_code  # an unknown code, kept as a number
+        event.last_stream_id, event.additional_data = frame.last_stream_id, frame.additional_data or None
+        return [], [event]
+
+    def _handle_data_on_closed_stream(self, events: list, exc: Any, frame: Any) -> tuple[list, list]:
+        # h2's RST_STREAM still goes out; the window is the server's to give back
+        rst = RstStreamFrame(exc.stream_id)
+        rst.error_code = exc.error_code
+        return [rst], events + exc._events + [DataOnClosedStream(frame.stream_id, frame.flow_controlled_length)]
+
+
+__all__ = ["DataOnClosedStream", "GracefulH2Connection", "RequestRefused"]

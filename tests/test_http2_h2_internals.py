@@ -1,0 +1,65 @@
+"""genericserver.net.http.internal.http2 (h2conn.py, server.py) leans on the ``h2`` library's insides: it overrides
+three private methods of ``H2Connection`` and reads some of its attributes. setup.cfg pins ``h2`` to
+the release they were read from; this file fails first when a release moves them."""
+
+from __future__ import annotations
+
+import inspect
+import pathlib
+import re
+
+import h2
+import h2.config
+import h2.connection
+import h2.exceptions
+from hyperframe.frame import GoAwayFrame, HeadersFrame
+
+from genericserver.net.http.internal.http2 import h2conn
+
+SETUP_CFG = pathlib.Path(__file__).resolve().parent.parent / "setup.cfg"
+
+
+def params(fn) -> list[str]:
+    return list(inspect.signature(fn).parameters)
+
+
+def test_setup_cfg_pins_the_installed_h2():
+    pin = re.search(r"^\s*h2==(\S+)\s*$", SETUP_CFG.read_text(), re.M)
+    assert pin, "setup.cfg must pin h2 with ==: the server relies on its private methods"
+    assert pin.group(1) == h2.__version__
+
+
+def test_the_overridden_private_methods_are_h2s_frame_handlers():
+    # GracefulH2Connection replaces these two; h2 must still call them for those frames, with one
+    # frame, and expect (frames to send, events) back
+    conn = h2conn.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
+    for name, frame in (("_receive_headers_frame", HeadersFrame), ("_receive_goaway_frame", GoAwayFrame)):
+        base = getattr(h2.connection.H2Connection, name)
+        assert params(base) == ["self", "frame"], name
+        assert "tuple[list[Frame], list[Event]]" in str(inspect.signature(base).return_annotation), name
+        handler = conn._frame_dispatch_table[frame]
+        assert handler.__func__ is getattr(h2conn.GracefulH2Connection, name), name
+
+
+def test_the_closed_stream_data_handler_the_third_override_replaces():
+    base = h2.connection.H2Connection._handle_data_on_closed_stream
+    assert params(base) == ["self", "events", "exc", "frame"]
+    assert "_handle_data_on_closed_stream" in inspect.getsource(h2.connection.H2Connection._receive_data_frame)
+    assert h2.exceptions.StreamClosedError(1)._events == []  # the events h2 hands on with it
+
+
+def test_the_header_block_decoder_the_override_calls():
+    assert params(h2.connection._decode_headers) == ["decoder", "encoded_header_block"]
+
+
+def test_the_attributes_the_server_reads_and_sets():
+    conn = h2conn.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
+    for attr in ("streams", "open_inbound_streams", "local_settings", "decoder", "highest_inbound_stream_id",
+                 "max_inbound_frame_size"):
+        assert hasattr(conn, attr), attr
+    assert isinstance(conn.streams, dict) and conn.highest_inbound_stream_id == 0
+    assert conn.local_settings.max_concurrent_streams > 0
+    # public, but the server's flow control rests on them: Go's inflow decides, h2 sends
+    assert params(h2.connection.H2Connection.increment_flow_control_window) == ["self", "increment", "stream_id"]
+    assert params(h2.connection.H2Connection.local_flow_control_window) == ["self", "stream_id"]
+    assert conn.max_outbound_frame_size > 0
