@@ -105,6 +105,7 @@ parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/g
 	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
 	$(MAKE) reference
 	$(PY) tests/parity/record_lifecycle.py
+	$(PY) tests/parity/record_api.py
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go
