@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -38,6 +39,7 @@ TOKEN = "reference-admin-token"
 # token,user,uid,"groups": the recorders' client is system:masters, as kubectl's admin is on kind
 TOKENS = f'{TOKEN},admin,admin-uid,"system:masters"\nreader-token,reader,reader-uid\n'
 READY_WAIT = 60.0
+SHUTDOWN_LINE = re.compile(r"graceful-termination|Stopped listening|Shutting down|PreShutdownHook|^[EF]\d{4}")
 
 
 def free_port() -> int:
@@ -71,6 +73,7 @@ class Program:
         self.port = free_port()
         self.proc: Optional[subprocess.Popen] = None
         self.lines: list[str] = []
+        self.echo: Optional[callable] = None  # called with each stderr line, if set
         self._reader: Optional[threading.Thread] = None
 
     @property
@@ -94,6 +97,8 @@ class Program:
         assert self.proc is not None and self.proc.stderr is not None
         for line in self.proc.stderr:
             self.lines.append(line.rstrip("\n"))
+            if self.echo is not None:
+                self.echo(line.rstrip("\n"))
 
     def wait_ready(self) -> None:
         deadline = time.monotonic() + READY_WAIT
@@ -236,8 +241,12 @@ def main(argv: list[str]) -> int:
         print(path.read_text())
         print(f"try: .venv/bin/kubectl --kubeconfig {path} get ns")
         print(f"     kill -TERM {kube.proc.pid}   # the graceful shutdown; Ctrl-C here stops both", flush=True)
+        print("kube-apiserver's shutdown lines (--v=1 shows the [graceful-termination] ones) follow here:", flush=True)
+        kube.echo = lambda line: print(line, flush=True) if SHUTDOWN_LINE.search(line) else None
         while not stop.wait(0.5):
             if kube.proc.poll() is not None:
+                # with a watch open and no --shutdown-watch-termination-grace-period, the HTTP server's
+                # Shutdown waits for it until --request-timeout (60 s by default): Go's behaviour
                 print(f"kube-apiserver exited with code {kube.proc.returncode}", flush=True)
                 break
     return 0
