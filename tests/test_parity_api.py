@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -174,3 +175,15 @@ def test_a_changed_answer_fails_the_comparison():
     flipped = copy.deepcopy(kube)
     flipped["status"] = 404
     assert kube != flipped
+
+
+def test_the_walkthrough_table_lists_every_cause_with_its_count():
+    text = (Path(__file__).parent.parent / "walkthrough.md").read_text()
+    table = text.split("### 10.2 Where we differ from kube-apiserver, measured", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip() for line in table.splitlines() if line.startswith("| ")}
+    for key in LEFT_OUT:
+        assert rows.get(f"left out: `{key}`") == "every exchange", key
+    for key, (_, ids) in KNOWN_DIFFERENCES.items():
+        assert rows.get(f"`{key}`") == str(len(ids)), key
+    listed = {k for k in rows if k.startswith("`")}
+    assert listed == {f"`{k}`" for k in KNOWN_DIFFERENCES}
