@@ -158,4 +158,6 @@ class ParkedLock:
         self._lock.acquire(False)  # takes a set that nobody waited for, if there was one
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        return self._lock.acquire(True, -1 if timeout is None else timeout)
+        # a deadline already past (a select woken late on a loaded machine) is a poll, as
+        # threading.Event.wait takes it; a lock refuses a negative timeout
+        return self._lock.acquire(True, -1 if timeout is None else max(timeout, 0))
