@@ -41,6 +41,7 @@ import yaml
 from genericserver.apimachinery import version
 from genericserver.cluster.deployment import DEFAULT_MAX_SURGE, DEFAULT_MAX_UNAVAILABLE, validate_strategy
 from genericserver.options import LogsOptions, new_server_run_options
+from genericserver.sampleapi import SampleAPIOptions
 from genericserver.serving_options import AuditOptions, AuthenticationOptions, AuthorizationOptions, SecureServingOptions
 
 ENDPOINTS_LAG = 1.0  # seconds; walkthrough.md 6.9: the EndpointSlice controller's reaction
@@ -79,16 +80,18 @@ class ServerFlags:
     authentication: AuthenticationOptions = field(default_factory=AuthenticationOptions)
     authorization: AuthorizationOptions = field(default_factory=AuthorizationOptions)
     logs: LogsOptions = field(default_factory=LogsOptions)
+    sample: SampleAPIOptions = field(default_factory=SampleAPIOptions)
 
     def add_flags(self, parser: argparse.ArgumentParser) -> None:
         self.serving.add_flags(parser)
         self.run.add_universal_flags(parser)
-        for group in (self.audit, self.authentication, self.authorization, self.logs):
+        for group in (self.audit, self.authentication, self.authorization, self.logs, self.sample):
             group.add_flags(parser)
         version.add_version_flag(parser)
 
     def validate(self) -> list[str]:
-        return [e for g in (self.serving, self.run, self.audit, self.authentication, self.authorization) for e in g.validate()]
+        return [e for g in (self.serving, self.run, self.audit, self.authentication, self.authorization, self.sample)
+                for e in g.validate()]
 
 
 def server_flags_parser(flags: ServerFlags) -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Port of Go's net/http/internal/http2 package: config.go's ``http2Config`` (the ``Server`` fields secure_serving.go sets, and Go's timeouts) and ``adjustHTTP1MaxHeaderSize``."""
+"""Port of Go's net/http/internal/http2 package (Go 1.27): config.go's ``http2Config`` (the ``Server`` fields k8s.io/apiserver's secure serving sets, and Go's timeouts) and ``adjustHTTP1MaxHeaderSize``."""
 
 from __future__ import annotations
 

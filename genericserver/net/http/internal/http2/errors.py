@@ -1,4 +1,4 @@
-"""Port of Go's net/http/internal/http2 package: errors.go's ``ErrCode`` names and the texts of the errors the server logs.
+"""Port of Go's net/http/internal/http2 package (Go 1.27): errors.go's ``ErrCode`` names and the texts of the errors the server logs.
 
 ``%+v`` of a GOAWAY frame (frame.go's ``FrameHeader.String`` inside it) is spelled here too, for
 the log line of a client's error GOAWAY.

@@ -1,4 +1,4 @@
-"""Port of Go's net/http/internal/http2 package: flow.go's ``inflow``, the window a peer may send into.
+"""Port of Go's net/http/internal/http2 package (Go 1.27): flow.go's ``inflow``, the window a peer may send into.
 
 The server gives request-body bytes back to the client by Go's rule, not ``h2``'s: ``h2``'s own
 window manager waits for half the window (12.8 MB of kube's 25.6 MB connection window) before it

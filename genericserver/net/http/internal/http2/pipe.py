@@ -1,4 +1,4 @@
-"""Port of Go's net/http/internal/http2 package: pipe.go's ``pipe`` and server.go's ``requestBody``, a stream's request body.
+"""Port of Go's net/http/internal/http2 package (Go 1.27): pipe.go's ``pipe`` and server.go's ``requestBody``, a stream's request body.
 
 The serve goroutine feeds it the DATA frames' bytes (Go's ``pipe.Write``); the handler reads
 them as ``wsgi.input``, and each read gives its bytes' window back to the client through the

@@ -1,4 +1,4 @@
-"""Port of Go's net/http/internal/http2 package: server.go's handler side (``runHandler``, ``responseWriter``), split from server.py to keep each readable.
+"""Port of Go's net/http/internal/http2 package (Go 1.27): server.go's handler side (``runHandler``, ``responseWriter``), split from server.py to keep each readable.
 
 :class:`HandlerSide` is the part of :class:`genericserver.net.http.internal.http2.server.ServerConn`
 a stream's handler goroutine runs: the WSGI app, its ``start_response``, and Go's
