@@ -765,6 +765,44 @@ def test_watch_drain_is_rate_limited_on_virtual_time():
     assert out["fired"]["InFlightRequestsDrained"] == pytest.approx(1.01)
 
 
+# -- the hops from NotAcceptingNewRequest to the HTTP server's Shutdown --------------------------
+
+
+class StopNotingServing:
+    """A serving info whose server only notes the stop channel it is given; it stops when told."""
+
+    def __init__(self) -> None:
+        self.stop_ch: Any = None
+        self.serving = rt.event("fake-serving")
+
+    def serve(self, handler: Any, shutdown_timeout: float, stop_ch: Any) -> tuple[Any, Any]:
+        self.stop_ch = stop_ch
+        stopped = rt.event("fake-server-stopped")
+        rt.go(lambda: (stop_ch.wait(), stopped.set()), name="fake-http-server")
+        self.serving.set()
+        return stopped, stopped
+
+
+def test_the_thread_that_fires_not_accepting_new_request_tells_the_http_server_to_stop():
+    """Go's two goroutines between the signal and RunServer's stop channel (stop-http-server,
+    internal-stop) are go_after goroutines: the thread that fires NotAcceptingNewRequest closes the
+    server's stop channel itself, so under load the Shutdown is one thread wake-up away, not three."""
+    c = new_config()
+    c.shutdown_delay_duration = 0.0
+    c.secure_serving = serving = StopNotingServing()
+    s = c.complete().new("test")
+    ctx, cancel = gocontext.with_cancel(gocontext.background())
+    run = Running(s.prepare_run(), ctx)
+    assert serving.serving.wait(WAIT)  # the server's own go_after waits on the signal already
+    seen: list[bool] = []
+    # registered after the server's: the setter makes this call right after the server's
+    rt.go_after(s.lifecycle_signals.not_accepting_new_request.signaled(),
+                lambda: seen.append(serving.stop_ch.is_set()), name="probe")
+    cancel()
+    assert run.wait() is None
+    assert seen == [True]
+
+
 # -- NonBlockingRunWithContext without serving info ------------------------------------------
 
 
