@@ -26,10 +26,8 @@ depend on each other (the diagram of Go's doc comment, redrawn)::
 Each goroutine of Go's ``RunWithContext`` is a named function here, started in Go's order:
 ``_signal_mux_and_discovery_complete``, ``_delayed_stop``, ``_stop_http_server``,
 ``_listener_stopped``, ``_not_accepting_new_requests``, ``_drain_non_long_running``,
-``_drain_watches``, ``_drained``. Their runtime names (``rt.go(..., name=...)``) are the ones a
-debugger and the simulation's traces show. ``stop-http-server`` and NonBlockingRunWithContext's
-``internal-stop`` only wait and then cancel or close: they are ``rt.go_after`` goroutines, whose
-call the thread that fires the signal makes at once (a speed trick of the threads runtime).
+``_drain_watches``, ``_drained``; their runtime names are the ones a debugger and traces show. The two
+that wait and then only cancel or close (``stop-http-server``, ``internal-stop``) are ``rt.go_after``.
 """
 
 from __future__ import annotations
