@@ -131,8 +131,9 @@ class Runtime:
     # -- composites, shared by every runtime ----------------------------------------------
     def go_after(self, ev: Event, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
         """``go func() { <-ev; fn(args...) }()``: a goroutine that waits for ``ev``, then calls
-        ``fn``, which must not block (it cancels a context, closes a channel). The threads
-        runtime may run ``fn`` on the thread that sets ``ev`` (see its ``go_after``)."""
+        ``fn``, which must not block (it cancels a context, closes a channel) nor take a lock the
+        setter of ``ev`` may hold. The threads runtime may run ``fn`` on the thread that sets
+        ``ev`` (see its ``go_after``)."""
         started_at = _caller_outside_the_runtime()  # (what a debugger shows while it waits)
 
         def wait_then_call() -> None:
