@@ -26,8 +26,8 @@ depend on each other (the diagram of Go's doc comment, redrawn)::
 Each goroutine of Go's ``RunWithContext`` is a named function here, started in Go's order:
 ``_signal_mux_and_discovery_complete``, ``_delayed_stop``, ``_stop_http_server``,
 ``_listener_stopped``, ``_not_accepting_new_requests``, ``_drain_non_long_running``,
-``_drain_watches``, ``_drained``. Their runtime names (``rt.go(..., name=...)``) are the ones a
-debugger and the simulation's traces show.
+``_drain_watches``, ``_drained``; their runtime names are the ones a debugger and traces show. The two
+that wait and then only cancel or close (``stop-http-server``, ``internal-stop``) are ``rt.go_after``.
 """
 
 from __future__ import annotations
@@ -285,7 +285,7 @@ class PreparedGenericAPIServer:
         # Cancelling ctx must not stop the HTTP server right away: keep only its values and
         # cancel on our own terms (at NotAcceptingNewRequest, or after the drain).
         stop_http_server_ctx, stop_http_server = gocontext.with_cancel_cause(gocontext.without_cancel(ctx))
-        rt.go(self._stop_http_server, stop_http_server, name="stop-http-server")
+        rt.go_after(self._time_to_stop_http_server(), self._stop_http_server, stop_http_server, name="stop-http-server")
 
         # The audit backend must run before the first request, or processing events could
         # block; it stops once in-flight requests drained.
@@ -358,15 +358,15 @@ class PreparedGenericAPIServer:
             klog.v(1).info_s("[graceful-termination] shutdown event", name=signals.after_shutdown_delay_duration.name)
             signals.after_shutdown_delay_duration.signal()
 
-    def _stop_http_server(self, stop_http_server: Callable[[Optional[BaseException]], None]) -> None:
+    def _time_to_stop_http_server(self) -> rt.Event:
+        # NotAcceptingNewRequest, or the drain's end in retry-after mode (the listener stays open)
         signals = self.server.lifecycle_signals
-        try:
-            if self.server.shutdown_send_retry_after:
-                signals.in_flight_requests_drained.signaled().wait()
-            else:
-                signals.not_accepting_new_request.signaled().wait()
-        finally:
-            stop_http_server(TimeToStopHTTPServer("time to stop HTTP server"))
+        return signals.in_flight_requests_drained.signaled() if self.server.shutdown_send_retry_after \
+            else signals.not_accepting_new_request.signaled()
+
+    def _stop_http_server(self, stop_http_server: Callable[[Optional[BaseException]], None]) -> None:
+        # a go_after goroutine: the HTTP server's Shutdown is one thread wake-up from the signal
+        stop_http_server(TimeToStopHTTPServer("time to stop HTTP server"))
 
     def _listener_stopped(self, listener_stopped_ch: rt.Event) -> None:
         signals = self.server.lifecycle_signals
@@ -448,12 +448,8 @@ class PreparedGenericAPIServer:
         else:
             stopped_ch = listener_stopped_ch = internal_stop
 
-        def stop_when_done() -> None:
-            # now that the listener is bound, the caller's ctx decides when it goes away
-            ctx.done().wait()
-            internal_stop.set()
-
-        rt.go(stop_when_done, name="internal-stop")
+        # now that the listener is bound, the caller's ctx decides when it goes away
+        rt.go_after(ctx.done(), internal_stop.set, name="internal-stop")
         s.run_post_start_hooks(ctx)
         return stopped_ch, listener_stopped_ch
 

@@ -23,3 +23,17 @@ def test_the_whole_path_benchmark_answers_every_pipelined_request(monkeypatch):
     monkeypatch.setattr(bench_httpserver, "FakeSocket", CountingSocket)
     assert bench_httpserver._whole_path() > 0
     assert CountingSocket.answers == 20
+
+
+def test_the_hops_benchmark_says_when_h2load_is_missing_and_reads_its_counts_and_klog_times(monkeypatch, capsys, tmp_path):
+    from bench import bench_hops
+
+    monkeypatch.setattr(bench_hops.shutil, "which", lambda name: None)
+    bench_hops.report_h2load(tmp_path)  # no server started, no failure
+    assert capsys.readouterr().out.strip() == (
+        "HTTP/2, 20 x 10 streams (h2load): skipped, h2load is not installed (Debian: apt-get install nghttp2-client)")
+    out = "finished in 6.00s, 812.33 req/s, 40.12KB/s\nstatus codes: 4800 2xx, 0 3xx, 2 4xx, 17 5xx\n"
+    assert bench_hops.h2load_status_codes(out) == [4800, 0, 2, 17]
+    gap = (bench_hops.klog_time('I1129 07:30:27.150970   27776 genericapiserver.py:346] x')
+           - bench_hops.klog_time('I1129 07:30:27.140000   27776 genericapiserver.py:346] y'))
+    assert abs(gap - 0.01097) < 1e-9

@@ -765,6 +765,101 @@ def test_watch_drain_is_rate_limited_on_virtual_time():
     assert out["fired"]["InFlightRequestsDrained"] == pytest.approx(1.01)
 
 
+# -- the hops from NotAcceptingNewRequest to the HTTP server's Shutdown --------------------------
+
+
+class StopNotingServing:
+    """A serving info whose server only notes the stop channel it is given; it stops when told."""
+
+    def __init__(self) -> None:
+        self.stop_ch: Any = None
+        self.serving = rt.event("fake-serving")
+
+    def serve(self, handler: Any, shutdown_timeout: float, stop_ch: Any) -> tuple[Any, Any]:
+        self.stop_ch = stop_ch
+        stopped = rt.event("fake-server-stopped")
+        rt.go(lambda: (stop_ch.wait(), stopped.set()), name="fake-http-server")
+        self.serving.set()
+        return stopped, stopped
+
+
+def test_the_thread_that_fires_not_accepting_new_request_tells_the_http_server_to_stop():
+    """Go's two goroutines between the signal and RunServer's stop channel (stop-http-server,
+    internal-stop) are go_after goroutines: the thread that fires NotAcceptingNewRequest closes the
+    server's stop channel itself, so under load the Shutdown is one thread wake-up away, not three."""
+    c = new_config()
+    c.shutdown_delay_duration = 0.0
+    c.secure_serving = serving = StopNotingServing()
+    s = c.complete().new("test")
+    ctx, cancel = gocontext.with_cancel(gocontext.background())
+    run = Running(s.prepare_run(), ctx)
+    assert serving.serving.wait(WAIT)  # the server's own go_after waits on the signal already
+    seen: list[bool] = []
+    # registered after the server's: the setter makes this call right after the server's
+    rt.go_after(s.lifecycle_signals.not_accepting_new_request.signaled(),
+                lambda: seen.append(serving.stop_ch.is_set()), name="probe")
+    cancel()
+    assert run.wait() is None
+    assert seen == [True]
+
+
+def test_keep_alive_clients_busy_at_not_accepting_get_their_answer_with_connection_close_and_no_503():
+    """Go's Shutdown turns keep-alives off (``inShutdown``, checked as each answer's header is
+    written and before the next request is read): a keep-alive connection carries the answer in
+    progress, with ``Connection: close``, and nothing after it. The 503s are bounded by what was in
+    flight: here each client's one request was admitted before NotAcceptingNewRequest, so none."""
+    import http.client
+
+    c = real_server_config()
+    port = port_of(c)
+    s = c.complete().new("test")
+    clients = 3
+    mu, entered, all_in, release = rt.lock(), [0], rt.event("all-held"), rt.event("release")
+
+    def held(environ, start_response):
+        with mu:
+            entered[0] += 1
+            if entered[0] == clients:
+                all_in.set()
+        assert release.wait(WAIT)
+        start_response("200 OK", [("Content-Length", "2")])
+        return [b"ok"]
+
+    s.handler.non_go_restful_mux.handle("/held", held)
+    s.handler.non_go_restful_mux.handle("/200", ok)
+    ctx, cancel = gocontext.with_cancel(gocontext.background())
+    run = Running(s.prepare_run(), ctx)
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT) for _ in range(clients)]
+    for conn in conns:  # each a keep-alive connection, reused
+        for _ in range(2):
+            conn.request("GET", "/200")
+            resp = conn.getresponse()
+            assert (resp.status, resp.read(), resp.will_close) == (200, b"", False)
+    answers: list[list[tuple[int, Optional[str]]]] = [[] for _ in conns]
+
+    def in_flight(i: int) -> None:
+        resp = conns[i].getresponse()
+        resp.read()
+        answers[i].append((resp.status, resp.getheader("Connection")))
+
+    for conn in conns:
+        conn.request("GET", "/held")
+    readers = [rt.go(in_flight, i, name=f"held-client-{i}") for i in range(clients)]
+    assert all_in.wait(WAIT)
+    cancel()
+    wait_signaled(s.lifecycle_signals.http_server_stopped_listening)  # Shutdown has begun
+    release.set()
+    assert all(g.join(WAIT) for g in readers)
+    # each connection: the answer in progress, saying Connection: close; no 503 anywhere
+    assert answers == [[(200, "close")]] * clients
+    for conn in conns:  # the connection is gone and the listener closed: the next request is refused
+        with pytest.raises(ConnectionRefusedError):
+            conn.request("GET", "/200")
+            conn.getresponse()
+        conn.close()
+    assert run.wait() is None
+
+
 # -- NonBlockingRunWithContext without serving info ------------------------------------------
 
 

@@ -679,6 +679,32 @@ def test_register_on_shutdown_runs_hooks(serve):
     assert g.join(WAIT) and ran.wait(WAIT)
 
 
+def test_shutdown_starts_the_hooks_right_after_closing_the_listeners_before_the_idle_pass(serve, monkeypatch):
+    # Go's Shutdown: inShutdown, close the listeners, `go f()` for each hook (HTTP/2's GOAWAYs),
+    # then wait for Serve to return, then close idle connections: the GOAWAYs go first
+    h = serve(hello)
+    order: list[str] = []
+    go = hs.rt.go
+
+    def noting_go(fn, *args, name):
+        if name == "http-on-shutdown":
+            order.append("hook started")
+        return go(fn, *args, name=name)
+
+    first_pass = h.srv._close_idle_conns_locked
+
+    def noting_pass():
+        order.append("idle pass")
+        return first_pass()
+
+    monkeypatch.setattr(hs.rt, "go", noting_go)
+    monkeypatch.setattr(h.srv, "_close_idle_conns_locked", noting_pass)
+    h.srv.register_on_shutdown(lambda: None)
+    g, out = run_shutdown(h.srv, WAIT)
+    assert g.join(WAIT)
+    assert order[:2] == ["hook started", "idle pass"]
+
+
 def test_set_keep_alives_enabled_false_closes_idle_connections_and_answers_close(serve):
     # issue 24: Go's SetKeepAlivesEnabled(false)
     h = serve(hello)

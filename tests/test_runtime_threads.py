@@ -319,6 +319,55 @@ def test_with_tricks_a_select_parks_on_a_parked_lock():
     assert got == [(None, speed_tricks.ParkedLock)] and a._selectors == b._selectors == []
 
 
+# -- go_after: the call made by the thread that sets the event ------------------------------------
+
+
+def test_with_tricks_go_afters_call_is_made_by_the_setter_before_set_returns():
+    ev = rt.THREADS.event("time-to-stop")
+    calls: list[str] = []
+    g = rt.THREADS.go_after(ev, lambda what: calls.append(f"{what} on {threading.current_thread().name}"), "stop",
+                            name="relay")
+    assert g in rt.THREADS.live() and calls == []  # a goroutine waiting, as Go's would
+    ev.set()
+    # no thread wake-up between the set and the call: the setter made it
+    assert calls == [f"stop on {threading.current_thread().name}"]
+    assert g.join(WAIT) and calls == [f"stop on {threading.current_thread().name}"]  # once
+
+
+def test_without_tricks_go_after_is_a_goroutine_that_waits_then_calls():
+    plain = rt.ThreadsRuntime(tricks=False)
+    ev, called = plain.event("time-to-stop"), threading.Event()
+    names: list[str] = []
+    g = plain.go_after(ev, lambda: (names.append(threading.current_thread().name), called.set()), name="relay")
+    ev.set()
+    assert called.wait(WAIT) and g.join(WAIT)
+    assert names == ["go:relay"]
+    plain.release_idle()
+
+
+def test_go_after_on_an_event_set_already_calls_from_the_goroutine():
+    ev = rt.THREADS.event("set-already")
+    ev.set()
+    called = threading.Event()
+    names: list[str] = []
+    g = rt.THREADS.go_after(ev, lambda: (names.append(threading.current_thread().name), called.set()), name="late")
+    assert called.wait(WAIT) and g.join(WAIT) and names == ["go:late"]
+
+
+def test_a_panic_in_go_afters_call_is_the_goroutines_not_the_setters():
+    runtime = rt.ThreadsRuntime()
+    ev = runtime.event("boom")
+
+    def boom() -> None:
+        raise RuntimeError("panic in a relay")
+
+    g = runtime.go_after(ev, boom, name="relay-panics")
+    ev.set()  # does not raise here
+    assert g.join(WAIT)
+    assert [(name, str(exc)) for name, exc in runtime.panics] == [("relay-panics", "panic in a relay")]
+    runtime.release_idle()
+
+
 # -- a goroutine's context variables --------------------------------------------------------------
 
 WHO = contextvars.ContextVar("who", default="nobody")

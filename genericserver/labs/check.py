@@ -21,9 +21,8 @@ left out. Any other result gets one line saying what to change. Three kinds of f
 * for a what-if lab, a manifest (``*.yaml``): it passes when the timing rules of
   :func:`genericserver.cluster.manifest.check_manifests` hold and rolling it under load in the
   simulated world (:func:`~genericserver.cluster.manifest.rollout`, time scaled by
-  :data:`WHAT_IF_SCALE`) loses no request (one that a busy machine held up for longer than the
-  manifest's margin is the machine's, not counted: :func:`~genericserver.cluster.losses.held_up`).
-  There is no bug to switch in: it runs once.
+  :data:`WHAT_IF_SCALE`) loses no request (every refusal counts, however late it came). There is
+  no bug to switch in: it runs once.
 
 ``isolate=False`` runs a pytest file in this process instead, with a small runner that imports
 it and calls each ``test_*`` function that takes no arguments: what the project's own tests use
@@ -317,23 +316,17 @@ def run_replay(path: pathlib.Path, bug: Variant) -> Outcome:
 
 def run_what_if(path: pathlib.Path, scale: float = WHAT_IF_SCALE) -> Outcome:
     """The timing rules (instant, and they say why), then the rollout under load (what it costs)."""
-    from genericserver.cluster.losses import held_up
-    from genericserver.cluster.manifest import ManifestError, check_manifests, load_documents, margin, rollout
+    from genericserver.cluster.manifest import ManifestError, check_manifests, load_documents, rollout
 
     try:
         problems = check_manifests(load_documents(path), endpoints_lag=1.0, proxy_lag=1.0, source=path.name)
         run = rollout(path, endpoints_lag=1.0, proxy_lag=1.0, scale=scale)
-        slack = margin(path, endpoints_lag=1.0, proxy_lag=1.0)
     except (ManifestError, OSError, ValueError) as err:
         return Outcome(False, str(err), ran=False)
     outcome = run.outcome
-    # what a busy machine lost by running a thread late is not the manifest's (losses.held_up)
-    late = len(held_up(run.samples, slack * scale)) if slack > 0 else 0
-    lost = outcome.lost - late
+    lost = outcome.lost  # every refusal, however late it came
     rollout_text = (f"the rollout lost {outcome.lost} of {outcome.sent} requests: {outcome.why()}" if lost
                     else f"the rollout lost nothing ({outcome.sent} requests sent)")
-    if late and not lost:
-        rollout_text += f"; {late} held up by this machine for longer than the {slack:g}s margin, not counted"
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return Outcome(False, f"{problems[0]}{more}; {rollout_text}")

@@ -241,7 +241,7 @@ LABS: tuple[Lab, ...] = (
         go_file="apiserver/pkg/server/genericapiserver.go",
         go_function="preparedGenericAPIServer.RunWithContext, the goroutine that cancels stopHTTPServerCtx",
         go_url=GENERICAPISERVER_GO + "#L601-L611",
-        python=Place(GAS, f"{PREPARED}._stop_http_server"),
+        python=Place(GAS, f"{PREPARED}._time_to_stop_http_server"),
         tools=(
             "fuzz: genericserver fuzz - a run breaking listener_stops_as_the_mode_says",
             "replay: genericserver replay FILE --break {break} - drained yet?",

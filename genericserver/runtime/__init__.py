@@ -16,6 +16,7 @@ Go                          genericserver.runtime
 ``time.Sleep(d)``           ``sleep(d)``
 ``time.After(d)``           ``after(d)`` (an event that fires after ``d`` seconds)
 ``time.AfterFunc(d, f)``    ``after_func(d, f, name=...)``
+``go func() { <-ch; f() }()``  ``go_after(ev, f, name=...)`` (``f`` must not block)
 ``time.Now()``              ``now()`` (monotonic seconds)
 ``sync.Mutex`` / ``RWMutex``  ``lock()`` / ``rwlock()``
 ``sync.Cond`` / ``sync.Once``  ``condition(lk)`` / ``once()``
@@ -403,6 +404,7 @@ class ThreadsRuntime(Runtime):
         # what else a goroutine's panic does: nothing by default (tests read ``panics``); a real
         # process ends itself as Go's runtime does (genericserver.cmd sets goroutines.die_of_panic)
         self.on_panic: Optional[Callable[[str, BaseException], None]] = None
+        self._tricks = tricks
         self._pool = _ThreadPool(speed_tricks.default_placer() if tricks else speed_tricks.NO_PLACEMENT)
         # what a select parks on: a lock held while clear, or (without tricks) a threading.Event
         self._new_parker: Callable[[], Any] = _parked_lock if tricks else threading.Event
@@ -416,18 +418,47 @@ class ThreadsRuntime(Runtime):
         def body() -> None:
             try:
                 spawner.run(fn, *args)
-            except BaseException as exc:  # a goroutine's panic: log it and keep it for tests
+            except BaseException as exc:
                 g.exception = exc
-                self.panics.append((name, exc))
-                if self.on_panic is not None:
-                    self.on_panic(name, exc)
-                log.error("goroutine %s panicked:\n%s", name, traceback.format_exc())
+                self._panicked(name, exc)
             finally:
                 del live[g]
                 g.returned()
 
         live[g] = None
         self._pool.run(body, f"go:{name}")
+        return g
+
+    def _panicked(self, name: str, exc: BaseException) -> None:
+        """A goroutine's panic: log it and keep it for tests (Go would crash the process)."""
+        self.panics.append((name, exc))
+        if self.on_panic is not None:
+            self.on_panic(name, exc)
+        log.error("goroutine %s panicked:\n%s", name, traceback.format_exc())
+
+    def go_after(self, ev: Event, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
+        """``go func() { <-ev; fn(args...) }()``. With ``tricks``, ``fn`` runs on the thread that
+        sets ``ev``, right after it is set (:class:`genericserver.runtime.speed_tricks.Relay`); the
+        goroutine still starts, waits and shows in ``live()`` and goroutine dumps, and finds the
+        call made when it wakes. A panic of ``fn`` is the goroutine's, wherever it ran."""
+        if not self._tricks or not isinstance(ev, _ThreadEvent):
+            return super().go_after(ev, fn, *args, name=name)
+        spawner = contextvars.copy_context()  # (see the module's docstring)
+
+        def call() -> None:
+            try:
+                spawner.run(fn, *args)
+            except BaseException as exc:
+                self._panicked(name, exc)
+
+        relay = speed_tricks.Relay(threading.Lock(), call)
+
+        def wait_then_call() -> None:
+            ev.wait()
+            relay.run()  # a no-op if the setter ran it
+
+        g = self.go(wait_then_call, name=name)
+        ev._watch(relay)  # (False: set already, and the goroutine makes the call)
         return g
 
     def after_func(self, seconds: float, fn: Callable[[], Any], *, name: str) -> Timer:
@@ -495,6 +526,10 @@ def use(rt: Runtime) -> Iterator[Runtime]:
 
 def go(fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
     return _current.go(fn, *args, name=name)
+
+
+def go_after(ev: Event, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
+    return _current.go_after(ev, fn, *args, name=name)
 
 
 def event(name: str = "event") -> Event:

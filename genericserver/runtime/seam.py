@@ -10,6 +10,8 @@ from; :mod:`genericserver.testing.sim` implements it on virtual time.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from typing import Any, Callable, Iterator, Optional
 
 
@@ -84,8 +86,9 @@ class Runtime:
     """What server code may use instead of ``threading`` and ``time``.
 
     Subclasses supply the primitives (``go``, ``event``, ``select``, ``lock``, ``condition``,
-    ``bounded_semaphore``, ``now``, ``sleep``); the composite ones (``after``, ``after_func``, ``rwlock``, ``once``)
-    are built here from those, so both runtimes share one implementation of them.
+    ``bounded_semaphore``, ``now``, ``sleep``); the composite ones (``go_after``, ``after``, ``after_func``,
+    ``rwlock``, ``once``) are built here from those, so both runtimes share one implementation of
+    them (the threads runtime's ``go_after`` adds a speed trick).
     """
 
     name = "runtime"
@@ -126,6 +129,20 @@ class Runtime:
         raise NotImplementedError
 
     # -- composites, shared by every runtime ----------------------------------------------
+    def go_after(self, ev: Event, fn: Callable[..., Any], *args: Any, name: str) -> Goroutine:
+        """``go func() { <-ev; fn(args...) }()``: a goroutine that waits for ``ev``, then calls
+        ``fn``, which must not block (it cancels a context, closes a channel) nor take a lock the
+        setter of ``ev`` may hold. The threads runtime may run ``fn`` on the thread that sets
+        ``ev`` (see its ``go_after``)."""
+        started_at = _caller_outside_the_runtime()  # (what a debugger shows while it waits)
+
+        def wait_then_call() -> None:
+            _ = started_at  # held in this frame, where the simulation's goroutine list finds it
+            ev.wait()
+            fn(*args)
+
+        return self.go(wait_then_call, name=name)
+
     def after(self, seconds: float, name: str = "after") -> Event:
         """An event that fires ``seconds`` from now (``time.After``)."""
         ev = self.event(name)
@@ -148,6 +165,14 @@ class Runtime:
 
     def once(self) -> "Once":
         return Once(self)
+
+
+def _caller_outside_the_runtime() -> tuple[str, int, str]:
+    """``(file, line, function)`` of the innermost caller outside this package."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and "genericserver/runtime/" in frame.f_code.co_filename.replace(os.sep, "/"):
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
 
 
 class RWLock:

@@ -1,10 +1,12 @@
-"""The threads runtime's speed tricks: where goroutine threads run, how the OS schedules them, and what a ``select`` parks on (no Go twin).
+"""The threads runtime's speed tricks: where goroutine threads run, how the OS schedules them, what a ``select`` parks on, and who makes a ``go_after`` call (no Go twin).
 
 Nothing here changes what any primitive does; it changes only which CPU a goroutine's thread
-runs on, whether it preempts the thread that woke it, and how a thread blocked in ``select``
-is woken. :mod:`genericserver.runtime` calls the three hooks of a placer (:class:`SpawnerCPU` on
-Linux with two or more CPUs, :data:`NO_PLACEMENT` elsewhere) and makes its ``select`` parkers
-as :class:`ParkedLock` objects around locks of its own, so a reader of the runtime can skip
+runs on, whether it preempts the thread that woke it, how a thread blocked in ``select``
+is woken, and which thread makes a ``go_after`` goroutine's call. :mod:`genericserver.runtime`
+calls the three hooks of a placer (:class:`SpawnerCPU` on
+Linux with two or more CPUs, :data:`NO_PLACEMENT` elsewhere), makes its ``select`` parkers
+as :class:`ParkedLock` objects around locks of its own, and its ``go_after`` calls
+:class:`Relay` objects, so a reader of the runtime can skip
 this module entirely (which, like server code, makes no thread, lock or clock of its own).
 
 What it buys, as ``make bench`` prints it (``bench_chain``: the default chain in process, called
@@ -28,6 +30,23 @@ the GIL taken (6 context switches a request instead of 2).
   select watches are ``threading.Event`` objects all the same; only the selecting thread's own
   wake-up call is cheaper. Every request's timeout filter selects once: ``bench_primitives``
   prints the hand-off both ways (3 to 5 us saved a request on this VM).
+
+* **A go_after goroutine's call is made by the thread that sets its event** (:class:`Relay`),
+  right after the set, before any woken thread runs. ``go_after(ev, fn)`` is Go's
+  ``go func() { <-ev; fn() }()`` for an ``fn`` that does not block; the goroutine still starts,
+  waits and wakes (a goroutine dump lists it, a test's leak check waits for it), and finds the
+  call made. Go readies such a goroutine in microseconds; a CPython thread woken from a wait
+  queues for the GIL behind every busy request thread, each of which may keep it for the 5 ms
+  switch interval. Between NotAcceptingNewRequest and the HTTP server's ``Shutdown`` Go has three
+  goroutine hops (stop-http-server, internal-stop, RunServer's stop goroutine); under 20 x 10
+  HTTP/2 streams each cost 1 to 150 ms here. Two are relays (cancel a context, close a channel):
+  made by the setter, the Shutdown is one wake-up from the signal, whatever the load.
+  ``make bench`` (``bench_hops``) prints the gap to "Stopped listening" under load: over four
+  alternating runs with 20 HTTP/1.1 keep-alive connections, 0.5 to 6.8 ms with relays against 0.6 to
+  5.8 ms without, and 1 answer 503 in all against 31; under HTTP/2 the remaining two wake-ups
+  (the shutdown goroutine's, the serve goroutine's) still cost what the machine's load makes them.
+  The call runs with the registering goroutine's context variables; a panic in it is that
+  goroutine's (``panics``), never the setter's.
 
 Where the OS refuses (no ``sched_setaffinity``, one CPU, a cgroup that changes, no libc
 ``sched_getcpu``), placement is given up and nothing else changes.
@@ -161,3 +180,21 @@ class ParkedLock:
         # a deadline already past (a select woken late on a loaded machine) is a poll, as
         # threading.Event.wait takes it; a lock refuses a negative timeout
         return self._lock.acquire(True, -1 if timeout is None else max(timeout, 0))
+
+
+class Relay:
+    """A ``go_after`` goroutine's call, made once: by the thread that sets the goroutine's event
+    (the event calls ``set`` right after its flag, as it wakes a select), or by the goroutine
+    itself when it wakes, whichever comes first. ``claim`` is a plain lock nobody holds yet."""
+
+    __slots__ = ("_claim", "_call")
+
+    def __init__(self, claim: Any, call: Callable[[], None]) -> None:
+        self._claim, self._call = claim, call
+
+    def set(self) -> None:
+        self.run()
+
+    def run(self) -> None:
+        if self._claim.acquire(False):
+            self._call()

@@ -97,12 +97,18 @@ _MACHINERY = ("genericserver/runtime/", "genericserver/testing/sim", "genericser
 def _where(frame: Any) -> str:
     """``path:line in function`` of the innermost frame of ``frame``'s stack that is not machinery
     (a path inside the package without its ``genericserver/``, to fit a projector's width)."""
+    waits_to_call: Any = None
     while frame is not None:
         path = frame.f_code.co_filename.replace(os.sep, "/")
         if not any(m in path for m in _MACHINERY):
             short = path.rsplit("/genericserver/", 1)[-1]
             return f"{short}:{frame.f_lineno} in {frame.f_code.co_name}"
+        if frame.f_code.co_name == "wait_then_call" and waits_to_call is None:
+            waits_to_call = frame.f_locals.get("started_at")  # a go_after goroutine: where it began
         frame = frame.f_back
+    if waits_to_call is not None:
+        path, line, fn = waits_to_call
+        return f"{path.replace(os.sep, '/').rsplit('/genericserver/', 1)[-1]}:{line} in {fn}"
     return "-"
 
 

@@ -12,7 +12,8 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   returns only after the first pass over idle connections, which Go makes right after closing
   the listeners, so whoever sees ``serve`` return (``HTTPServerStoppedListening``) never finds an
   idle keep-alive connection still open.
-* :meth:`Server.shutdown`: stop listening, close idle connections (and ``new`` ones silent for
+* :meth:`Server.shutdown`: stop listening, start the ``register_on_shutdown`` hooks (HTTP/2's
+  GOAWAYs), close idle connections (and ``new`` ones silent for
   over 5 s), wait for active ones to go idle - woken by their state changes, where Go polls
   every 500 ms - and raise ``ctx.err()`` if the context ends first. Responses written during
   shutdown carry ``Connection: close`` and their connections close after them.
@@ -283,11 +284,12 @@ class Server:
                     ln.shutdown(socket.SHUT_RDWR)  # wakes accept at once; serve closes the socket
                 except OSError:
                     pass
+            # as Go's Shutdown, right after the listeners (and before anything else): the GOAWAYs
+            for fn in hooks if run_hooks else ():  # Go's Close does not run them; only Shutdown does
+                rt.go(fn, name="http-on-shutdown")
             # Go closes idle connections right after the listeners: serve returns after that pass
             first_pass()
         self._listeners_shut.set()
-        for fn in hooks if run_hooks else ():  # Go's Close does not run them; only Shutdown does
-            rt.go(fn, name="http-on-shutdown")
         rt.wait_all([stopped for _, stopped in listeners])  # Go's listenerGroup.Wait
 
     def shutdown(self, ctx: gocontext.Context) -> None:

@@ -17,7 +17,7 @@ from genericserver import runtime as rt
 from genericserver.config import CompletedConfig
 from genericserver.filters.waitgroup import _with_wait_group, wait_group_write_retry_after_to_response
 from genericserver.filters.with_retry_after import _has_exempt_path_prefix, is_request_exempt_from_retry_after
-from genericserver.genericapiserver import PreparedGenericAPIServer, TimeToStopHTTPServer, shutdown_event
+from genericserver.genericapiserver import PreparedGenericAPIServer, shutdown_event
 from genericserver.testing.variants import Variant
 
 
@@ -153,16 +153,13 @@ class ListenerStoppedAtNotAccepting(Variant):
 
     name = "listener-stopped-at-not-accepting"
     story = "in retry-after mode the listener closes at NotAcceptingNewRequest, so clients get refused instead of a 429"
-    breaks = "PreparedGenericAPIServer._stop_http_server"
+    breaks = "PreparedGenericAPIServer._time_to_stop_http_server"
     bug_class = "a step ordered by the wrong signal"
     kind = "lifecycle"
 
     @staticmethod
-    def _stop_http_server(self: PreparedGenericAPIServer, stop_http_server: Callable) -> None:
-        try:
-            self.server.lifecycle_signals.not_accepting_new_request.signaled().wait()
-        finally:
-            stop_http_server(TimeToStopHTTPServer("time to stop HTTP server"))
+    def _time_to_stop_http_server(self: PreparedGenericAPIServer) -> Any:
+        return self.server.lifecycle_signals.not_accepting_new_request.signaled()
 
     def patches(self) -> list[tuple[Any, str, Any]]:
-        return [(PreparedGenericAPIServer, "_stop_http_server", self._stop_http_server)]
+        return [(PreparedGenericAPIServer, "_time_to_stop_http_server", self._time_to_stop_http_server)]
