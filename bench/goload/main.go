@@ -3,12 +3,18 @@
 //
 //	goload serve             serves GET anything -> 200 "ok" on 127.0.0.1 port 0, prints the port,
 //	                         and runs until its standard input closes
-//	goload load -url URL -n N
+//	goload load -url URL -n N [-c C] [-d D] [-token T] [-ca FILE] [-h2] [-has TEXT]
 //	                         sends N GETs one after the other on one keep-alive connection (after
-//	                         50 to warm up) and prints the rate in requests per second
+//	                         50 to warm up) and prints the rate in requests per second; every
+//	                         answer must be 200 "ok", or 200 with TEXT in its body (-has). With -c,
+//	                         C clients share the N GETs, each on a keep-alive connection of its own
+//	                         (HTTP/1.1, or HTTP/2 with -h2); with -d they send for D instead of
+//	                         counting; -token sends a bearer token, -ca trusts that CA for https
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +22,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -28,10 +37,17 @@ func main() {
 		serve()
 	case "load":
 		fs := flag.NewFlagSet("load", flag.ExitOnError)
-		url := fs.String("url", "", "the URL to GET")
-		n := fs.Int("n", 2000, "requests to time")
+		var o loadOptions
+		fs.StringVar(&o.url, "url", "", "the URL to GET")
+		fs.IntVar(&o.n, "n", 2000, "requests to time")
+		fs.IntVar(&o.clients, "c", 1, "clients, each on a keep-alive connection of its own")
+		fs.DurationVar(&o.duration, "d", 0, "send for this long instead of counting to -n")
+		fs.StringVar(&o.token, "token", "", "a bearer token to send")
+		fs.StringVar(&o.ca, "ca", "", "a PEM file of the CA to trust for https")
+		fs.BoolVar(&o.h2, "h2", false, "HTTP/2 (https only) instead of HTTP/1.1")
+		fs.StringVar(&o.has, "has", "", "a text every answer's body must contain (instead of being \"ok\")")
 		fs.Parse(os.Args[2:])
-		fmt.Printf("%.1f\n", load(*url, *n))
+		fmt.Printf("%.1f\n", load(o))
 	default:
 		log.Fatalf("unknown command %q", os.Args[1])
 	}
@@ -52,25 +68,79 @@ func serve() {
 	srv.Close()
 }
 
-func load(url string, n int) float64 {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
-	get := func() {
-		resp, err := client.Get(url)
+// loadOptions are load's flags.
+type loadOptions struct {
+	url      string
+	n        int
+	clients  int
+	duration time.Duration
+	token    string
+	ca       string
+	h2       bool
+	has      string
+}
+
+func load(o loadOptions) float64 {
+	tlsConfig := &tls.Config{}
+	if o.ca != "" {
+		pem, err := os.ReadFile(o.ca)
+		if err != nil {
+			log.Fatal(err)
+		}
+		tlsConfig.RootCAs = x509.NewCertPool()
+		if !tlsConfig.RootCAs.AppendCertsFromPEM(pem) {
+			log.Fatalf("no certificate in %s", o.ca)
+		}
+	}
+	get := func(client *http.Client) {
+		req, err := http.NewRequest("GET", o.url, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if o.token != "" {
+			req.Header.Set("Authorization", "Bearer "+o.token)
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			log.Fatal(err)
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
-			log.Fatalf("GET %s: %v %d %q", url, err, resp.StatusCode, body)
+		ok := string(body) == "ok"
+		if o.has != "" {
+			ok = strings.Contains(string(body), o.has)
+		}
+		if err != nil || resp.StatusCode != 200 || !ok {
+			log.Fatalf("GET %s: %v %d %q", o.url, err, resp.StatusCode, body)
 		}
 	}
-	for i := 0; i < 50; i++ {
-		get()
+	// a transport each, so that each client keeps a connection of its own
+	clients := make([]*http.Client, max(o.clients, 1))
+	for i := range clients {
+		clients[i] = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true,
+			TLSClientConfig: tlsConfig, ForceAttemptHTTP2: o.h2}}
+		for j := 0; j < 50; j++ {
+			get(clients[i])
+		}
 	}
+	var sent atomic.Int64
+	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; i < n; i++ {
-		get()
+	end := start.Add(o.duration)
+	for i, client := range clients {
+		share := o.n / len(clients)
+		if i < o.n%len(clients) {
+			share++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; o.duration > 0 && time.Now().Before(end) || o.duration <= 0 && k < share; k++ {
+				get(client)
+				sent.Add(1)
+			}
+		}()
 	}
-	return float64(n) / time.Since(start).Seconds()
+	wg.Wait()
+	return float64(sent.Load()) / time.Since(start).Seconds()
 }
