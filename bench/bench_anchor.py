@@ -11,14 +11,27 @@ token every request carries), each authorizing with AlwaysAllow:
 * genericserver-go, a ``GenericAPIServer`` of k8s.io/apiserver v0.36.0 (``GenericServerGo``): the
   generic chain without kube's extra filters.
 
-The same Go load client (``bench/goload``, ``load -d``) sends GETs for ``SECONDS`` per measurement,
-one at a time per connection, on one and on four keep-alive HTTP/1.1 connections and on one HTTP/2
-connection (``SETTINGS``), and each answer must be a 200 with the text the request is about. The requests are ones that go through the whole chain on each server:
-``/version``, and a GET of a configmap made first on each (``configmaps/NAME``; kube-apiserver reads it
-from etcd, since a GET without a resourceVersion is a quorum read; with ``?resourceVersion=0`` it
+One Go load client (``bench/goload``'s ``load``) measures the servers together: it keeps
+connections of its own to each, and sends GETs one at a time per connection, on one and on four
+keep-alive HTTP/1.1 connections and on one HTTP/2 connection (``SETTINGS``); each answer must be a
+200 with the text the request is about. The requests go through the whole chain on each server:
+``/version``, and a GET of a configmap made first on each (``configmaps/NAME``; kube-apiserver reads
+it from etcd, since a GET without a resourceVersion is a quorum read; with ``?resourceVersion=0`` it
 answers from its watch cache, as ours answers from memory). genericserver-go serves no configmaps, so
-it is measured on ``/version`` only. Rounds alternate between the servers and the medians are
-printed with their ratios, all measured in this run.
+it is measured on ``/version`` only. Each number is printed with ours over it, all measured in this
+run, in two tables:
+
+* requests per second: the servers take turns of ``SLICE`` until each had ``SECONDS`` of load, so
+  that whatever else this shared machine runs meanwhile slows them alike, and each rate is the
+  median of a server's turns (a turn the machine gave to something else counts once). Before,
+  medians of three rounds, each server loaded for 0.7 s after the other, swung ours over
+  kube-apiserver's on ``/version`` from 0.57x to 0.84x on one connection, and from 0.52x to 1.65x
+  on four, in three runs. Rates still move with the machine's load (printed): Python's request
+  path wakes more threads than Go's, and each wake-up waits for a core;
+* requests per CPU-second of the server (from ``/proc/PID/stat``; kube-apiserver's with its etcd's,
+  which the quorum read costs; less what each uses idle, measured for ``IDLE`` first: kube-apiserver
+  about 1% of a core, etcd 0.5%, ours none), every answer counted, the warm-up's too: each server's
+  CPU time is its own, so this holds where the machine is busy.
 
 The Go load client is built with ``bench.versus_go``'s toolchain (``GO``, or the one ``make parity``
 installs) or else the ``go`` on the path, which ``make reference`` uses. Without the reference
@@ -33,7 +46,6 @@ import json
 import os
 import shutil
 import ssl
-import statistics
 import subprocess
 import sys
 import time
@@ -45,8 +57,10 @@ from typing import Optional
 from bench import versus_go
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = 3
-SECONDS = 0.7
+SECONDS = 1.5  # of load per server, request and setting
+SLICE = 0.1  # the turns the servers take within it
+IDLE = 1.0  # seconds to measure what the servers use with no load
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # (protocol, connections): kubectl and client-go speak HTTP/2 to kube-apiserver, curl and most
 # load balancers' health checks HTTP/1.1
 SETTINGS = (("HTTP/1.1", 1), ("HTTP/1.1", 4), ("HTTP/2", 1))
@@ -119,14 +133,43 @@ def create_configmap(url: str, wait: float = 30.0) -> None:
         time.sleep(0.2)
 
 
-def rate(binary: Path, url: str, has: str, protocol: str, connections: int) -> float:
+def cpu_seconds(program: "pair.Program") -> float:
+    """The CPU time a server has used, user and system; kube-apiserver's with its etcd's."""
+    total = 0.0
+    for proc in (program.proc, getattr(getattr(program, "etcd", None), "proc", None)):
+        if proc is not None:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+    return total
+
+
+def idle_cpu(servers: dict[str, "pair.Program"]) -> dict[str, float]:
+    """CPU seconds per second each server uses with no load (kube-apiserver's controllers, etcd)."""
+    before, started = {name: cpu_seconds(p) for name, p in servers.items()}, time.monotonic()
+    time.sleep(IDLE)
+    wall = time.monotonic() - started
+    return {name: (cpu_seconds(p) - before[name]) / wall for name, p in servers.items()}
+
+
+def load(binary: Path, servers: dict[str, "pair.Program"], idle: dict[str, float], path: str, has: str,
+         protocol: str, connections: int) -> dict[str, tuple[float, float]]:
+    """Each server's requests per second (the median of its turns) and requests per CPU-second of
+    the server (less what it uses idle), the servers taking turns of SLICE until each had SECONDS."""
     h2 = ["-h2"] if protocol == "HTTP/2" else []
-    out = subprocess.run([str(binary), "load", "-url", url, "-d", f"{SECONDS}s", "-c", str(connections),
+    before, started = {name: cpu_seconds(p) for name, p in servers.items()}, time.monotonic()
+    out = subprocess.run([str(binary), "load", *(a for p in servers.values() for a in ("-url", p.url + path)),
+                          "-d", f"{SECONDS}s", "-slice", f"{SLICE}s", "-c", str(connections), "-count",
                           "-token", pair.TOKEN, "-ca", str(pair.CERT), "-has", has, *h2],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=120)
+    wall = time.monotonic() - started
     if out.returncode != 0:
-        raise RuntimeError(f"goload on {url}: {out.stderr.strip()[-500:]}")
-    return float(out.stdout)
+        raise RuntimeError(f"goload on {path}: {out.stderr.strip()[-500:]}")
+    measured = {}
+    for (name, program), line in zip(servers.items(), out.stdout.splitlines()):
+        rate, answers = line.split()
+        cpu = cpu_seconds(program) - before[name] - idle[name] * wall
+        measured[name] = (float(rate), int(answers) / cpu if cpu > 0 else float("nan"))
+    return measured
 
 
 def reference_programs() -> dict[str, type]:
@@ -172,34 +215,35 @@ def stop(servers: dict[str, "pair.Program"]) -> None:
 Key = tuple[str, tuple[str, int], str]  # (request label, (protocol, connections), server)
 
 
-def measure(binary: Path, servers: dict) -> dict[Key, float]:
-    """The median rate of ROUNDS rounds, for each request, setting and server."""
-    rows: dict[Key, list[float]] = {}
-    for _ in range(ROUNDS):
-        for setting in SETTINGS:
-            for label, path, has, serving in REQUESTS:
-                for name in serving:
-                    if name in servers:
-                        value = rate(binary, servers[name].url + path, has, *setting)
-                        rows.setdefault((label, setting, name), []).append(value)
-    return {key: statistics.median(v) for key, v in rows.items()}
+def measure(binary: Path, servers: dict) -> tuple[dict[Key, float], dict[Key, float]]:
+    """For each request, setting and server: requests per second, and per CPU-second of the server."""
+    idle = idle_cpu(servers)
+    rate: dict[Key, float] = {}
+    per_cpu: dict[Key, float] = {}
+    for setting in SETTINGS:
+        for label, path, has, serving in REQUESTS:
+            these = {name: servers[name] for name in serving if name in servers}
+            for name, (r, c) in load(binary, these, idle, path, has, *setting).items():
+                rate[(label, setting, name)], per_cpu[(label, setting, name)] = r, c
+    return rate, per_cpu
 
 
-def report(medians: dict[Key, float], names: list[str]) -> None:
+def report(measured: dict[Key, float], names: list[str], unit: str = "req/s") -> None:
     ratios = [other for other in RATIO_LABELS if other in names]
     header = "".join(f"{n:>18s}" for n in names) + "".join(f"{RATIO_LABELS[n]:>18s}" for n in ratios)
     for setting in SETTINGS:
         protocol, connections = setting
         plural = "s" if connections > 1 else ""
-        print(f"  {f'{protocol}, {connections} connection{plural}, req/s':44s}{header}")
+        print(f"  {f'{protocol}, {connections} connection{plural}, {unit}':44s}{header}")
         for label, *_ in REQUESTS:
-            cells, ours = [], medians.get((label, setting, "genericserver"))
+            cells, ours = [], measured.get((label, setting, "genericserver"))
             for name in names:
-                value = medians.get((label, setting, name))
-                cells.append(f"{value:18.0f}" if value is not None else f"{'-':>18s}")
+                value = measured.get((label, setting, name))
+                cells.append(f"{value:18.0f}" if value is not None and value == value else f"{'-':>18s}")
             for other in ratios:
-                value = medians.get((label, setting, other))
-                cells.append(f"{ours / value:17.2f}x" if value and ours else f"{'-':>18s}")
+                value = measured.get((label, setting, other))
+                cells.append(f"{ours / value:17.2f}x" if value and ours and value == value and ours == ours
+                             else f"{'-':>18s}")
             print(f"    {label:42s}" + "".join(cells))
 
 
@@ -219,15 +263,22 @@ def main() -> None:
         return
     binary = versus_go.build(go)
     servers = start_servers(programs)
+    before = os.getloadavg()[0]
     try:
-        medians = measure(binary, servers)
+        rate, per_cpu = measure(binary, servers)
     finally:
         stop(servers)
-    print(f"  each connection sends GETs one at a time for {SECONDS:g} s, each answer a 200 with what was asked "
-          f"for; median of {ROUNDS} rounds, the servers alternating, all up throughout. kube-apiserver reads "
-          f"a configmap GET from etcd (no resourceVersion: a quorum read), one with ?resourceVersion=0 from "
-          f"its watch cache; ours reads both from memory. Ratios over 1x: ours is faster.")
-    report(medians, list(servers))
+    # the rates move with what else runs here: Python's threads suffer more from a busy core than Go's
+    print(f"  load average {before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores")
+    print(f"  each connection sends GETs one at a time, each answer a 200 with what was asked for; {SECONDS:g} s "
+          f"of load on each server, in turns of {SLICE * 1000:.0f} ms (the median turn's rate), all servers "
+          f"up throughout. kube-apiserver reads a configmap GET from etcd (no resourceVersion: a quorum read), "
+          f"one with ?resourceVersion=0 from its watch cache; ours reads both from memory. Ratios over 1x: "
+          f"ours is faster.")
+    report(rate, list(servers))
+    print("  requests per CPU-second of the server (kube-apiserver's with its etcd's; less what each uses idle): "
+          "steadier than the rates where the machine is busy, as each server's CPU time is its own")
+    report(per_cpu, list(servers), "req/CPU-s")
 
 if __name__ == "__main__":
     main()
