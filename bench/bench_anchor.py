@@ -34,15 +34,16 @@ run, in two tables:
   about 1% of a core, etcd 0.5%, ours none), every answer counted, the warm-up's too: each server's
   CPU time is its own, so this holds where the machine is busy.
 
-Measured on the 2-core development VM, shared with six other developers' suites and a Go build
-(load average 10 to 27), in five runs of about 45 s each (ranges over the runs, ours over kube-apiserver's;
-one HTTP/1.1 connection, four, one HTTP/2 connection). Per CPU-second: ``/version`` 0.64-0.76x,
-0.53-0.60x, 0.39-0.51x; a configmap GET from kube-apiserver's watch cache (``?resourceVersion=0``)
-0.78-0.92x, 0.62-0.68x, 0.57-0.65x; one it reads from etcd 2.7-3.0x, 1.7-2.0x, 1.6-1.7x (the read
-through etcd costs kube-apiserver and etcd more CPU than our whole request). genericserver-go's chain costs a little less than
-kube-apiserver's on ``/version`` (ours over it 0.62-0.70x, 0.47-0.52x, 0.35-0.43x). Per second
-(the rates, noisier): ``/version`` 0.27-0.65x, 0.48-0.53x, 0.30-0.47x; from the watch cache
-0.67-0.83x, 0.52-0.84x, 0.56-0.63x; from etcd 1.9-2.5x, 1.35-1.54x, 1.20-1.47x.
+Measured on the 2-core development VM, shared with six other developers' suites and a Go build (load
+average 10 to 27), in five runs of about 45 s each (ranges over the runs, ours over
+kube-apiserver's; one HTTP/1.1 connection, four, one HTTP/2 connection). Per CPU-second:
+``/version`` 0.64-0.76x, 0.53-0.60x, 0.39-0.51x; a configmap GET from kube-apiserver's watch cache
+(``?resourceVersion=0``) 0.78-0.92x, 0.62-0.68x, 0.57-0.65x; one it reads from etcd 2.7-3.0x,
+1.7-2.0x, 1.6-1.7x (the read through etcd costs kube-apiserver and etcd more CPU than our whole
+request). genericserver-go's chain costs a little less than kube-apiserver's on ``/version`` (ours
+over it 0.62-0.70x, 0.47-0.52x, 0.35-0.43x). Per second (the rates, noisier): ``/version``
+0.27-0.65x, 0.48-0.53x, 0.30-0.47x; from the watch cache 0.67-0.83x, 0.52-0.84x, 0.56-0.63x; from
+etcd 1.9-2.5x, 1.35-1.54x, 1.20-1.47x.
 
 The Go load client is built with ``bench.versus_go``'s toolchain (``GO``, or the one ``make parity``
 installs) or else the ``go`` on the path, which ``make reference`` uses. Without the reference
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import shutil
 import ssl
@@ -239,6 +241,11 @@ def measure(binary: Path, servers: dict) -> tuple[dict[Key, float], dict[Key, fl
     return rate, per_cpu
 
 
+def _known(value: Optional[float]) -> bool:
+    """A number was measured (not missing, and not NaN: no CPU time seen, a clock tick being 10 ms)."""
+    return value is not None and not math.isnan(value)
+
+
 def report(measured: dict[Key, float], names: list[str], unit: str = "req/s") -> None:
     ratios = [other for other in RATIO_LABELS if other in names]
     header = "".join(f"{n:>18s}" for n in names) + "".join(f"{RATIO_LABELS[n]:>18s}" for n in ratios)
@@ -250,11 +257,10 @@ def report(measured: dict[Key, float], names: list[str], unit: str = "req/s") ->
             cells, ours = [], measured.get((label, setting, "genericserver"))
             for name in names:
                 value = measured.get((label, setting, name))
-                cells.append(f"{value:18.0f}" if value is not None and value == value else f"{'-':>18s}")
+                cells.append(f"{value:18.0f}" if _known(value) else f"{'-':>18s}")
             for other in ratios:
                 value = measured.get((label, setting, other))
-                cells.append(f"{ours / value:17.2f}x" if value and ours and value == value and ours == ours
-                             else f"{'-':>18s}")
+                cells.append(f"{ours / value:17.2f}x" if _known(ours) and _known(value) and value else f"{'-':>18s}")
             print(f"    {label:42s}" + "".join(cells))
 
 
@@ -290,6 +296,7 @@ def main() -> None:
     print("  requests per CPU-second of the server (kube-apiserver's with its etcd's; less what each uses idle): "
           "steadier than the rates where the machine is busy, as each server's CPU time is its own")
     report(per_cpu, list(servers), "req/CPU-s")
+
 
 if __name__ == "__main__":
     main()
