@@ -35,15 +35,15 @@ run, in two tables:
   CPU time is its own, so this holds where the machine is busy.
 
 Measured on the 2-core development VM, shared with six other developers' suites and a Go build (load
-average 10 to 27), in five runs of about 45 s each (ranges over the runs, ours over
-kube-apiserver's; one HTTP/1.1 connection, four, one HTTP/2 connection). Per CPU-second:
-``/version`` 0.64-0.76x, 0.53-0.60x, 0.39-0.51x; a configmap GET from kube-apiserver's watch cache
-(``?resourceVersion=0``) 0.78-0.92x, 0.62-0.68x, 0.57-0.65x; one it reads from etcd 2.7-3.0x,
-1.7-2.0x, 1.6-1.7x (the read through etcd costs kube-apiserver and etcd more CPU than our whole
-request). genericserver-go's chain costs a little less than kube-apiserver's on ``/version`` (ours
-over it 0.62-0.70x, 0.47-0.52x, 0.35-0.43x). Per second (the rates, noisier): ``/version``
-0.27-0.65x, 0.48-0.53x, 0.30-0.47x; from the watch cache 0.67-0.83x, 0.52-0.84x, 0.56-0.63x; from
-etcd 1.9-2.5x, 1.35-1.54x, 1.20-1.47x.
+average 10 to 27), in six runs of about 45 s each (ranges over the runs, ours over kube-apiserver's;
+one HTTP/1.1 connection, four, one HTTP/2 connection). Per CPU-second: ``/version`` 0.64-0.76x,
+0.50-0.60x, 0.38-0.51x; a configmap GET from kube-apiserver's watch cache (``?resourceVersion=0``)
+0.78-0.92x, 0.59-0.68x, 0.56-0.65x; one it reads from etcd 2.6-3.0x, 1.7-2.0x, 1.6-1.9x (the read
+through etcd costs kube-apiserver and etcd more CPU than our whole request). genericserver-go's
+chain costs a little less than kube-apiserver's on ``/version`` (ours over it 0.62-0.70x,
+0.47-0.52x, 0.35-0.43x). Per second (the rates, noisier): ``/version`` 0.27-0.65x, 0.48-0.53x,
+0.28-0.47x; from the watch cache 0.67-0.83x, 0.52-0.84x, 0.56-0.63x; from etcd 1.9-2.5x, 1.35-1.54x,
+1.20-1.47x.
 
 The Go load client is built with ``bench.versus_go``'s toolchain (``GO``, or the one ``make parity``
 installs) or else the ``go`` on the path, which ``make reference`` uses. Without the reference
