@@ -183,6 +183,11 @@ def test_delete_answers_a_success_status_and_the_object_is_gone():
                        "invalid character 'o' in literal null (expecting 'u') (6e6f7065)"),
         (b"", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
                    "unexpected end of JSON input (<empty>)"),
+        # encoding/json's scanner: the state it was in names what it looked for (scanner.go:268, stateBeginString)
+        (b"{not json", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                            "invalid character 'n' looking for beginning of object key string ({not json)"),
+        (b'{"a":1 2}', 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                            "invalid character '2' after object key:value pair ({\"a\":1 2})"),
         (b"[1]", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
                       'json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
                       'Kind string "json:\\"kind,omitempty\\"" } (5b315d)'),
@@ -202,7 +207,7 @@ def test_delete_answers_a_success_status_and_the_object_is_gone():
         (json.dumps(cm("a", namespace="other")).encode(), 400,
          "the namespace of the provided object does not match the namespace sent on the request"),
     ],
-    ids=["not-json", "empty", "not-an-object", "data-number", "data-string", "name-number", "wrong-kind", "no-name", "bad-name", "namespace-mismatch"],
+    ids=["not-json", "empty", "no-object-key", "after-a-pair", "not-an-object", "data-number", "data-string", "name-number", "wrong-kind", "no-name", "bad-name", "namespace-mismatch"],
 )
 def test_bad_creates(body: bytes, code: int, message: str):
     _, store, c = setup()
