@@ -115,11 +115,20 @@ def test_field_manager_and_field_validation_are_checked(setup):
 
 
 def test_delete_preconditions_are_a_409_when_they_do_not_hold(setup):
+    # BeforeDelete holds them first (k8s.io/apiserver pkg/registry/rest/delete.go:83-90): a Conflict on
+    # the object's kind, GroupResource{Resource: "ConfigMap"}, in its words (tests/parity/go-api.json,
+    # delete-precondition-uid)
     _, c = setup
     r = c.delete(NS + "/a", json={"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "other"}})
     assert r.status_code == 409
-    assert json.loads(r.data)["message"] == (
-        'Operation cannot be fulfilled on configmaps "a": Precondition failed: UID in precondition: other, UID in object meta: uid-1')
+    st = json.loads(r.data)
+    assert st["message"] == ('Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition (other) does not match '
+                             'the UID in record (uid-1). The object might have been deleted and then recreated')
+    assert st["details"] == {"name": "a", "kind": "ConfigMap"}
+    r = c.delete(NS + "/a", json={"preconditions": {"resourceVersion": "1"}})
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        409, 'Operation cannot be fulfilled on ConfigMap "a": the ResourceVersion in the precondition (1) does not match the '
+             'ResourceVersion in record (2). The object might have been modified')
     ok = c.delete(NS + "/a", json={"preconditions": {"uid": "uid-1"}})
     assert ok.status_code == 200
     assert json.loads(ok.data)["details"] == {"name": "a", "kind": "configmaps", "uid": "uid-1"}
