@@ -236,13 +236,19 @@ def test_a_self_subject_access_review_asks_the_servers_authorizer_about_the_requ
     code, doc = review({"nonResourceAttributes": {"path": "/healthz", "verb": "get"}})
     assert (code, doc["status"]) == (201, {"allowed": True})
     assert (asked[-1].path, asked[-1].resource_request) == ("/healthz", False)
-    # Go's validation: exactly one kind of attributes, and no metadata
+    # Go's validation: exactly one kind of attributes, and no metadata; the 422 is NewInvalid of
+    # authorizationapi.Kind(selfSAR.Kind) (selfsubjectaccessreview/rest.go:77), the internal object's
+    # Kind being empty: the group alone, no details.kind; the values as ErrorBody marshals them (a nil
+    # pointer is null, the internal NonResourceAttributes has no json tags), as kube-apiserver answered
     code, doc = review({})
-    assert code == 422 and doc["message"] == ('SelfSubjectAccessReview "" is invalid: spec.resourceAttributes: Invalid value: "null": '
+    assert code == 422 and doc["message"] == ('.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: '
                                               "exactly one of nonResourceAttributes or resourceAttributes must be specified")
-    code, doc = review({"resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"path": "/"}})
-    assert code == 422 and "spec.nonResourceAttributes: Invalid value" in doc["message"] and \
-        doc["message"].endswith("cannot be specified in combination with resourceAttributes")
+    assert doc["details"] == {"group": "authorization.k8s.io", "causes": [
+        {"reason": "FieldValueInvalid", "field": "spec.resourceAttributes",
+         "message": "Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified"}]}
+    code, doc = review({"resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"path": "/x", "verb": "get"}})
+    assert code == 422 and doc["message"] == ('.authorization.k8s.io "" is invalid: spec.nonResourceAttributes: Invalid value: '
+                                              '{"Path":"/x","Verb":"get"}: cannot be specified in combination with resourceAttributes')
     code, doc = review({"resourceAttributes": {"verb": "get"}}, metadata={"name": "mine"})
     assert code == 422 and doc["details"]["causes"][0]["field"] == "metadata"
     assert len(asked) == 2  # the invalid ones asked nobody
