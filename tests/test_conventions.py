@@ -166,6 +166,7 @@ FOLDERS = [
     ("apimachinery:pkg/util/validation/", "apimachinery"),
     ("apimachinery:pkg/util/waitgroup/", "apimachinery"),
     ("apimachinery:pkg/util/errors/", "apimachinery"),
+    ("apimachinery:pkg/util/naming/", "apimachinery"),
     ("apimachinery:pkg/util/runtime/", "apimachinery"),
     ("apimachinery:pkg/version/", "apimachinery"),
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),

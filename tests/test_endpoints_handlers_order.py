@@ -92,7 +92,7 @@ DEPLOY = "/apis/apps/v1/namespaces/ns/deployments"
     ("apps/v1beta1", "the API version in the data (apps/v1beta1) does not match the expected API version (apps/v1)"),
     # a version the scheme does not know fails in the decoder (transformDecodeError)
     ("apps/v2", 'Deployment in version "v2" cannot be handled as a Deployment: no kind "Deployment" is registered for '
-                'version "apps/v2" in scheme "pkg/api/legacyscheme/scheme.go:30"'),
+                'version "apps/v2" in scheme "pkg/runtime/scheme.go:111"'),
 ])
 def test_a_body_in_another_version_of_the_kind_is_turned_down_with_gos_text(deployments, api_version, message):
     body = {"apiVersion": api_version, "kind": "Deployment", "metadata": {"name": "d"}}

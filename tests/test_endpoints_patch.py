@@ -53,8 +53,8 @@ def test_an_unknown_patch_type_is_415_listing_the_three(setup):
 @pytest.mark.parametrize("content_type, body, code, message", [
     (JSONP, [{"op": "test", "path": "/data/k", "value": "other"}], 422, "the server rejected our request due to an error in our request"),
     (JSONP, [{"op": "remove", "path": "/data/missing"}], 422, "the server rejected our request due to an error in our request"),
-    (JSONP, "not json", 400, "invalid character 'o' in literal null (expecting 'u')"),
-    (MERGE, "[1]", 400, "Invalid JSON Patch"),
+    (JSONP, "not json", 400, "error decoding patch: invalid character 'o' in literal null (expecting 'u')"),
+    (MERGE, "[1]", 400, "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"),
     (SMP, {"metadata": {"name": "b"}}, 400, "the name of the object (b) does not match the name on the URL (a)"),
     (SMP, {"metadata": {"namespace": "other"}}, 400, "the namespace of the provided object does not match the namespace sent on the request"),
     (MERGE, {"metadata": {"resourceVersion": "1"}}, 409,
@@ -69,6 +69,32 @@ def test_a_refused_patch_changes_nothing(setup, content_type, body, code, messag
     assert r.status_code == code
     if message is not None:
         assert json.loads(r.data)["message"] == message
+    assert store.get("ns", "a") == before
+
+
+# what kube-apiserver v1.36.0 answered each (reference/pair.py): with the default directive (Warn)
+# or Strict, applyJSPatch decodes a JSON or merge patch itself first, into []jsonPatchOp or a map
+# (patch.go:389-426), and prefixes what it refuses with "error decoding patch: "; with Ignore the
+# patch libraries' own decoding speaks (jsonpatch.DecodePatch, MergePatch's ErrBadJSONPatch)
+@pytest.mark.parametrize("content_type, body, query, message", [
+    (JSONP, '{"op":"add"}', "", "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp"),
+    (JSONP, "[1]", "", "error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp"),
+    (JSONP, '[{"op":1}]', "", "error decoding patch: json: cannot unmarshal number into Go struct field jsonPatchOp.op of type string"),
+    (JSONP, "not json", "?fieldValidation=Ignore", "invalid character 'o' in literal null (expecting 'u')"),
+    (JSONP, '{"op":"add"}', "?fieldValidation=Ignore", "json: cannot unmarshal object into Go value of type jsonpatch.Patch"),
+    (MERGE, "{not json", "", "error decoding patch: invalid character 'n' looking for beginning of object key string"),
+    (MERGE, "{not json", "?fieldValidation=Strict", "error decoding patch: invalid character 'n' looking for beginning of object key string"),
+    (MERGE, "1", "", "error decoding patch: json: cannot unmarshal number into Go value of type map[string]interface {}"),
+    (MERGE, "null", "", "Invalid JSON Patch"),
+    (MERGE, "{not json", "?fieldValidation=Ignore", "Invalid JSON Patch"),
+    (SMP, "{not json", "", "invalid character 'n' looking for beginning of object key string"),
+    (SMP, "[1]", "", "json: cannot unmarshal array into Go value of type map[string]interface {}"),
+])
+def test_a_patch_that_does_not_decode_is_400_with_gos_decoders_text(setup, content_type, body, query, message):
+    store, c = setup
+    before = store.get("ns", "a")
+    r = patch(c, body, content_type, query=query)
+    assert (r.status_code, json.loads(r.data)["message"]) == (400, message)
     assert store.get("ns", "a") == before
 
 
@@ -162,3 +188,13 @@ def test_a_write_between_the_read_and_the_store_is_patched_again_not_a_conflict(
     assert calls == [read_first, str(int(read_first) + 1)]  # applied again to the version the controller wrote
     stale = patch(c, {"metadata": {"resourceVersion": read_first}, "data": {"m": "2"}}, MERGE)  # a version of its own: held to it
     assert stale.status_code == 409
+
+
+def test_a_patch_whose_result_does_not_decode_has_no_kind_in_its_details(setup):
+    # patch.go:769 is NewInvalid(schema.GroupKind{}, "", ...): the details' group and kind are empty,
+    # and StatusDetails.Kind is omitempty (apimachinery pkg/apis/meta/v1/types.go:863), so no "kind"
+    _, c = setup
+    r = patch(c, {"data": "x"}, MERGE)
+    assert r.status_code == 422
+    details = json.loads(r.data)["details"]
+    assert list(details) == ["causes"] and details["causes"][0]["field"] == "patch"

@@ -183,6 +183,11 @@ def test_delete_answers_a_success_status_and_the_object_is_gone():
                        "invalid character 'o' in literal null (expecting 'u') (6e6f7065)"),
         (b"", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
                    "unexpected end of JSON input (<empty>)"),
+        # encoding/json's scanner: the state it was in names what it looked for (scanner.go:268, stateBeginString)
+        (b"{not json", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                            "invalid character 'n' looking for beginning of object key string ({not json)"),
+        (b'{"a":1 2}', 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
+                            "invalid character '2' after object key:value pair ({\"a\":1 2})"),
         (b"[1]", 400, "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: "
                       'json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
                       'Kind string "json:\\"kind,omitempty\\"" } (5b315d)'),
@@ -202,7 +207,7 @@ def test_delete_answers_a_success_status_and_the_object_is_gone():
         (json.dumps(cm("a", namespace="other")).encode(), 400,
          "the namespace of the provided object does not match the namespace sent on the request"),
     ],
-    ids=["not-json", "empty", "not-an-object", "data-number", "data-string", "name-number", "wrong-kind", "no-name", "bad-name", "namespace-mismatch"],
+    ids=["not-json", "empty", "no-object-key", "after-a-pair", "not-an-object", "data-number", "data-string", "name-number", "wrong-kind", "no-name", "bad-name", "namespace-mismatch"],
 )
 def test_bad_creates(body: bytes, code: int, message: str):
     _, store, c = setup()
@@ -228,6 +233,24 @@ def test_generate_name():
     obj = json.loads(c.post(NS, json=cm(generateName="demo-")).data)
     assert re.fullmatch(r"demo-[bcdfghjklmnpqrstvwxz2456789]{5}", obj["metadata"]["name"])
     assert obj["metadata"]["generateName"] == "demo-"
+
+
+def test_a_bad_generate_name_is_reported_with_the_name_made_from_it():
+    # BeforeCreate makes the name first, then ValidateObjectMeta checks generateName as a prefix
+    # (apimachinery pkg/api/validation/objectmeta.go:185-189) and the name (193-199): two causes, as
+    # kube-apiserver answered create-generate-name in tests/parity/go-api.json
+    _, store, c = setup()
+    r = c.post(NS, json=cm(generateName="Bad_"))
+    assert r.status_code == 422
+    st = json.loads(r.data)
+    name = st["details"]["name"]
+    assert re.fullmatch(r"Bad_[bcdfghjklmnpqrstvwxz2456789]{5}", name)
+    assert [(x["field"], x["message"].split(":")[1].strip()) for x in st["details"]["causes"]] == [
+        ("metadata.generateName", '"Bad_"'), ("metadata.name", f'"{name}"')]
+    assert st["message"].startswith(f'ConfigMap "{name}" is invalid: [metadata.generateName: Invalid value: "Bad_": a lowercase RFC 1123')
+    assert store.resource_version() == 1
+    # a prefix may end in a dash (generic.go:80, maskTrailingDash)
+    assert c.post(NS, json=cm(generateName="ok-")).status_code == 201
 
 
 def test_a_body_over_the_limit_is_refused():

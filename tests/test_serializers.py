@@ -176,7 +176,7 @@ def test_a_protobuf_envelope_of_the_wrong_kind_is_400_and_stores_nothing(client)
     r = c.post(NS, data=body, content_type=PB)
     assert r.status_code == 400
     assert json.loads(r.data)["message"] == ('Secret in version "v1" cannot be handled as a ConfigMap: no kind "Secret" is '
-                                             'registered for version "v1" in scheme "pkg/api/legacyscheme/scheme.go:30"')
+                                             'registered for version "v1" in scheme "pkg/runtime/scheme.go:111"')
     assert store.resource_version() == 1
 
 

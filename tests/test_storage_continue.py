@@ -69,3 +69,19 @@ def test_validate_list_options_refuses_with_gos_400(rv, token, message):
     with pytest.raises(errors.StatusError) as err:
         interfaces.validate_list_options("/p/", rv, "", 0, token)
     assert err.value.status["code"] == 400 and err.value.status["message"].startswith(message)
+
+
+# what kube-apiserver v1.36.0 answered each token (reference/pair.py): DecodeContinue's json.Unmarshal
+# (continue.go:53) says what is wrong in encoding/json's words, the scanner's for what is not JSON
+@pytest.mark.parametrize("token, message", [
+    ("garbage", "continue key is not valid: invalid character '\\u0081' looking for beginning of value"),
+    ("eyJ2IjoxfQ", "continue key is not valid: json: cannot unmarshal number into Go struct field continueToken.v of type string"),
+    ("eyJydiI6IngifQ", "continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64"),
+    ("eyJydiI6MS41fQ", "continue key is not valid: json: cannot unmarshal number 1.5 into Go struct field continueToken.rv of type int64"),
+    ("WzFd", "continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken"),
+    ("bnVsbA", "continue key is not valid: server does not recognize this encoded version "),
+])
+def test_a_token_that_is_not_a_continue_token_is_refused_with_encoding_jsons_text(token, message):
+    with pytest.raises(ContinueError) as err:
+        decode_continue(token, "/p/")
+    assert str(err.value) == message

@@ -16,6 +16,8 @@ import json
 import posixpath
 from typing import Optional
 
+from genericserver.encoding.json import decode as gojson
+
 ERR_INVALID_START_RV = "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
 ERR_EMPTY_START_KEY = "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
 ERR_GENERIC_INVALID_KEY = "continue key is not valid"
@@ -32,24 +34,40 @@ def decode_continue(continue_value: str, key_prefix: str) -> tuple[str, int]:
         if "=" in continue_value:  # RawURLEncoding: padding is not part of the alphabet
             raise binascii.Error(f"illegal base64 data at input byte {continue_value.index('=')}")
         data = base64.urlsafe_b64decode(continue_value + "=" * (-len(continue_value) % 4))
-        token = json.loads(data)
-        if not isinstance(token, dict):
-            raise ValueError("json: cannot unmarshal into Go value of type storage.continueToken")
-    except (binascii.Error, ValueError) as err:
+        token = _continue_token(gojson.loads(data))
+    except (binascii.Error, ValueError) as err:  # the scanner's and encoding/json's texts are ValueErrors
         raise ContinueError(f"{ERR_GENERIC_INVALID_KEY}: {err}") from None
-    version = token.get("v", "")
+    version = token.get("v") or ""
     if version != "meta.k8s.io/v1":
         raise ContinueError(f"{ERR_UNRECOGNIZED_ENCODED_VERSION} {version}")
-    rv, start = token.get("rv", 0), token.get("start", "")
-    if not isinstance(rv, int) or rv == 0:
+    rv, start = token.get("rv") or 0, token.get("start") or ""
+    if rv == 0:
         raise ContinueError(ERR_INVALID_START_RV)
-    if not isinstance(start, str) or not start:
+    if not start:
         raise ContinueError(ERR_EMPTY_START_KEY)
     # a start key may not climb out of the prefix: it must be clean once rooted
     key = start if start.startswith("/") else "/" + start
     if _clean(key) != key:
         raise ContinueError(f"{ERR_GENERIC_INVALID_KEY}: {start}")
     return key_prefix + key[1:], rv
+
+
+def _continue_token(token: object) -> dict:
+    """The token as json.Unmarshal reads it into ``continueToken`` (``v`` and ``start`` strings,
+    ``rv`` an int64), or encoding/json's type error."""
+    if token is None:
+        return {}
+    if not isinstance(token, dict):
+        raise gojson.UnmarshalTypeError(gojson.kind_of(token), "storage.continueToken")
+    for key, go_type in (("v", "string"), ("rv", "int64"), ("start", "string")):
+        value = token.get(key)
+        fits = isinstance(value, str) if go_type == "string" else isinstance(value, int) and not isinstance(value, bool)
+        if value is not None and not fits:
+            what = gojson.kind_of(value)
+            if what == "number" and go_type == "int64":  # a number that is no int64: Go says which
+                what = f"number {json.dumps(value)}"
+            raise gojson.UnmarshalTypeError(what, go_type, "continueToken", key)
+    return token
 
 
 def _clean(p: str) -> str:

@@ -5,8 +5,9 @@ and prints ``yes`` or ``no``. Nothing is stored: the server asks its own authori
 authorization filter asks, ``--authorization-mode``) about the request the spec describes, made
 by the request's own user, and answers the review with ``status.allowed``, ``denied`` and the
 authorizer's ``reason``. Go's validation first: the metadata must be empty, and exactly one of
-``resourceAttributes`` and ``nonResourceAttributes`` given (422); no user on the request is 400
-``no user present on request``.
+``resourceAttributes`` and ``nonResourceAttributes`` given (422, on the kind Go names from the
+internal object's empty TypeMeta: ``.authorization.k8s.io "" is invalid: ...``); no user on the
+request is 400 ``no user present on request``.
 """
 
 from __future__ import annotations
@@ -34,11 +35,17 @@ def validate(review: dict) -> list:
     spec = review.get("spec") or {}
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if resource is not None and non_resource is not None:
-        errs.append(field.invalid("spec.nonResourceAttributes", json.dumps(non_resource, separators=(",", ":")),
+        errs.append(field.invalid("spec.nonResourceAttributes", _internal_non_resource_attributes(non_resource),
                                   "cannot be specified in combination with resourceAttributes"))
     if resource is None and non_resource is None:
-        errs.append(field.invalid("spec.resourceAttributes", "null", "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+        # Go passes spec.NonResourceAttributes, a nil pointer here: ErrorBody marshals it as null
+        errs.append(field.invalid("spec.resourceAttributes", None, "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
     return errs
+
+
+def _internal_non_resource_attributes(a: dict) -> dict:
+    # the value Go shows is the internal type, which has no json tags: its Go field names, none omitted
+    return {"Path": a.get("path", ""), "Verb": a.get("verb", "")}
 
 
 def attributes(user: Any, spec: dict) -> AttributesRecord:
@@ -58,7 +65,10 @@ def new_create(authorizer: Any) -> Callable[[dict, str, dict], dict]:
     def create(environ: dict, namespace: str, review: dict) -> dict:
         errs = validate(review)
         if errs:
-            raise errors.new_invalid("SelfSubjectAccessReview", "", field.to_causes(errs))
+            # rest.go:77 qualifies the internal object's TypeMeta.Kind, which conversion to the
+            # internal version left empty: GroupKind{authorization.k8s.io, ""}, ".authorization.k8s.io"
+            internal_kind = ""
+            raise errors.new_invalid(f"{internal_kind}.{SELF_SUBJECT_ACCESS_REVIEWS.group}", "", field.to_causes(errs))
         user = request.user_from(environ)
         if user is None:
             raise errors.new_bad_request("no user present on request")

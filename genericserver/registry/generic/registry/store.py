@@ -38,6 +38,7 @@ from typing import Callable, Optional
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.registry.rest.rest import Resource
+from genericserver.registry.rest import delete as rest_delete
 from genericserver.storage import interfaces, storage_continue
 from genericserver.storage.selection_predicate import SelectionPredicate
 
@@ -250,9 +251,11 @@ def finalize_delete(resource: Resource, obj: dict) -> dict:
 
 
 def delete(storage, resource: Resource, namespace: str, name: str, options: dict) -> tuple[dict, bool]:
-    """``Delete`` without graceful deletion: the preconditions of ``options`` must hold (409),
+    """``Delete`` without graceful deletion: the preconditions of ``options`` must hold (409,
+    checked first by ``BeforeDelete`` on the object as read, then by the storage on the write),
     ``dryRun`` deletes nothing; the Status of :func:`finalize_delete`, and whether it is gone."""
     pre = options.get("preconditions") or {}
+    rest_delete.check_preconditions(storage.get(namespace, name), resource.struct.short_name, resource.group, pre)
     gone = storage.delete(namespace, name, uid=pre.get("uid"), resource_version=pre.get("resourceVersion"),
                           dry_run=bool(options.get("dryRun")))
     return finalize_delete(resource, gone), True

@@ -1,0 +1,1 @@
+"""Go's encoding packages at their import paths: encoding/json (package)."""
