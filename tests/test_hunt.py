@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pathlib
 import signal
 import sys
 import threading
@@ -12,7 +13,7 @@ import threading
 import pytest
 
 from genericserver import cmd
-from genericserver.labs import state
+from genericserver.labs import lab, state
 from genericserver.testing import replay
 from genericserver.testing.invariants import check
 from genericserver.testing.scenario import run_scenario
@@ -82,18 +83,71 @@ def test_fuzz_refuses_a_folder_as_out_before_the_hunt(capsys, tmp_path):
     assert list(tmp_path.parent.glob("lincheck-*.json")) == []
 
 
-@pytest.mark.parametrize("where, why", [
-    ("genericserver/runtime/__init__.py:abc", "want FILE:LINE, such as genericserver/filters/waitgroup.py:51"),
-    ("nofile.py:12", "no file nofile.py here or in genericserver/"),
-])
-def test_replay_refuses_a_break_location_that_could_never_stop(where, why, capsys, tmp_path):
-    # a line that is not a number ended in a ValueError's traceback; a file that does not exist
-    # replayed the whole run without stopping, as if the line were never reached
+def test_replay_refuses_a_break_location_that_is_not_file_colon_line(capsys, tmp_path):
+    # a line that is not a number ended in a ValueError's traceback
+    where = "genericserver/runtime/__init__.py:abc"
     (tmp_path / "run.json").write_text("{}")
     with pytest.raises(SystemExit) as exit_:
         cmd.main(["replay", "--break", where, str(tmp_path / "run.json")])
     assert exit_.value.code == 2
-    assert capsys.readouterr().err.splitlines()[-1] == f"genericserver replay: error: argument --break: {where!r}: {why}"
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"genericserver replay: error: argument --break: {where!r}: want FILE:LINE, such as genericserver/filters/waitgroup.py:51")
+
+
+TREE = replay.PACKAGE_TREE  # the tests run in a fresh directory each: the package's files by full path
+
+
+def _line_of(path: str, text: str) -> int:
+    return next(n for n, line in enumerate((TREE / path).read_text().splitlines(), 1) if text in line)
+
+
+NOT_ACCEPTING = _line_of("genericserver/genericapiserver.py", "signals.not_accepting_new_request.signal()")
+DELAY_ANSWER = str(lab("no-shutdown-delay").answer_path)
+
+
+@pytest.mark.parametrize("where, variant_name, said", [
+    ("genericapiserver.py:9999", "real", "--break genericapiserver.py:9999: not set: genericserver/genericapiserver.py has {count} lines"),
+    ("nofile.py:12", "real", "--break nofile.py:12: not set: no file nofile.py here or in genericserver/"),
+    ("__init__.py:3", "real", "--break __init__.py:3: not set: __init__.py is {inits} files (genericserver/__init__.py, "
+                              "genericserver/api/__init__.py, genericserver/api/apps/__init__.py and {more} more): name its folder too"),
+    ("genericserver/genericapiserver.py:2", "real", "--break genericserver/genericapiserver.py:2: not set: line 2 has no code to stop "
+                                                    "at (a blank line, a comment or a docstring); the next line with code is {first}"),
+    (f"genericapiserver.py:{NOT_ACCEPTING}", "not-accepting-without-hooks",
+     f"--break genericserver/genericapiserver.py:{NOT_ACCEPTING}: never reached in this run - the variant not-accepting-without-hooks "
+     "replaces PreparedGenericAPIServer._not_accepting_new_requests, the function it is in"),
+    ("testing/replay.py:{lincheck}", "real", "--break genericserver/testing/replay.py:{lincheck}: never reached in this run - "
+                                         "no goroutine ran that line"),
+], ids=["no-such-line", "no-such-file", "ambiguous", "no-code", "replaced-by-the-variant", "not-run"])
+def test_replay_says_last_when_its_breakpoint_cannot_be_set_or_was_never_reached(where, variant_name, said, tmp_path, capsys, monkeypatch):
+    # each of these replayed the whole run in silence, as pdb never does: it says "End of file",
+    # "Blank or comment" or "not found" when a breakpoint cannot be set
+    inits = sorted(TREE.glob("genericserver/**/__init__.py"))
+    source = (TREE / "genericserver/genericapiserver.py").read_text()
+    values = dict(count=len(source.splitlines()), inits=len(inits), more=len(inits) - 3,
+                  first=min(n for _, _, n in compile(source, "x", "exec").co_lines() if n and n > 2),
+                  lincheck=_line_of("genericserver/testing/replay.py", "= lincheck.load(doc)"))
+    where, said = where.format(**values), said.format(**values)
+    doc = json.loads(pathlib.Path(DELAY_ANSWER).read_text())
+    doc["variant"] = variant_name
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    monkeypatch.setattr(replay, "prompt_at", lambda frame: pytest.fail(f"stopped at {frame.f_lineno}"))
+    assert cmd.main(["replay", str(tmp_path / "run.json"), "--quiet", "--break", where]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == ["all invariants hold", said]
+
+
+def test_a_break_file_named_without_its_folder_is_the_one_file_it_names_and_says_which(tmp_path, capsys, monkeypatch):
+    stops = []
+    monkeypatch.setattr(replay, "prompt_at", lambda frame: stops.append((frame.f_code.co_name, frame.f_lineno)))
+    assert cmd.main(["replay", DELAY_ANSWER, "--quiet", "--break", f"genericapiserver.py:{NOT_ACCEPTING}"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert f"break:    genericserver/genericapiserver.py:{NOT_ACCEPTING} (for genericapiserver.py:{NOT_ACCEPTING})" in out
+    assert stops == [("_not_accepting_new_requests", NOT_ACCEPTING)] and out[-1] == "all invariants hold"
+    # a path from here works as it did, and a file of the same name elsewhere is not taken for it
+    with replay.stop_at(f"genericserver/genericapiserver.py:{NOT_ACCEPTING}", lambda frame: None) as bp:
+        replay.replay(DELAY_ANSWER)
+    assert bp.hits == 1 and bp.path == TREE / "genericserver/genericapiserver.py"
+    assert replay.find_breakpoint("apiserver.py:1").path == TREE / "genericserver/cluster/apiserver.py"
+    assert replay.find_breakpoint("piserver.py:1").problem == "no file piserver.py here or in genericserver/"
 
 
 def test_replay_of_a_missing_file_is_one_line(capsys):
