@@ -4,8 +4,8 @@ For every lab: ``lab start`` writes the state file and makes the lab active, the
 answer is caught (it fails with the bug and passes without it; a what-if answer's rollout loses
 nothing), an empty answer is not, and ``lab stop`` removes the file. The answers' pytest files
 run in this process (the check's small runner) so the fourteen labs cost well under a second;
-one test runs a pytest file the way ``genericserver lab check`` does for a learner, in pytest
-subprocesses with the plugin, and one shows the state file switching the bug in for a
+one test runs a pytest file the way ``genericserver lab check`` does for a learner, in forked
+pytest processes, and one shows the state file switching the bug in for a
 ``genericserver`` subprocess.
 """
 
@@ -239,7 +239,7 @@ def test_hint_and_solution_print_the_labs_own(here, capsys):
     assert lab_cmd("stop") == 0
 
 
-def test_lab_check_runs_a_pytest_file_in_pytest_with_the_plugin_once_per_bug(here, capsys, monkeypatch):
+def test_lab_check_runs_a_pytest_file_in_pytest_once_per_bug(here, capsys, monkeypatch):
     # the learner's route: start, write a test file, check it. pytest's auto-loaded plugins
     # (Hypothesis's costs half a second to import) are not needed by this file.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")

@@ -7,13 +7,13 @@ the switch (where a function's source lives, what is in the environment), not at
 Which bugs change the same behaviour is the lab's own answer's to say: those it fails with are
 left out. Any other result gets one line saying what to change. Three kinds of file:
 
-* a pytest test file (``*.py``): run by pytest in a subprocess, with the plugin
-  :mod:`genericserver.labs.pytest_plugin` and :data:`~genericserver.labs.state.LAB_ENV` saying
-  which bug to switch in (the learner's code runs in a process of its own, with real pytest:
-  fixtures, ``pytest.raises``, conftest files; one pytest process per bug, forked from one warm
-  one: :mod:`genericserver.labs.forkrun`). It runs from a copy in a fresh directory, and the
-  plugin removes the variable before the tests load, so a test that looks for the switch (the
-  variable, the state file) sees the same in both runs and is not "caught";
+* a pytest test file (``*.py``): run by pytest in a subprocess (the learner's code runs in a
+  process of its own, with real pytest: fixtures, ``pytest.raises``, conftest files; one
+  pytest process per bug, forked from one warm one: :mod:`genericserver.labs.forkrun`). It
+  runs from a copy in a fresh directory, with no lab variable, state file or plugin, and the
+  bug disguised as what it replaces (:mod:`genericserver.labs.disguise`), so a test that looks
+  for the switch (the environment, the plugin's state, where a function's source lives, its
+  module, the stack) sees the same in both runs and is not "caught";
 * a replay file (``*.json``) of :mod:`genericserver.testing.replay`: a lifecycle run (it passes
   when every invariant holds) or a lincheck history (it passes when it is linearizable). The
   file's own ``variant`` is ignored: the check decides what is switched in. With a bug switched
@@ -213,20 +213,25 @@ def run_pytest(path: pathlib.Path, labs: list[str]) -> list[Outcome]:
     """pytest on ``path`` once per name in ``labs`` (that lab's bug switched in; "": none), each
     run a fresh pytest process forked from one warm one (:mod:`genericserver.labs.forkrun`).
 
-    The test must judge behaviour, not the switch: it runs from a copy in a directory of its
-    own, with the Python files beside it (no lab state file to read), and the plugin takes
-    :data:`LAB_ENV` out of the environment before any test is imported, so the runs look alike
-    from the inside."""
+    The test must judge behaviour, not the switch, and the runs look alike from the inside: it
+    runs from a copy in a directory of its own, with the Python files beside it (no lab state
+    file to read), without :data:`LAB_ENV` or the lab plugin; the names of the bugs reach the
+    forked runs on stdin, one each, and each bug is disguised as what it replaces
+    (:mod:`genericserver.labs.disguise`): no variable, frame, module name or source location
+    says which run it is."""
     env = {k: v for k, v in os.environ.items() if k != LAB_ENV}
     with tempfile.TemporaryDirectory(prefix="genericserver-lab-check-") as where:
         copy = pathlib.Path(where) / path.name
         for module in {path, *path.parent.glob("*.py")}:  # its helpers and conftest come along
             shutil.copyfile(module, pathlib.Path(where) / module.name)
-        argv = [sys.executable, "-m", "genericserver.labs.forkrun", "--timeout", str(PYTEST_TIMEOUT), where, str(copy), *labs]
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=where)
+        argv = [sys.executable, "-m", "genericserver.labs.forkrun", "--timeout", str(PYTEST_TIMEOUT), where, str(copy)]
+        done = subprocess.run(argv, env=env, input="".join(f"{name}\n" for name in labs), capture_output=True, text=True,
+                              cwd=where)
     try:
-        results = json.loads(done.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
+        results = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    except ValueError:
+        results = []
+    if len(results) != len(labs):
         why = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return [Outcome(False, f"pytest could not run it: {why}", ran=False) for _ in labs]
     return [pytest_outcome(r["status"], r["output"]) for r in results]
