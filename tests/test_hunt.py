@@ -135,6 +135,16 @@ def test_replay_says_last_when_its_breakpoint_cannot_be_set_or_was_never_reached
     assert capsys.readouterr().out.splitlines()[-2:] == ["all invariants hold", said]
 
 
+def test_a_breakpoint_in_a_function_the_active_labs_bug_replaces_says_so(capsys, monkeypatch):
+    # the lab's bug is switched in for the whole command; the replay file records no variant
+    monkeypatch.setenv(state.LAB_ENV, "not-accepting-without-hooks")
+    assert cmd.main(["replay", DELAY_ANSWER, "--quiet", "--break", f"genericapiserver.py:{NOT_ACCEPTING}"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"--break genericserver/genericapiserver.py:{NOT_ACCEPTING}: never reached in this run - "
+        "PreparedGenericAPIServer._not_accepting_new_requests, the function it is in, is replaced in this process "
+        "by one in genericserver/testing/variants/lifecycle.py (a lab's bug?)")
+
+
 def test_a_break_file_named_without_its_folder_is_the_one_file_it_names_and_says_which(tmp_path, capsys, monkeypatch):
     stops = []
     monkeypatch.setattr(replay, "prompt_at", lambda frame: stops.append((frame.f_code.co_name, frame.f_lineno)))

@@ -261,7 +261,32 @@ def never_reached(bp: Breakpoint, variant: Any) -> str:
         name = f"{owner.__qualname__}.{attr}" if inspect.isclass(owner) else attr
         if name in names:
             return f" - the variant {variant.name} replaces {name}, the function it is in"
+    for name in names:  # replaced for the whole process (a lab started here: cmd.main)
+        elsewhere = _replaced_from(bp, name)
+        if elsewhere:
+            return f" - {name}, the function it is in, is replaced in this process by one in {elsewhere} (a lab's bug?)"
     return " - no goroutine ran that line"
+
+
+def _replaced_from(bp: Breakpoint, qualname: str) -> str:
+    """The file of the function that stands in ``qualname``'s place now, if not ``bp``'s own."""
+    assert bp.path is not None
+    try:
+        module = ".".join(bp.path.relative_to(PACKAGE_TREE).with_suffix("").parts)
+    except ValueError:
+        return ""
+    value: Any = sys.modules.get(module.removesuffix(".__init__"))
+    for part in qualname.split("."):
+        if value is None:
+            return ""
+        value = inspect.getattr_static(value, part, None)
+    code = getattr(getattr(value, "__func__", value), "__code__", None)
+    if code is None or os.path.realpath(code.co_filename) == str(bp.path):
+        return ""
+    try:
+        return pathlib.Path(code.co_filename).resolve().relative_to(PACKAGE_TREE).as_posix()
+    except ValueError:
+        return code.co_filename
 
 
 def enclosing_functions(bp: Breakpoint) -> list[str]:
