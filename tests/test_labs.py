@@ -12,7 +12,6 @@ pytest processes, and one shows the state file switching the bug in for a
 from __future__ import annotations
 
 import ast
-import dataclasses
 import json
 import os
 import pathlib
@@ -30,8 +29,7 @@ from genericserver.labs import LABS, lab, pytest_plugin, state
 from genericserver.labs.check import LabCheckError, check, pytest_outcome
 from docs_output import assert_shows, expected
 from genericserver.labs.registry import EXERCISES
-from genericserver.testing import hunt, replay
-from genericserver.testing.scenario import run_scenario
+from genericserver.testing import replay
 from genericserver.testing.variants import HISTORY_VARIANTS, VARIANTS, Variant, variant
 
 NAMES = [the_lab.name for the_lab in LABS]
@@ -482,71 +480,3 @@ def test_a_what_if_rollout_does_not_count_what_the_machine_held_up_beyond_the_ma
     monkeypatch.setattr(manifest, "rollout", fake(0.1))
     lost = run_what_if(WORKSHOP.parent.parent / "deploy" / "deployment.yaml")
     assert not lost.passed and lost.summary == "the rollout lost 1 of 51 requests: 1 503: shutting down", lost
-
-
-# -- the replay file 'genericserver fuzz' writes for a lab is an answer 'lab check' accepts ----------
-
-# a seed each lab's hunt finds its run quickly with (measured; every seed finds one, most in more
-# seconds: Hypothesis's shrinking is what costs)
-FUZZ_SEEDS = {
-    "readyz-red-too-late": 0, "no-shutdown-delay": 7, "not-accepting-without-hooks": 0, "watches-not-drained": 7,
-    "audit-shutdown-before-drain": 0, "listener-stopped-at-not-accepting": 0, "exemption-rules-differ": 1,
-    "safe-wait-group-check-outside-lock": 5, "audit-finished-before-flush": 0,
-}
-
-
-def test_every_lab_that_fuzz_can_hunt_has_a_seed_here():
-    huntable = {the_lab.name for the_lab in LABS if the_lab.variant and (
-        the_lab.invariants or variant(the_lab.variant).kind == "primitive")}
-    assert huntable == set(FUZZ_SEEDS)
-
-
-@pytest.mark.parametrize("name", sorted(FUZZ_SEEDS))
-def test_the_replay_file_fuzz_writes_for_a_lab_is_an_answer_lab_check_accepts(name, here, capsys, monkeypatch):
-    # it was refused as "it fails with another lab's bug too" for four labs: a run is checked
-    # against all fourteen invariants, and audit-shutdown-before-drain's bug breaks one in every
-    # run; now the lab's own invariants judge a replay, and the hunt looks for a run that breaks them
-    monkeypatch.setenv(state.LAB_ENV, name)
-    assert cmd.main(["fuzz", "--seed", str(FUZZ_SEEDS[name]), "--out", "found.json"]) == 1
-    assert f"lab check: an answer to lab {name}: it fails with this bug alone" in capsys.readouterr().out
-    monkeypatch.delenv(state.LAB_ENV)
-    assert lab_cmd("check", "found.json", "--lab", name) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "caught: fails with the bug, passes without it"
-    doc = json.loads((here / "found.json").read_text())
-    if "lincheck" in doc:
-        return
-    # and the run keeps nothing the bug does not need: without any one request or hook, the
-    # lab's invariants hold (the readyz run kept four requests beside its /readyz probe)
-    scenario, schedule, bug = replay.load(here / "found.json")
-    for less in ([dataclasses.replace(scenario, requests=scenario.requests[:i] + scenario.requests[i + 1:])
-                  for i in range(len(scenario.requests))]
-                 + [dataclasses.replace(scenario, hooks=scenario.hooks[:i] + scenario.hooks[i + 1:])
-                    for i in range(len(scenario.hooks))]):
-        assert not hunt.breaks(run_scenario(less, schedule, variant(bug)), lab(name).invariants), less
-    if name == "readyz-red-too-late":
-        assert [r.kind for r in scenario.requests] == ["readyz"]
-
-
-def test_a_replay_that_cannot_single_out_the_labs_bug_is_explained_and_fuzz_says_so(here, capsys):
-    # in retry-after mode the listener bug breaks the same invariant as the hooks bug: the run
-    # cannot tell them apart, which is the run's nature, not the pair's mistake
-    from genericserver.testing.scenario import HookSpec, Scenario
-
-    (here / "both.json").write_text(replay.to_json(Scenario(retry_after=True, hooks=(HookSpec(0.0, True),)), []))
-    verdict = check(lab("not-accepting-without-hooks"), here / "both.json")
-    assert not verdict.caught and not verdict.with_bug.passed and verdict.without_bug.passed
-    assert verdict.message == (
-        "not caught: in this run listener-stopped-at-not-accepting's bug (Retry-after mode refuses instead of "
-        "answering 429) breaks signals_fire_once_after_prerequisites too, so the run cannot tell the two bugs "
-        "apart - a run where only this lab's bug breaks it is the answer (another schedule or scenario; "
-        "'genericserver fuzz' hunts one)")
-    hunt._say_what_lab_check_says(lab("not-accepting-without-hooks"), here / "both.json")
-    assert capsys.readouterr().out == f"lab check: not an answer to lab not-accepting-without-hooks: {verdict.message}\n"
-
-
-def test_fuzz_says_when_no_invariant_watches_the_labs_bug(here, capsys, monkeypatch):
-    monkeypatch.setenv(state.LAB_ENV, "http-shutdown-not-awaited")
-    assert cmd.main(["fuzz", "--examples", "3"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == (
-        "no invariant watches lab http-shutdown-not-awaited's bug, so no replay file can catch it: its answer is "
-        "a test that checks what the bug changes ('genericserver lab new-test FILE' starts one)")
