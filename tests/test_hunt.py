@@ -1,7 +1,8 @@
 """Tests for genericserver.testing.hunt: ``genericserver fuzz`` writes the replay file of what it finds, ``genericserver replay`` plays it.
 
 With a lab active, the replay file ``fuzz`` writes is an answer ``lab check`` accepts, for every
-lab ``fuzz`` can hunt (their own file: ``tests/test_labs.py`` is long enough already), and
+lab ``fuzz`` can hunt (tested here rather than in ``tests/test_labs.py``, one of the suite's
+longest files), and
 ``replay --break`` says in its last line when the breakpoint cannot be set or was never reached.
 """
 

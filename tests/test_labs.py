@@ -30,6 +30,7 @@ from genericserver.labs.check import LabCheckError, check, pytest_outcome
 from docs_output import assert_shows, expected
 from genericserver.labs.registry import EXERCISES
 from genericserver.testing import replay
+from genericserver.testing.invariants import INVARIANTS
 from genericserver.testing.variants import HISTORY_VARIANTS, VARIANTS, Variant, variant
 
 NAMES = [the_lab.name for the_lab in LABS]
@@ -73,6 +74,11 @@ def test_every_lab_names_its_history_its_go_and_python_and_its_bug(name):
     if the_lab.variant:
         bug = variant(the_lab.variant)
         assert bug.name == the_lab.variant and bug.kind in ("lifecycle", "primitive", "cluster")
+        # what a replay is judged by: invariants that exist, and the ones its fuzz tool names
+        fuzz_tool = " ".join(tool for tool in the_lab.tools if tool.startswith("fuzz:"))
+        assert set(the_lab.invariants) <= {inv.__name__ for inv in INVARIANTS}
+        assert all(inv in fuzz_tool for inv in the_lab.invariants)
+        assert bool(the_lab.invariants) == (bug.kind == "lifecycle" and "finds nothing" not in fuzz_tool)
     else:
         assert the_lab.exercise_path is not None and the_lab.exercise_path.exists()
 
