@@ -314,8 +314,9 @@ def run_replay(path: pathlib.Path, bug: Variant, judged_by: tuple[str, ...] = ()
 
     Why a lab's replay is judged by the lab's own invariants: a run checks all fourteen, and
     some bugs break one in every run (audit-shutdown-before-drain shuts the audit backend down
-    early whatever the requests). A run that shows this lab's bug is not wrong for also
-    showing that one; it is wrong when another bug breaks *this* lab's invariant in it too."""
+    early whatever the requests). A run that shows this lab's bug also shows that one, and that
+    is no fault of the run; it cannot single this bug out only when another bug breaks *this*
+    lab's invariant in it too."""
     from genericserver.testing import lincheck
     from genericserver.testing.invariants import check as check_invariants
     from genericserver.testing.lincheck_targets import TARGETS
