@@ -14,10 +14,13 @@ each replacement is :func:`disguised` as the function it replaces first:
 * its globals are a copy of its own module's with the original's ``__name__`` and ``__file__``
   (what a frame's ``f_globals`` says about the module).
 
-Only the bytecode differs, which is the bug. That is what a test cannot see without reading
-the code itself (``co_code``, closure cells, the garbage collector's lists): such a test is not
-looking at behaviour either, and the workshop says so. A function that replaces a *value*
-(Contour's backoff) is left as it is: the value is the behaviour.
+Only the bytecode differs, which is the bug. What a test can still tell apart is what it can
+only see by reading the bug's own workings: the bytecode (``co_code``), closure cells, the
+objects a bug adds (the audit wrapper's class, the goroutine a bug starts and its name), the
+line numbers inside the replaced function (a log line's ``file:line``, a traceback through the
+bug: the original's file, at the bug's own count of lines). Such a test is not looking at
+behaviour either, and the workshop says so. A function that replaces a *value* (Contour's
+backoff) is left as it is: the value is the behaviour.
 
 The disguise is for the check's runs only. Elsewhere (``lab start``, the pytest plugin, the
 replay debugger) the replacement keeps its own file and line, so that pdb shows a pair the code
