@@ -5,7 +5,9 @@ replaced function's source lives (``inspect.getsourcefile``), the replaced funct
 ``__module__``, and the lab plugin's state (``pytest_plugin._active``); and a fourth that walks
 every thread's stack for the lab's name or a frame of ``testing/variants/``. Each was accepted
 before ("caught: fails with the bug, passes without it": the cheat failed only with its own
-lab's bug). They must pass with the bug and without it: not caught. All of them run in one
+lab's bug). One more, aimed at no lab, profiles every call of a shutdown that reaches nine of
+the bugs' code (the audit wrapper's methods too) and looks for one from ``testing/variants/``.
+They must pass with the bug and without it: not caught. All of them run in one
 cheat file, through the check's own forked pytest runs (:func:`genericserver.labs.check.run_pytest`),
 once without a bug and once with each lab's, so fourteen pytest runs cost one warm process.
 """
@@ -63,6 +65,7 @@ def cheats(the_lab) -> str:
 HEAD = '''import importlib
 import inspect
 import sys
+import threading
 
 
 def all_frames():
@@ -70,6 +73,31 @@ def all_frames():
         while frame is not None:
             yield frame
             frame = frame.f_back
+
+
+def test_no_frame_of_a_shutdown_comes_from_a_variant():
+    # every call in every goroutine of a shutdown that reaches each lifecycle bug's code
+    from genericserver.testing.scenario import HookSpec, RequestSpec, Scenario, run_scenario
+
+    seen = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.add((frame.f_code.co_filename, frame.f_globals.get("__name__")))
+
+    scenario = Scenario(retry_after=True, shutdown_delay=0.5, watch_grace=2.0, hooks=(HookSpec(0.5, True),),
+                        requests=(RequestSpec("watch", "start", 0.5, 3.0), RequestSpec("ordinary", "start", 0.5, 3.0),
+                                  RequestSpec("readyz", "ShutdownInitiated", 0.1)))
+    threading.setprofile(profile)
+    sys.setprofile(profile)
+    try:
+        run_scenario(scenario)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)
+    # (the base class of every variant, the server as it is, runs in every run)
+    assert not [s for s in seen if "testing/variants/" in s[0] and not s[0].endswith("variants/__init__.py")]
+    assert not [s for s in seen if ".variants." in (s[1] or "")]
 
 
 '''

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import inspect
 import types
-from typing import Any
+from typing import Any, Optional
 
 from genericserver.testing.variants import Variant
 
@@ -39,28 +39,58 @@ from genericserver.testing.variants import Variant
 def switch_in_for_good(bug: Variant) -> None:
     """Swap ``bug``'s pieces in, each disguised as the one it replaces, for the rest of the
     process (a forked child that exits when its one pytest run is over), keeping nothing that
-    names the bug: no context manager, no saved originals."""
-    for owner, attr, replacement in bug.patches():
-        setattr(owner, attr, disguised(replacement, inspect.getattr_static(owner, attr)))
+    names the bug: no context manager, no saved originals. A class the bug defines for its own
+    use (the audit wrapper of audit-shutdown-before-drain) is said to come from where the first
+    function it replaces comes from, and so are its methods' frames."""
+    patches = [(owner, attr, replacement, inspect.getattr_static(owner, attr)) for owner, attr, replacement in bug.patches()]
+    for owner, attr, replacement, original in patches:
+        setattr(owner, attr, disguised(replacement, original))
+    model = next((_function(original) for *_, original in patches if _function(original) is not None), None)
+    if model is not None:
+        for helper in vars(type(bug)).values():
+            if inspect.isclass(helper):
+                _disguise_helper_class(helper, model)
 
 
 def disguised(replacement: Any, original: Any) -> Any:
     """``replacement`` made to look like ``original`` to introspection (see the module
     docstring); anything but a function (or a static method of one) is returned as it is."""
-    wrapper = type(replacement) if isinstance(replacement, (staticmethod, classmethod)) else None
-    fn = replacement.__func__ if wrapper is not None else replacement
-    model = original.__func__ if isinstance(original, (staticmethod, classmethod)) else original
-    if not isinstance(fn, types.FunctionType) or not isinstance(model, types.FunctionType):
+    fn, model = _function(replacement), _function(original)
+    if fn is None or model is None:
         return replacement
-    model_code = model.__code__
-    code = _recode(fn.__code__, model_code.co_filename).replace(
-        co_name=model_code.co_name, co_qualname=model_code.co_qualname, co_firstlineno=model_code.co_firstlineno)
-    namespace = dict(fn.__globals__, __name__=model.__globals__.get("__name__"), __file__=model.__globals__.get("__file__"))
-    twin = types.FunctionType(code, namespace, model.__name__, fn.__defaults__, fn.__closure__)
-    twin.__kwdefaults__ = fn.__kwdefaults__
-    twin.__module__, twin.__qualname__, twin.__doc__ = model.__module__, model.__qualname__, model.__doc__
+    twin = _rehomed(fn, model)
+    twin.__code__ = twin.__code__.replace(co_name=model.__code__.co_name, co_qualname=model.__code__.co_qualname,
+                                          co_firstlineno=model.__code__.co_firstlineno)
+    twin.__name__, twin.__qualname__, twin.__doc__ = model.__name__, model.__qualname__, model.__doc__
     twin.__annotations__ = dict(model.__annotations__)
-    return wrapper(twin) if wrapper is not None else twin
+    return type(replacement)(twin) if isinstance(replacement, (staticmethod, classmethod)) else twin
+
+
+def _function(value: Any) -> Optional[types.FunctionType]:
+    """The plain function ``value`` is, or wraps as a static or class method; else None."""
+    fn = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+    return fn if isinstance(fn, types.FunctionType) else None
+
+
+def _rehomed(fn: types.FunctionType, model: types.FunctionType) -> types.FunctionType:
+    """A copy of ``fn`` whose code (and the code inside it) names ``model``'s file, whose
+    ``__module__`` is ``model``'s, and whose globals are its own with ``model``'s module name."""
+    namespace = dict(fn.__globals__, __name__=model.__globals__.get("__name__"), __file__=model.__globals__.get("__file__"))
+    twin = types.FunctionType(_recode(fn.__code__, model.__code__.co_filename), namespace, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    twin.__kwdefaults__, twin.__doc__ = fn.__kwdefaults__, fn.__doc__
+    twin.__qualname__, twin.__module__ = fn.__qualname__, model.__module__
+    return twin
+
+
+def _disguise_helper_class(cls: type, model: types.FunctionType) -> None:
+    cls.__module__, cls.__qualname__ = model.__module__, cls.__name__
+    for name, value in list(vars(cls).items()):
+        fn = _function(value)
+        if fn is not None:
+            twin = _rehomed(fn, model)
+            twin.__qualname__ = f"{cls.__name__}.{fn.__name__}"
+            setattr(cls, name, type(value)(twin) if fn is not value else twin)
 
 
 def _recode(code: types.CodeType, filename: str) -> types.CodeType:
