@@ -17,15 +17,16 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import subprocess
 import sys
 import textwrap
 
 import pytest
 
 from genericserver.labs import LABS, lab
-from genericserver.labs.check import check, run_pytest
+from genericserver.labs.check import check, run_pytest, run_replay, run_tests_here
 from genericserver.labs.disguise import disguised
-from genericserver.testing.variants import variant
+from genericserver.testing.variants import Variant, variant
 
 BUG_HUNTS = [the_lab for the_lab in LABS if the_lab.variant]
 
@@ -162,3 +163,45 @@ def test_a_disguised_function_looks_like_the_original_and_does_what_the_replacem
     assert isinstance(disguised(staticmethod(_replacement), original), staticmethod)
     assert disguised(functools.partial(_replacement), original).func is _replacement
     assert disguised(42, original) == 42
+
+
+
+# each bug switched in as 'lab check' switches it in, in a child forked from a process that has
+# run no simulation yet (a simulation keeps idle threads, which a forked child would not have)
+WITH_EACH_DISGUISED_BUG = """
+import os, sys
+from genericserver.labs import lab
+from genericserver.labs.check import run_replay, run_tests_here
+from genericserver.labs.disguise import switch_in_for_good
+from genericserver.testing.variants import Variant, variant
+
+for name in sys.argv[1:]:
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        the_lab = lab(name)
+        switch_in_for_good(variant(the_lab.variant))
+        here = run_tests_here if the_lab.answer_path.suffix == ".py" else run_replay
+        print(name, repr(here(the_lab.answer_path, Variant())), flush=True)
+        os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
+@pytest.fixture(scope="module")
+def with_disguised_bugs():
+    """Each bug hunt's answer's outcome with its bug disguised: {name: repr(Outcome)}."""
+    done = subprocess.run([sys.executable, "-c", WITH_EACH_DISGUISED_BUG, *(the_lab.name for the_lab in BUG_HUNTS)],
+                          capture_output=True, text=True, timeout=300)
+    return dict(line.split(" ", 1) for line in done.stdout.splitlines() if line.split(" ", 1)[0] in {l.name for l in BUG_HUNTS})
+
+
+@pytest.mark.parametrize("name", [the_lab.name for the_lab in BUG_HUNTS])
+def test_a_disguised_bug_still_does_what_it_does(name, with_disguised_bugs):
+    # the project's answer fails with the bug switched in as 'lab check' switches it in, and
+    # in the same words as with the bug switched in as everywhere else
+    the_lab = lab(name)
+    here = run_tests_here if the_lab.answer_path.suffix == ".py" else run_replay
+    plain = here(the_lab.answer_path, variant(the_lab.variant))
+    assert not plain.passed
+    assert with_disguised_bugs[name] == repr(plain)
