@@ -63,7 +63,9 @@ def add_parsers(subparsers: Any) -> None:
     rep.add_argument("file", help="a replay file (lifecycle or lincheck)")
     rep.add_argument("--trace", action="store_true", help="also print every scheduling decision")
     rep.add_argument("--quiet", action="store_true", help="print only the violations")
-    rep.add_argument("--break", dest="brk", metavar="FILE:LINE", help="stop in pdb when any goroutine reaches FILE:LINE")
+    rep.add_argument("--break", dest="brk", metavar="FILE:LINE",
+                     help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
+                          "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
 
 
 def run_replay(args: argparse.Namespace) -> int:

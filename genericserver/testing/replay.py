@@ -372,7 +372,8 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
     parser.add_argument("--quiet", action="store_true", help="print only the violations")
     parser.add_argument("--break", dest="brk", type=break_location, metavar="FILE:LINE",
-                        help="stop in pdb when any goroutine reaches FILE:LINE")
+                        help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
+                             "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
     args = parser.parse_args(argv)
     try:
         doc = read(args.file)
