@@ -18,13 +18,14 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, strategies as st
 
 from genericserver import cmd
 from genericserver.labs import LABS, lab, state
 from genericserver.labs.check import check as check_answer
 from genericserver.testing import hunt, replay
 from genericserver.testing.invariants import check
-from genericserver.testing.scenario import run_scenario
+from genericserver.testing.scenario import RequestSpec, Scenario, run_scenario, scenarios
 from genericserver.testing.variants import variant
 
 
@@ -232,6 +233,22 @@ def test_ctrl_c_that_lands_in_a_gc_callback_still_ends_the_hunt(name, monkeypatc
         signal.signal(signal.SIGINT, previous)
     assert [type(d.exc_value) for d in dropped] == [KeyboardInterrupt]  # the interpreter dropped it...
     assert len(started) <= 2  # ...and the next example raised it again
+
+
+
+@given(drawn=scenarios(), delay=st.sampled_from((0.5, 70.0)), at=st.integers(0, 6),
+       schedule=st.lists(st.integers(0, 3), max_size=12))
+def test_simplify_keeps_what_the_failure_needs_and_nothing_else(drawn, delay, at, schedule):
+    # a stand-in for "the run breaks the readyz invariant": a /readyz probe during a delay,
+    # among whatever else was drawn
+    def fails(example):
+        return example[0].shutdown_delay > 0 and any(r.kind == "readyz" for r in example[0].requests)
+
+    probe = RequestSpec("readyz", "ShutdownInitiated", 0.5, 0.2, "reused")
+    scenario = dataclasses.replace(drawn, shutdown_delay=delay, requests=drawn.requests[:at] + (probe,) + drawn.requests[at:])
+    simplest, simplest_schedule = hunt.simplify(scenario, schedule, fails)
+    assert simplest.requests == (RequestSpec("readyz"),) and not any(simplest_schedule)  # no preemption left
+    assert simplest == Scenario(shutdown_delay=delay, requests=simplest.requests)
 
 
 # -- the replay file 'genericserver fuzz' writes for a lab is an answer 'lab check' accepts ----------
