@@ -22,7 +22,8 @@ The other commands live beside their code: ``demo`` (:mod:`genericserver.demo.cl
 and ``load`` (:mod:`genericserver.cluster`), ``fuzz`` and ``replay``
 (:mod:`genericserver.testing.hunt`), ``lab`` (:mod:`genericserver.labs.cli`). A lab started in
 the current directory (``genericserver lab start NAME``) has its bug switched in for every
-command but ``lab`` itself, for the whole process (:func:`genericserver.labs.state.activated`).
+command but ``lab`` itself, for the whole process (:func:`genericserver.labs.state.activated`);
+``fuzz`` hunts it instead, switching it in for each run it tries.
 """
 
 from __future__ import annotations
@@ -238,6 +239,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except lab_state.LabStateError as err:
         print(f"genericserver: error: {err}", file=sys.stderr)
         return 2
+    if command == "fuzz":
+        from genericserver.testing import hunt
+
+        # the hunt switches in the variant it hunts, and only that: it also judges what it found
+        # as 'lab check' does, with the bug and on the server as it is
+        return hunt.run_fuzz(args, bug.name if active_lab else "")
     with bug.switched_in():
         if command == "serve":
             args.serve_options.logs.read(args)
@@ -256,8 +263,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return loadcmd.run(args)
         from genericserver.testing import hunt
 
-        if command == "fuzz":
-            return hunt.run_fuzz(args, bug.name if active_lab else "")
         if command == "replay":
             return hunt.run_replay(args)
     parser.error(f"unknown command {command!r}")

@@ -4,8 +4,8 @@ For every lab: ``lab start`` writes the state file and makes the lab active, the
 answer is caught (it fails with the bug and passes without it; a what-if answer's rollout loses
 nothing), an empty answer is not, and ``lab stop`` removes the file. The answers' pytest files
 run in this process (the check's small runner) so the fourteen labs cost well under a second;
-one test runs a pytest file the way ``genericserver lab check`` does for a learner, in pytest
-subprocesses with the plugin, and one shows the state file switching the bug in for a
+one test runs a pytest file the way ``genericserver lab check`` does for a learner, in forked
+pytest processes, and one shows the state file switching the bug in for a
 ``genericserver`` subprocess.
 """
 
@@ -30,6 +30,7 @@ from genericserver.labs.check import LabCheckError, check, pytest_outcome
 from docs_output import assert_shows, expected
 from genericserver.labs.registry import EXERCISES
 from genericserver.testing import replay
+from genericserver.testing.invariants import INVARIANTS
 from genericserver.testing.variants import HISTORY_VARIANTS, VARIANTS, Variant, variant
 
 NAMES = [the_lab.name for the_lab in LABS]
@@ -73,6 +74,11 @@ def test_every_lab_names_its_history_its_go_and_python_and_its_bug(name):
     if the_lab.variant:
         bug = variant(the_lab.variant)
         assert bug.name == the_lab.variant and bug.kind in ("lifecycle", "primitive", "cluster")
+        # what a replay is judged by: invariants that exist, and the ones its fuzz tool names
+        fuzz_tool = " ".join(tool for tool in the_lab.tools if tool.startswith("fuzz:"))
+        assert set(the_lab.invariants) <= {inv.__name__ for inv in INVARIANTS}
+        assert all(inv in fuzz_tool for inv in the_lab.invariants)
+        assert bool(the_lab.invariants) == (bug.kind == "lifecycle" and "finds nothing" not in fuzz_tool)
     else:
         assert the_lab.exercise_path is not None and the_lab.exercise_path.exists()
 
@@ -237,7 +243,7 @@ def test_hint_and_solution_print_the_labs_own(here, capsys):
     assert lab_cmd("stop") == 0
 
 
-def test_lab_check_runs_a_pytest_file_in_pytest_with_the_plugin_once_per_bug(here, capsys, monkeypatch):
+def test_lab_check_runs_a_pytest_file_in_pytest_once_per_bug(here, capsys, monkeypatch):
     # the learner's route: start, write a test file, check it. pytest's auto-loaded plugins
     # (Hypothesis's costs half a second to import) are not needed by this file.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")

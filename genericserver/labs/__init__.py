@@ -19,7 +19,9 @@ The pieces:
   the ``genericserver`` command, ``python -m genericserver.testing.replay`` and the pytest plugin
   :mod:`.pytest_plugin` read it at start-up and run with the bug switched in;
 * :mod:`.check`: an answer fails with the bug and passes without it (a what-if answer: its
-  rollout loses nothing);
+  rollout loses nothing); a test file runs in :mod:`.forkrun`'s pytest processes, with the bug
+  disguised as what it replaces (:mod:`.disguise`), so that only its behaviour tells the runs
+  apart;
 * :mod:`.cli`: ``genericserver lab``.
 """
 

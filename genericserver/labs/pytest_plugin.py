@@ -9,8 +9,9 @@ At configure time (before any test file is imported) it reads the active lab the
 ``GENERICSERVER_LAB`` variable, else ``.genericserver-lab`` in the directory pytest was started
 from) and switches its bug in until pytest ends. The report header says which lab is active.
 Without an active lab it changes nothing. It takes ``GENERICSERVER_LAB`` out of the environment
-once it has read it, so a test cannot tell the runs apart by it. ``genericserver lab check``
-uses it to run a learner's file with and without the bug.
+once it has read it. ``genericserver lab check`` does not use it: its runs switch the bug in
+themselves, where a test cannot see it (:mod:`genericserver.labs.forkrun`); the state this
+plugin keeps, for its report header, is a pair's own runs' business.
 """
 
 from __future__ import annotations

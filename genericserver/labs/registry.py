@@ -80,7 +80,10 @@ class Place:
 @dataclass(frozen=True)
 class Lab:
     """One lab. ``variant`` is empty for a what-if lab (the world as it is, an exercise file
-    instead of a bug); ``answer`` is a file name under ``answers/``."""
+    instead of a bug); ``answer`` is a file name under ``answers/``. ``invariants`` names the
+    invariants of :mod:`genericserver.testing.invariants` that this bug breaks (empty when none
+    sees it, or for a lincheck lab): a lifecycle replay file is judged by them, and ``fuzz``
+    hunts a run that breaks them."""
 
     name: str
     title: str
@@ -97,6 +100,7 @@ class Lab:
     answer: str
     breakpoint: Optional[Place] = None
     exercise: str = ""
+    invariants: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -141,6 +145,7 @@ LABS: tuple[Lab, ...] = (
         hint="A Scenario with shutdown_delay=0.5 and RequestSpec('readyz', 'ShutdownInitiated', 0.1); "
              "look at the client answer's status. Which signal does the readyz check watch?",
         answer="readyz-red-too-late.py",
+        invariants=("readyz_fails_from_shutdown_initiated",),
         breakpoint=Place("genericserver.healthz.healthz", "_Shutdown.check"),
     ),
     Lab(
@@ -169,6 +174,7 @@ LABS: tuple[Lab, ...] = (
         hint="Scenario(shutdown_delay=0.5, requests=(RequestSpec('ordinary', 'ShutdownInitiated', 0.25),)). "
              "What should sit between ShutdownInitiated and AfterShutdownDelayDuration?",
         answer="no-shutdown-delay.json",
+        invariants=("delay_is_respected",),
         breakpoint=Place(GAS, f"{PREPARED}._not_accepting_new_requests"),
     ),
     Lab(
@@ -197,6 +203,7 @@ LABS: tuple[Lab, ...] = (
              "server gets its answer.",
         hint="HookSpec(duration=5.0, loopback=True) makes a hook that waits 5 s, then sends request 'h0'.",
         answer="not-accepting-without-hooks.py",
+        invariants=("signals_fire_once_after_prerequisites",),
         breakpoint=Place(GAS, f"{PREPARED}._drain_non_long_running"),
     ),
     Lab(
@@ -224,6 +231,7 @@ LABS: tuple[Lab, ...] = (
         hint="RequestSpec('ordinary', 'start', 0.5, 3.0) is in flight when the server stops accepting. "
              "The run's events include ('audit', 'ResponseComplete') and ('audit', 'backend-shutdown').",
         answer="audit-shutdown-before-drain.py",
+        invariants=("audit_complete_before_backend_shutdown",),
         breakpoint=Place("genericserver.testing.scenario", "RecordingAudit.shutdown"),
     ),
     Lab(
@@ -251,6 +259,7 @@ LABS: tuple[Lab, ...] = (
         hint="Scenario(retry_after=True) with one request in flight (3 s) and one sent at "
              "NotAcceptingNewRequest + 0.5 s.",
         answer="listener-stopped-at-not-accepting.json",
+        invariants=("listener_stops_as_the_mode_says",),
         breakpoint=Place(GAS, f"{PREPARED}._listener_stopped"),
     ),
     Lab(
@@ -277,6 +286,7 @@ LABS: tuple[Lab, ...] = (
              "sent during the drain must be served 200.",
         hint="RequestSpec('loopback', 'NotAcceptingNewRequest', 0.5) beside a 3 s request in flight.",
         answer="exemption-rules-differ.py",
+        invariants=("answers_match_phase",),
         breakpoint=Place("genericserver.filters.waitgroup", "wait_group_write_retry_after_to_response"),
     ),
     Lab(
@@ -304,6 +314,7 @@ LABS: tuple[Lab, ...] = (
         hint="Scenario(watch_grace=2.0, requests=(RequestSpec('watch', 'start', 0.5, 130.0),)); compare "
              "the watch's 'handler end' event with the InFlightRequestsDrained signal.",
         answer="watches-not-drained.py",
+        invariants=("tracked_requests_complete_before_drained",),
         breakpoint=Place(GAS, f"{PREPARED}._drained", "signals.in_flight_requests_drained.signal()"),
     ),
     Lab(
@@ -506,3 +517,8 @@ def lab(name: str) -> Lab:
 
 def names() -> list[str]:
     return [lab.name for lab in LABS]
+
+
+def lab_of_variant(name: str) -> Optional[Lab]:
+    """The lab whose bug is the variant ``name``, or None."""
+    return next((the_lab for the_lab in LABS if the_lab.variant and the_lab.variant == name), None)

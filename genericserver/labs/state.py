@@ -5,8 +5,9 @@ JSON) into the current directory; ``genericserver lab stop`` removes it. Whateve
 directory afterwards reads it once at start-up and runs with the lab's bug switched in for its
 whole life:
 
-* the ``genericserver`` command (``serve``, ``demo``, ``cluster``, ``load``, ``fuzz``,
-  ``replay``: :func:`genericserver.cmd.main`), and ``python -m genericserver.testing.replay``;
+* the ``genericserver`` command (``serve``, ``demo``, ``cluster``, ``load``, ``replay``:
+  :func:`genericserver.cmd.main`; ``fuzz`` hunts the bug, switching it in run by run), and
+  ``python -m genericserver.testing.replay``;
 * pytest with the plugin ``-p genericserver.labs.pytest_plugin``.
 
 The environment variable :data:`LAB_ENV` overrides the file: set to a lab's name it activates

@@ -5,7 +5,12 @@ from the command line what ``tests/test_known_bad_variants.py`` does in the test
 
 * a lifecycle variant (or ``real``, the server as it is): Hypothesis draws scenarios and
   schedules (:func:`genericserver.testing.scenario.scenarios`, ``deep_schedules``) until a run
-  breaks an invariant, shrinks it, and the run is saved as a replay file;
+  breaks an invariant, shrinks it, :func:`simplify` finishes the shrinking, and the run is
+  saved as a replay file. When the variant is a lab's bug, the run must break the lab's own
+  invariants (:attr:`genericserver.labs.registry.Lab.invariants`), and the file is then judged
+  as ``genericserver lab check`` will judge it: one line says whether it is an answer to the
+  lab, and if not, why (a run where another lab's bug breaks the same invariant cannot single
+  this one out). A lab whose bug no invariant sees gets a line saying its answer is a test;
 * a primitive variant: lincheck's hunt on the variant's target (scenarios of calls, a schedule
   and seven PCT schedules each, as :func:`genericserver.testing.lincheck.explore` does), saved
   as a lincheck replay file.
@@ -13,7 +18,8 @@ from the command line what ``tests/test_known_bad_variants.py`` does in the test
 The file goes to ``--out``, else under ``replays/`` (``$GENERICSERVER_REPLAYS``); the command
 prints the violations, the scenario, the schedule and the replay command. ``--seed`` makes the
 hunt repeatable (the same seed finds the same counterexample). Without ``--variant`` it hunts
-the active lab's bug (``genericserver lab start``), else the server as it is. Exit status: 1 when
+the active lab's bug (``genericserver lab start``; the hunt switches it in run by run, as it
+does any variant), else the server as it is. Exit status: 1 when
 a counterexample was found, 0 when none was within ``--examples``, 2 for a bad flag or a variant
 the hunts cannot see (the cluster world's: those have tests on virtual time instead).
 
@@ -57,7 +63,9 @@ def add_parsers(subparsers: Any) -> None:
     rep.add_argument("file", help="a replay file (lifecycle or lincheck)")
     rep.add_argument("--trace", action="store_true", help="also print every scheduling decision")
     rep.add_argument("--quiet", action="store_true", help="print only the violations")
-    rep.add_argument("--break", dest="brk", metavar="FILE:LINE", help="stop in pdb when any goroutine reaches FILE:LINE")
+    rep.add_argument("--break", dest="brk", metavar="FILE:LINE",
+                     help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
+                          "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -94,14 +102,35 @@ def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:
     if out is not None and out.is_dir():  # found now, not after the hunt (its folders are made then)
         print(f"genericserver fuzz: error: --out {out}: is a folder, not a file", file=sys.stderr)
         return 2
+    from genericserver.labs.registry import lab_of_variant
+
+    the_lab = lab_of_variant(v.name)  # a lab's bug: hunt a run that breaks what that bug breaks
     with quiet_logs():
         if v.kind == "primitive":
             found = hunt_lincheck(v, seed=args.seed, examples=args.examples or LINCHECK_EXAMPLES, shrink=not args.no_shrink)
+            path = _report_lincheck(v, found, out, args)
         else:
-            run = hunt_lifecycle(v, seed=args.seed, examples=args.examples or LIFECYCLE_EXAMPLES, shrink=not args.no_shrink)
-    if v.kind == "primitive":
-        return _report_lincheck(v, found, out, args)
-    return _report_lifecycle(v, run, out, args)
+            run = hunt_lifecycle(v, seed=args.seed, examples=args.examples or LIFECYCLE_EXAMPLES, shrink=not args.no_shrink,
+                                 judged_by=the_lab.invariants if the_lab is not None else ())
+            path = _report_lifecycle(v, run, out, args)
+        if path is not None and the_lab is not None:
+            _say_what_lab_check_says(the_lab, path)
+    if path is None and the_lab is not None and v.kind == "lifecycle" and not the_lab.invariants:
+        print(f"no invariant watches lab {the_lab.name}'s bug, so no replay file can catch it: its answer is a "
+              "test that checks what the bug changes ('genericserver lab new-test FILE' starts one)")
+    return 0 if path is None else 1
+
+
+def _say_what_lab_check_says(the_lab: Any, path: pathlib.Path) -> None:
+    """The file is an answer to ``the_lab``: judge it as ``lab check`` will, and say so now
+    (when a run cannot single this bug out, the pair hears it from the fuzzer, with why)."""
+    from genericserver.labs.check import check
+
+    verdict = check(the_lab, path, isolate=False)
+    if verdict.caught:
+        print(f"lab check: an answer to lab {the_lab.name}: it fails with this bug alone")
+    else:
+        print(f"lab check: not an answer to lab {the_lab.name}: {verdict.message}")
 
 
 @contextlib.contextmanager
@@ -160,26 +189,80 @@ def _random(seed: Optional[int]) -> Optional[random.Random]:
     return None if seed is None else random.Random(seed)
 
 
-def hunt_lifecycle(v: Any, *, seed: Optional[int] = None, examples: int = LIFECYCLE_EXAMPLES, shrink: bool = True) -> Optional[Any]:
+def hunt_lifecycle(v: Any, *, seed: Optional[int] = None, examples: int = LIFECYCLE_EXAMPLES, shrink: bool = True,
+                   judged_by: tuple[str, ...] = ()) -> Optional[Any]:
     """The first (shrunk) :class:`~genericserver.testing.scenario.Run` of ``v`` that breaks an
-    invariant, or None."""
+    invariant (one of ``judged_by`` if given: a lab's own), or None."""
     from hypothesis import find, strategies as st
     from hypothesis.errors import NoSuchExample
 
-    from genericserver.testing.invariants import check
     from genericserver.testing.scenario import deep_schedules, run_scenario, scenarios
 
     with interrupts_kept() as interrupted:
         def violates(example: tuple) -> bool:
             interrupted()
-            return bool(check(run_scenario(example[0], example[1], v)))
+            return breaks(run_scenario(example[0], example[1], v), judged_by)
 
         try:
             scenario, schedule = find(st.tuples(scenarios(), deep_schedules()), violates,
                                       settings=_settings(examples, shrink, seed), random=_random(seed))
         except NoSuchExample:
             return None
+        if shrink:
+            scenario, schedule = simplify(scenario, schedule, violates)
     return run_scenario(scenario, schedule, v)
+
+
+def breaks(run: Any, judged_by: tuple[str, ...] = ()) -> bool:
+    """Does ``run`` break an invariant (one of ``judged_by``, when it names some)?"""
+    from genericserver.testing.invariants import check
+
+    return any(not judged_by or violation.invariant in judged_by for violation in check(run))
+
+
+def simplify(scenario: Any, schedule: list[int], still_fails: Callable[[tuple], bool]) -> tuple[Any, list[int]]:
+    """Hypothesis's shrinking, finished by hand: while one step simpler still fails, take it.
+
+    Hypothesis shrinks the choices that drew a scenario, and a swarm-drawn scenario can stop
+    at a local minimum (a /readyz probe kept beside four requests that play no part). Here a
+    step is the scenario itself made simpler: a request or hook left out, a flag back to its
+    default, a request sent at the start on a new connection, a schedule with fewer
+    preemptions. Each step only ever goes towards a default, so this ends."""
+    current = (scenario, list(schedule))
+    while True:
+        for candidate in _simpler(*current):
+            if still_fails(candidate):
+                current = candidate
+                break
+        else:
+            return current
+
+
+def _simpler(scenario: Any, schedule: list[int]) -> Iterator[tuple[Any, list[int]]]:
+    """The scenarios and schedules one step simpler than these, the biggest steps first."""
+    from dataclasses import fields, replace
+
+    from genericserver.testing.scenario import HookSpec, RequestSpec, Scenario
+
+    for i in range(len(scenario.requests)):
+        yield replace(scenario, requests=scenario.requests[:i] + scenario.requests[i + 1:]), schedule
+    for i in range(len(scenario.hooks)):
+        yield replace(scenario, hooks=scenario.hooks[:i] + scenario.hooks[i + 1:]), schedule
+    if any(schedule):
+        yield scenario, []
+    default = Scenario()
+    for f in fields(Scenario):
+        if f.name not in ("requests", "hooks", "actions") and getattr(scenario, f.name) != getattr(default, f.name):
+            yield replace(scenario, **{f.name: getattr(default, f.name)}), schedule
+    for items, spec, name in ((scenario.requests, RequestSpec(), "requests"), (scenario.hooks, HookSpec(), "hooks")):
+        for i, item in enumerate(items):
+            for f in fields(spec):
+                if f.name != "kind" and getattr(item, f.name) != getattr(spec, f.name):
+                    simpler_item = replace(item, **{f.name: getattr(spec, f.name)})
+                    yield replace(scenario, **{name: items[:i] + (simpler_item,) + items[i + 1:]}), schedule
+    for i, choice in enumerate(schedule):
+        if choice:
+            yield scenario, schedule[:i] + [0] + schedule[i + 1:]
 
 
 def hunt_lincheck(v: Any, *, seed: Optional[int] = None, examples: int = LINCHECK_EXAMPLES, shrink: bool = True) -> Optional[tuple[Any, str]]:
@@ -216,14 +299,15 @@ def _replay_lines(path: pathlib.Path) -> list[str]:
     return [f"replay:   genericserver replay {path}", f"          {replay.command(path)}"]
 
 
-def _report_lifecycle(v: Any, run: Optional[Any], out: Optional[pathlib.Path], args: argparse.Namespace) -> int:
+def _report_lifecycle(v: Any, run: Optional[Any], out: Optional[pathlib.Path], args: argparse.Namespace) -> Optional[pathlib.Path]:
+    """Print what was found and write its replay file (its path; None when nothing was found)."""
     from genericserver.testing import replay
     from genericserver.testing.choosers import compact
     from genericserver.testing.invariants import check
 
     if run is None:
         print(f"no counterexample for {v.name} in {args.examples or LIFECYCLE_EXAMPLES} examples ({'seed ' + str(args.seed) if args.seed is not None else 'fixed order'})")
-        return 0
+        return None
     violations = check(run)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -236,15 +320,15 @@ def _report_lifecycle(v: Any, run: Optional[Any], out: Optional[pathlib.Path], a
     print(f"scenario: {run.scenario!r}")
     print(f"schedule: {compact(run.schedule)}")
     print("\n".join(_replay_lines(path)))
-    return 1
+    return path
 
 
-def _report_lincheck(v: Any, found: Optional[tuple[Any, str]], out: Optional[pathlib.Path], args: argparse.Namespace) -> int:
+def _report_lincheck(v: Any, found: Optional[tuple[Any, str]], out: Optional[pathlib.Path], args: argparse.Namespace) -> Optional[pathlib.Path]:
     from genericserver.testing import lincheck
 
     if found is None:
         print(f"no counterexample for {v.name} in {args.examples or LINCHECK_EXAMPLES} examples ({'seed ' + str(args.seed) if args.seed is not None else 'fixed order'})")
-        return 0
+        return None
     history, why = found
     path = lincheck.save(history, out.parent if out is not None else None)
     if out is not None:
@@ -252,4 +336,4 @@ def _report_lincheck(v: Any, found: Optional[tuple[Any, str]], out: Optional[pat
         path = out
     print(lincheck.report(history, why, None))
     print("\n".join(_replay_lines(path)))
-    return 1
+    return path

@@ -16,8 +16,11 @@ whether an order of it fits the model.
 
 ``--break FILE:LINE`` stops in pdb in whichever goroutine reaches that line (each goroutine is a
 real thread; the others wait for the baton, so nothing moves while you look around). FILE is a
-path, or the end of one under ``genericserver/``; one that names no such file is refused, as it
-would never stop;
+path, or the end of one under ``genericserver/`` in whole folder names (``genericapiserver.py``,
+``filters/waitgroup.py``), which the command names in full before the run. As pdb says when a
+breakpoint cannot be set, the run's last line says when FILE names no file or several, or LINE
+is past the end or has no code; or that no goroutine reached it, and when the variant replaces
+the function the line is in, that this is why (:func:`find_breakpoint`, :func:`breakpoint_said`).
 ``goroutines`` at the prompt lists them all, each with its state and its line
 (:mod:`genericserver.testing.debugger`). The
 simulation switches its watchdog off under a debugger and never reads real time, so the run
@@ -28,13 +31,17 @@ works the same way.
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import hashlib
+import inspect
 import json
 import os
 import pathlib
 import sys
 import threading
+import types
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
 from genericserver.testing import lincheck
@@ -169,19 +176,154 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+PACKAGE_TREE = pathlib.Path(__file__).resolve().parent.parent.parent  # the folder genericserver/ is in
+
+
+@dataclass
+class Breakpoint:
+    """Where ``--break FILE:LINE`` stops: what was asked, the file it names (None when it names
+    none), why it cannot be set ("" when it can), and how many times a goroutine reached it.
+
+    pdb says at once when a breakpoint cannot be set; a run that never stops, for a line that
+    is not there or never runs, would leave a learner waiting for a prompt that never comes."""
+
+    asked: str
+    line: int
+    path: Optional[pathlib.Path] = None
+    problem: str = ""
+    hits: int = 0
+
+    @property
+    def shown(self) -> str:
+        """``genericserver/x.py:LINE`` for a file of this package, else the path as resolved."""
+        if self.path is None:
+            return self.asked
+        try:
+            where = self.path.relative_to(PACKAGE_TREE).as_posix()
+        except ValueError:
+            where = str(self.path)
+        return f"{where}:{self.line}"
+
+
+def find_breakpoint(value: str) -> Breakpoint:
+    """``FILE:LINE`` resolved: FILE is a path here, or the end of one in this package, whole
+    folder names only (``genericapiserver.py``, ``filters/waitgroup.py``); it must name one file,
+    and LINE a line of it with code. ``problem`` says why not."""
+    filename, _, line = value.rpartition(":")
+    bp = Breakpoint(value, int(line))
+    if os.path.isfile(filename):
+        bp.path = pathlib.Path(filename).resolve()
+    else:
+        parts = pathlib.PurePath(os.path.normpath(filename)).parts
+        found = sorted(f for f in PACKAGE_TREE.glob("genericserver/**/*.py")
+                       if f.relative_to(PACKAGE_TREE).parts[-len(parts):] == parts)
+        if not found:
+            bp.problem = f"no file {filename} here or in genericserver/"
+            return bp
+        if len(found) > 1:
+            names = [f.relative_to(PACKAGE_TREE).as_posix() for f in found]
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            bp.problem = f"{filename} is {len(names)} files ({', '.join(names[:3])}{more}): name its folder too"
+            return bp
+        bp.path = found[0]
+    try:
+        source = bp.path.read_text()
+        lines = code_lines(compile(source, str(bp.path), "exec"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as err:
+        bp.problem = f"{bp.path.name} is not a Python file it can read ({type(err).__name__})"
+        return bp
+    count = len(source.splitlines())
+    if bp.line > count:
+        bp.problem = f"{bp.shown.rpartition(':')[0]} has {count} lines"
+    elif bp.line not in lines:
+        after = min((n for n in lines if n > bp.line), default=None)
+        bp.problem = (f"line {bp.line} has no code to stop at (a blank line, a comment or a docstring)"
+                      + (f"; the next line with code is {after}" if after else ""))
+    return bp
+
+
+def code_lines(code: types.CodeType) -> set[int]:
+    """Every line that has code in ``code`` and the functions and classes inside it."""
+    lines: set[int] = set()
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        lines.update(n for _, _, n in c.co_lines() if n is not None)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return lines
+
+
+def never_reached(bp: Breakpoint, variant: Any) -> str:
+    """Why ``bp`` may not have been reached: the function it is in is one ``variant`` replaces
+    (a method of a class, or a function a module looks up), so the run never enters it."""
+    names = enclosing_functions(bp)
+    for owner, attr, _ in variant.patches():
+        name = f"{owner.__qualname__}.{attr}" if inspect.isclass(owner) else attr
+        if name in names:
+            return f" - the variant {variant.name} replaces {name}, the function it is in"
+    for name in names:  # replaced for the whole process (a lab started here: cmd.main)
+        elsewhere = _replaced_from(bp, name)
+        if elsewhere:
+            return f" - {name}, the function it is in, is replaced in this process by one in {elsewhere} (a lab's bug?)"
+    return " - no goroutine ran that line"
+
+
+def _replaced_from(bp: Breakpoint, qualname: str) -> str:
+    """The file of the function that stands in ``qualname``'s place now, if not ``bp``'s own."""
+    assert bp.path is not None
+    try:
+        module = ".".join(bp.path.relative_to(PACKAGE_TREE).with_suffix("").parts)
+    except ValueError:
+        return ""
+    value: Any = sys.modules.get(module.removesuffix(".__init__"))
+    for part in qualname.split("."):
+        if value is None:
+            return ""
+        value = inspect.getattr_static(value, part, None)
+    code = getattr(getattr(value, "__func__", value), "__code__", None)
+    if code is None or os.path.realpath(code.co_filename) == str(bp.path):
+        return ""
+    try:
+        return pathlib.Path(code.co_filename).resolve().relative_to(PACKAGE_TREE).as_posix()
+    except ValueError:
+        return code.co_filename
+
+
+def enclosing_functions(bp: Breakpoint) -> list[str]:
+    """The qualified names of the functions around ``bp``'s line, innermost last."""
+    assert bp.path is not None
+    names: list[str] = []
+    body, prefix = ast.parse(bp.path.read_text()).body, ""
+    while True:
+        node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and n.lineno <= bp.line <= (n.end_lineno or n.lineno)), None)
+        if node is None:
+            return names
+        prefix = f"{prefix}{node.name}"
+        if not isinstance(node, ast.ClassDef):
+            names.append(prefix)
+        body, prefix = node.body, prefix + "."
+
+
 @contextlib.contextmanager
-def stop_at(location: str, action: Callable[[Any], None]) -> Iterator[None]:
-    """Call ``action(frame)`` each time any thread reaches ``FILE:LINE`` (``FILE`` may be a suffix).
+def stop_at(location: str | Breakpoint, action: Callable[[Any], None]) -> Iterator[Breakpoint]:
+    """Call ``action(frame)`` each time any thread reaches ``FILE:LINE`` (see
+    :func:`find_breakpoint`); yields the :class:`Breakpoint`, which counts the hits. A breakpoint
+    that cannot be set traces nothing.
 
     It traces every thread started inside the block, which is what lets a breakpoint catch a
     goroutine: pdb alone only traces the thread it was started in.
     """
-    filename, _, line = location.rpartition(":")
-    target_line = int(line)
-    suffix = os.path.normpath(filename)
+    bp = find_breakpoint(location) if isinstance(location, str) else location
+    if bp.problem or bp.path is None:
+        yield bp
+        return
+    target, target_line = str(bp.path), bp.line
+    ours: dict[str, bool] = {}  # co_filename -> is it the file (resolved once per name)
 
     def local(frame: Any, event: str, arg: Any) -> Any:
         if event == "line" and frame.f_lineno == target_line:
+            bp.hits += 1
             action(frame)
             if sys.gettrace() is None:  # the debugger was told to continue: trace this thread again
                 sys.settrace(global_trace)
@@ -190,30 +332,38 @@ def stop_at(location: str, action: Callable[[Any], None]) -> Iterator[None]:
         return local
 
     def global_trace(frame: Any, event: str, arg: Any) -> Any:
-        if event == "call" and os.path.normpath(frame.f_code.co_filename).endswith(suffix):
-            return local
-        return None
+        if event != "call":
+            return None
+        name = frame.f_code.co_filename
+        if name not in ours:
+            ours[name] = os.path.realpath(name) == target
+        return local if ours[name] else None
 
     threading.settrace(global_trace)
     sys.settrace(global_trace)
     try:
-        yield
+        yield bp
     finally:
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type]
 
 
 def break_location(value: str) -> str:
-    """``--break``'s argparse type: ``FILE:LINE`` with a line number and a Python file that is a
-    path here or the end of one in this package (what :func:`stop_at` matches)."""
+    """``--break``'s argparse type: ``FILE:LINE`` with a line number. Whether FILE and LINE can
+    be found is for :func:`find_breakpoint` to say, in one line, with the run's end."""
     filename, sep, line = value.rpartition(":")
     if not (sep and filename and line.isdigit() and int(line) > 0):
         raise argparse.ArgumentTypeError(f"{value!r}: want FILE:LINE, such as genericserver/filters/waitgroup.py:51")
-    suffix = os.path.normpath(filename)
-    tree = pathlib.Path(__file__).resolve().parent.parent.parent  # the folder genericserver/ is in
-    if not os.path.isfile(filename) and not any(str(p).endswith(suffix) for p in tree.glob("genericserver/**/*.py")):
-        raise argparse.ArgumentTypeError(f"{value!r}: no file {filename} here or in genericserver/")
     return value
+
+
+def breakpoint_said(bp: Breakpoint, variant: Any) -> Optional[str]:
+    """The last line of a run with ``--break``: a breakpoint not set, or never reached (else None)."""
+    if bp.problem:
+        return f"--break {bp.asked}: not set: {bp.problem}"
+    if not bp.hits:
+        return f"--break {bp.shown}: never reached in this run{never_reached(bp, variant)}"
+    return None
 
 
 def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay") -> int:
@@ -222,7 +372,8 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
     parser.add_argument("--quiet", action="store_true", help="print only the violations")
     parser.add_argument("--break", dest="brk", type=break_location, metavar="FILE:LINE",
-                        help="stop in pdb when any goroutine reaches FILE:LINE")
+                        help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
+                             "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
     args = parser.parse_args(argv)
     try:
         doc = read(args.file)
@@ -234,7 +385,8 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     if "lincheck" in doc:
         return _replay_lincheck(doc, args)
     print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant}")
-    with stop_at(args.brk, prompt_at) if args.brk else contextlib.nullcontext():
+    bp = _announced(args.brk)
+    with stop_at(bp, prompt_at) if bp else contextlib.nullcontext():
         run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
     if args.trace:
         print("\n-- scheduling decisions (step, virtual time, goroutine, what it resumed from)")
@@ -248,7 +400,25 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
         print(f"VIOLATED {v}")
     if not violations:
         print("all invariants hold")
+    _say_if_never_stopped(bp, make_variant(variant))
     return 1 if violations else 0
+
+
+def _announced(location: Optional[str]) -> Optional[Breakpoint]:
+    """The breakpoint of ``--break`` (None without one); a file found from the end of its path
+    is named in full first, so the prompt's path is no surprise."""
+    if not location:
+        return None
+    bp = find_breakpoint(location)
+    if not bp.problem and bp.shown != location:
+        print(f"break:    {bp.shown} (for {location})")
+    return bp
+
+
+def _say_if_never_stopped(bp: Optional[Breakpoint], variant: Any) -> None:
+    said = breakpoint_said(bp, variant) if bp is not None else None
+    if said:
+        print(said)
 
 
 def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
@@ -257,7 +427,8 @@ def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
     name, scenario, schedule, variant = lincheck.load(doc)
     target = TARGETS[name]
     print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {variant}")
-    with stop_at(args.brk, prompt_at) if args.brk else contextlib.nullcontext():
+    bp = _announced(args.brk)
+    with stop_at(bp, prompt_at) if bp else contextlib.nullcontext():
         with make_variant(variant).switched_in():
             history = lincheck.run_history(target, scenario, schedule, variant=variant, watchdog=None if args.brk else 10.0)
     if args.trace:
@@ -268,6 +439,7 @@ def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
     why = lincheck.verdict(target, history)
     print(f"\n-- {len(history.trace)} decisions, {len(history.choices)} with a choice")
     print(f"NOT LINEARIZABLE: {why}" if why else "linearizable: an order of these calls fits the model")
+    _say_if_never_stopped(bp, make_variant(variant))
     return 1 if why else 0
 
 

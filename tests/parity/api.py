@@ -11,7 +11,9 @@ fresh kube-apiserver v1.36.0 (reference/pair.py), and writes them in the order s
 replaced by a placeholder naming them: `metadata.uid` `<uid>`, `metadata.resourceVersion` and a list's
 `<rv>`, `metadata.creationTimestamp` and `deletionTimestamp` `<time>`, `metadata.continue` `<continue>`
 (it encodes a resourceVersion), and the same fields of a watch event's object and of a Table's rows'
-objects; a Table's age cells are `<age>`. Headers: `Audit-Id` is compared as present or not, `Date`
+objects; a Table's age cells are `<age>`; a Status's `details.uid`, the server address in `/api`, and
+UUIDs, times and resourceVersions inside a Status message; and the random suffix of a name made from a
+`generateName` (`PREFIX<generated>`). Headers: `Audit-Id` is compared as present or not, `Date`
 not at all; the others listed in `HEADERS` exactly. A body that is no JSON is compared as it is.
 Nothing else is masked: every other difference is either fixed or listed, with its reason, in
 `tests/test_parity_api.py`'s `KNOWN_DIFFERENCES` and walkthrough.md's table "Where we differ from
@@ -115,8 +117,28 @@ def mask(body: bytes, content_type: str) -> Any:
     return doc
 
 
-def answer_of(status: int, headers: list[tuple[str, str]], body: bytes) -> dict:
-    """An answer as recorded: status, the compared headers, Audit-Id's presence, the masked body."""
+# names.SimpleNameGenerator's suffix: five characters of its alphabet after the generateName prefix
+GENERATED_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+
+
+def _generate_name(request: Optional[dict]) -> str:
+    """The generateName prefix a create request asks for, or ''."""
+    body = (request or {}).get("body")
+    try:
+        doc = json.loads(body) if isinstance(body, str) else None
+    except ValueError:
+        return ""
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    return meta.get("generateName", "") if isinstance(meta, dict) and not meta.get("name") else ""
+
+
+def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request: Optional[dict] = None) -> dict:
+    """An answer as recorded: status, the compared headers, Audit-Id's presence, the masked body.
+    For a request that asks for a generated name, the random suffix the server added to its prefix
+    is masked too (`PREFIX<generated>`), wherever the answer shows it."""
+    prefix = _generate_name(request)
+    if prefix:
+        body = re.sub(re.escape(prefix).encode() + GENERATED_SUFFIX.encode(), prefix.encode() + b"<generated>", body)
     lower = {}
     for name, value in headers:
         lower.setdefault(name.lower(), []).append(value)
@@ -158,6 +180,6 @@ def send(port: int, request: dict, timeout: float = 30.0) -> dict:
         conn.request(request["method"], request["path"], body=data, headers=dict(request.get("headers", {})))
         r = conn.getresponse()
         raw = r.read()
-        return answer_of(r.status, r.getheaders(), raw)
+        return answer_of(r.status, r.getheaders(), raw, request)
     finally:
         conn.close()

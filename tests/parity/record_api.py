@@ -98,7 +98,7 @@ class Recorder(http.server.BaseHTTPRequestHandler):
         with self.lock:
             n = sum(1 for e in self.exchanges if e["source"] == self.label)
             self.exchanges.append({"id": f"{self.label.split(':', 1)[1]}#{n}", "source": self.label, **request,
-                                   "answer": api.answer_of(r.status, r.getheaders(), raw)})
+                                   "answer": api.answer_of(r.status, r.getheaders(), raw, request)})
         self.send_response_only(r.status)
         for k, v in r.getheaders():
             if k.lower() not in ("transfer-encoding", "content-length", "connection"):
