@@ -98,10 +98,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, list[str]]] = {
         "Go's encoding/json writes a map's keys sorted (ConfigMap.data is a map); ours in insertion order. "
         "(This exchange also shows the key server-side apply added in kube-apiserver.)",
         ["patch-dry-run"]),
-    "options": (
-        "query parameters Go checks and ours does not: export=true is refused (400), an unparsable "
-        "resourceVersion on a GET is the storage's 500, and a field selector of '==' parses as empty",
-        ["get-export", "get-bad-rv", "list-field-bad"]),
     "server-side-apply": (
         "server-side apply is not built (walkthrough 9.1): an apply patch gets 415",
         ["patch-apply"]),
