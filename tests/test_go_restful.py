@@ -267,6 +267,17 @@ def test_application_star_is_not_acceptable_to_go_restful(client):
                                              "application/yaml, application/vnd.kubernetes.protobuf")
 
 
+def test_a_refusal_to_a_client_that_accepts_nothing_written_is_indented_raw_json(client):
+    # responsewriters/writers.go:333-339 and :400-409 (apiserver v1.36.0): the negotiation fails, so
+    # WriteRawJSON writes the Status with json.MarshalIndent (two spaces, no newline at the end), as
+    # kube-apiserver answers GET /api with Accept: text/html
+    _, c = client
+    r = c.get("/api", headers={"Accept": "text/html"})
+    assert r.headers["Content-Type"] == "application/json"
+    assert r.data == json.dumps(json.loads(r.data), indent=2).encode()
+    assert r.data.startswith(b'{\n  "kind": "Status",') and r.data.endswith(b'"code": 406\n}')
+
+
 def test_a_list_route_produces_the_watch_stream_types_too(client):
     _, c = client
     r = c.get(NS + "?watch=1", headers={"Accept": "text/html"})
