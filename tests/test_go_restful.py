@@ -311,6 +311,21 @@ def test_the_accept_is_refused_before_a_missing_object_is_looked_up(client):
     assert c.delete(NS + "/missing").status_code == 404
 
 
+def test_an_empty_namespace_lists_every_namespace_and_names_no_object(client):
+    # go-restful matches {namespace} to an empty token (curly.go:107-121); kube-apiserver v1.36.0 then lists
+    # every namespace (the store's key root) and refuses an object's key (store.go NamespaceKeyFunc)
+    store, c = client
+    assert c.post("/api/v1/namespaces/other/configmaps", json={"metadata": {"name": "b"}}).status_code == 201
+    before = store.resource_version()
+    r = c.get("/api/v1/namespaces//configmaps")
+    assert [(i["metadata"]["namespace"], i["metadata"]["name"]) for i in json.loads(r.data)["items"]] == [
+        ("default", "a"), ("other", "b")]
+    for method, path in [("GET", "/a"), ("PUT", "/a"), ("DELETE", "/a"), ("DELETE", ""), ("POST", "")]:
+        r = c.open("/api/v1/namespaces//configmaps" + path, method=method, json={"metadata": {"name": "a"}})
+        assert (r.status_code, json.loads(r.data)["message"]) == (400, "Namespace parameter required."), (method, path)
+    assert store.resource_version() == before  # nothing written
+
+
 def test_discovery_routes_are_go_restfuls_too(client):
     _, c = client
     assert c.get("/api/v1/", headers={"Accept": "application/json"}).status_code == 200

@@ -28,6 +28,13 @@ Accept that names none of the route's types (406; only ``*/*`` is a wildcard the
 as a Status by the server's service error handler (pkg/server/handler.go). The deprecated
 ``/watch/`` routes are not built.
 
+go-restful matches a parameter to an empty token too, so ``PREFIX/namespaces//R`` is a route: a
+list or watch there reads every namespace (the store's key root, as Go's), and any other verb is
+the store's 400 ``Namespace parameter required.`` (Go's ``NamespaceKeyFunc``). Go gets to that
+check in the store, after the media type, the body and (for a create) the object's validation,
+which answers 422 first: here it is checked before the handler runs, so a request at fault
+another way too may get the 400 where Go answers the other fault.
+
 Two Go files in one module: groupversion.go's ``APIGroupVersion`` is what installer.go's
 ``APIInstaller`` installs, and here one class does both.
 """
@@ -59,6 +66,8 @@ _VERB_OF = {("collection", "GET"): "list", ("collection", "POST"): "create", ("c
             ("all", "GET"): "list"}
 # the media types a route is told it produces (MediaTypesForSerializer), and what PATCH consumes
 MEDIA_TYPES, STREAM_MEDIA_TYPES = negotiate.media_types(codec_factory.SUPPORTED)
+# NamespaceKeyFunc's refusal of an object key with no namespace (registry/generic/registry/store.go)
+NAMESPACE_REQUIRED = "Namespace parameter required."
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 
@@ -137,6 +146,11 @@ class APIGroupVersion:
             namespace: Optional[str] = args.get("namespace") if r.namespaced else ""
             if endpoint == "all":
                 namespace = None
+            elif r.namespaced and not namespace:  # go-restful lets a parameter be empty: /namespaces//R
+                if endpoint == "collection" and method == "GET":
+                    namespace = None  # the store's key root with no namespace: every namespace's
+                else:
+                    return response.write_error(scope, environ, start_response, errors.new_bad_request(NAMESPACE_REQUIRED))
 
             def serve(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
                 if r.deprecation:  # every answer carries it, errors too
