@@ -429,6 +429,28 @@ def test_a_watch_starts_with_the_existing_objects_and_ends_when_the_server_shuts
     body.close()
 
 
+@pytest.mark.parametrize("path, seen", [("/api/v1/watch/namespaces/ns/configmaps", ["a", "b"]),
+                                        ("/api/v1/watch/namespaces/ns/configmaps/b", ["b"]),
+                                        ("/api/v1/watch/configmaps", ["a", "b", "b", "c"]),
+                                        # an empty namespace: every namespace's b (kube-apiserver v1.36.0 answers so)
+                                        ("/api/v1/watch/namespaces//configmaps/b", ["b", "b"])])
+def test_the_deprecated_watch_paths_watch_without_the_watch_parameter(path: str, seen: list):
+    # installer.go:575-596 (apiserver v1.36.0): WATCHLIST and WATCH routes under watch/, served by
+    # ListResource with forceWatch (handlers/get.go:190)
+    mux, _, c = setup()
+    for ns, name in (("ns", "a"), ("ns", "b"), ("other", "c"), ("other", "b")):
+        c.post(f"/api/v1/namespaces/{ns}/configmaps", json=cm(name))
+    sig = FakeServerShutdownSignal()
+    status, headers, body = watch(mux, "", path=path, signal=sig)
+    assert (status, headers["Content-Type"]) == ("200 OK", "application/json")
+    stream = iter(body)
+    assert [event(next(stream))[:2] for _ in seen] == [("ADDED", name) for name in seen]
+    sig.ev.set()
+    assert list(stream) == []
+    body.close()
+    assert c.post("/api/v1/watch/configmaps", json=cm("d")).status_code == 405  # GET routes only
+
+
 def test_resource_version_zero_also_lists_and_all_namespaces_see_everything():
     mux, _, c = setup()
     c.post(NS, json=cm("a"))

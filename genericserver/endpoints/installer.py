@@ -26,10 +26,12 @@ So go-restful refuses, before the handler runs, a path the group version does no
 method the path does not have (405, HEAD included), a PATCH of another Content-Type (415) and an
 Accept that names none of the route's types (406; only ``*/*`` is a wildcard there), each written
 as a Status by the server's service error handler (pkg/server/handler.go). The deprecated
-``/watch/`` routes are not built.
+``/watch/`` routes (``PREFIX/watch/namespaces/NS/R``, ``.../R/NAME``, ``PREFIX/watch/R``) are
+the list handler made to watch, as Go's ``ListResource`` with ``forceWatch``.
 
 go-restful matches a parameter to an empty token too, so ``PREFIX/namespaces//R`` is a route: a
-list or watch there reads every namespace (the store's key root, as Go's), and any other verb is
+list or watch there (a watch of one object too) reads every namespace (the store's key root, as
+Go's), and any other verb is
 the store's 400 ``Namespace parameter required.`` (Go's ``NamespaceKeyFunc``). Go gets to that
 check in the store, after the media type, the body and (for a create) the object's validation,
 which answers 422 first: here it is checked before the handler runs, so a request at fault
@@ -64,6 +66,12 @@ _ITEM = {"GET": (get.get_resource, "GET"), "PUT": (update.update_resource, "PUT"
 _VERB_OF = {("collection", "GET"): "list", ("collection", "POST"): "create", ("collection", "DELETE"): "deletecollection",
             ("item", "GET"): "get", ("item", "PUT"): "update", ("item", "POST"): "create", ("item", "DELETE"): "delete", ("item", "PATCH"): "patch",
             ("all", "GET"): "list"}
+def _force_watch(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
+                 name: Optional[str] = None) -> Iterable[bytes]:
+    """``restfulListResource(..., forceWatch=true)``: the handler of the deprecated ``/watch/`` routes."""
+    return get.list_resource(scope, req, start_response, namespace, name, force_watch=True)
+
+
 # the media types a route is told it produces (MediaTypesForSerializer), and what PATCH consumes
 MEDIA_TYPES, STREAM_MEDIA_TYPES = negotiate.media_types(codec_factory.SUPPORTED)
 # NamespaceKeyFunc's refusal of an object key with no namespace (registry/generic/registry/store.go)
@@ -125,14 +133,23 @@ class APIGroupVersion:
                 produces = list(scope.extra.get("produces_mime_types", ())) + MEDIA_TYPES
                 if verb == "list":
                     produces = MEDIA_TYPES + STREAM_MEDIA_TYPES
-                self.web_service.route(method, path, self._route_function(scope, endpoint, method), produces=produces,
+                table = _ITEM if endpoint == "item" else _COLLECTION
+                self.web_service.route(method, path, self._route_function(scope, endpoint, method, *table[method]), produces=produces,
                                        consumes=list(PATCH_TYPES) if method == "PATCH" else None)
+        if "watch" in r.verbs and not r.subresource:
+            # the watch routes deprecated in 1.11: a list handler that watches whatever the query says
+            watches = ([("all", f"/watch/{r.name}", "WATCHLIST")] if r.namespaced else []) + [
+                ("collection", f"/watch{ns}/{r.name}", "WATCHLIST"), ("item", f"/watch{ns}/{r.name}/{{name}}", "WATCH")]
+            for endpoint, path, metric_verb in watches:
+                if metric_verb == "WATCHLIST" and "list" not in r.verbs:
+                    continue  # allowWatchList: a watcher that also lists
+                self.web_service.route("GET", path, self._route_function(scope, endpoint, "GET", _force_watch, metric_verb),
+                                       produces=MEDIA_TYPES + STREAM_MEDIA_TYPES)
 
-    def _route_function(self, scope: RequestScope, endpoint: str, method: str) -> RouteFunction:
+    def _route_function(self, scope: RequestScope, endpoint: str, method: str, handler: Callable[..., Iterable[bytes]],
+                        metric_verb: str) -> RouteFunction:
         """The route's function: the handler, with the resource's deprecation warning and Go's
         ``InstrumentRouteFunc`` around it."""
-        table = _ITEM if endpoint == "item" else _COLLECTION
-        handler, metric_verb = table[method]
         r = scope.resource
         if scope.metrics is None:
             metric_scope = ""
@@ -147,7 +164,7 @@ class APIGroupVersion:
             if endpoint == "all":
                 namespace = None
             elif r.namespaced and not namespace:  # go-restful lets a parameter be empty: /namespaces//R
-                if endpoint == "collection" and method == "GET":
+                if handler in (get.list_resource, _force_watch):
                     namespace = None  # the store's key root with no namespace: every namespace's
                 else:
                     return response.write_error(scope, environ, start_response, errors.new_bad_request(NAMESPACE_REQUIRED))

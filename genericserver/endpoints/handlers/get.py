@@ -88,10 +88,12 @@ def _get_options(req: Request) -> str:
 
 
 def list_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
-                  name: Optional[str] = None) -> Iterable[bytes]:
+                  name: Optional[str] = None, *, force_watch: bool = False) -> Iterable[bytes]:
+    """``ListResource``; ``force_watch`` for the deprecated ``/watch/`` routes, which watch
+    without ``?watch``."""
     media_type = response.negotiate_output(scope, req.environ)
     opts = list_opts(scope, req, name)
-    if opts.watch:
+    if opts.watch or force_watch:
         return handle_watch(scope, req, start_response, namespace, opts, media_type)
     return handle_list(scope, req, start_response, namespace, opts, media_type)
 
