@@ -2,10 +2,12 @@
 
 ``APIServerHandler`` holds the full handler chain (the filters around the director), the
 director itself (what delegates reach, bypassing this server's filters), and the mux every
-non-REST path registers on. The director is the mux: the API groups
-(:class:`~genericserver.apigroups.APIGroups`) register their go-restful container on it for each
-path a web service's root claims, which is the rule Go's director applies before its mux (the
-root and what is under it; ``/apis`` only as itself and ``/apis/``).
+non-REST path registers on. The director is the mux: where Go's handler holds one go-restful
+container, here the API groups (:class:`~genericserver.apigroups.APIGroups`) hold one for their
+web services and ``/version`` one of its own (routes.py), and each registers it on the mux for
+every path a web service's root claims, which is the rule Go's director applies before its mux
+(the root and what is under it; ``/apis`` only as itself and ``/apis/``). No path is claimed by
+two, so the split changes no answer.
 
 :func:`service_error_handler` is what the container is given for a request its router refuses
 (404, 405, 406, 415): go-restful's code and text as ``NewGenericServerResponse`` makes them a
