@@ -66,6 +66,8 @@ _ITEM = {"GET": (get.get_resource, "GET"), "PUT": (update.update_resource, "PUT"
 _VERB_OF = {("collection", "GET"): "list", ("collection", "POST"): "create", ("collection", "DELETE"): "deletecollection",
             ("item", "GET"): "get", ("item", "PUT"): "update", ("item", "POST"): "create", ("item", "DELETE"): "delete", ("item", "PATCH"): "patch",
             ("all", "GET"): "list"}
+
+
 def _force_watch(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
                  name: Optional[str] = None) -> Iterable[bytes]:
     """``restfulListResource(..., forceWatch=true)``: the handler of the deprecated ``/watch/`` routes."""
@@ -134,7 +136,7 @@ class APIGroupVersion:
                 if verb == "list":
                     produces = MEDIA_TYPES + STREAM_MEDIA_TYPES
                 table = _ITEM if endpoint == "item" else _COLLECTION
-                self.web_service.route(method, path, self._route_function(scope, endpoint, method, *table[method]), produces=produces,
+                self.web_service.route(method, path, self._route_function(scope, endpoint, *table[method]), produces=produces,
                                        consumes=list(PATCH_TYPES) if method == "PATCH" else None)
         if "watch" in r.verbs and not r.subresource:
             # the watch routes deprecated in 1.11: a list handler that watches whatever the query says
@@ -143,10 +145,10 @@ class APIGroupVersion:
             for endpoint, path, metric_verb in watches:
                 if metric_verb == "WATCHLIST" and "list" not in r.verbs:
                     continue  # allowWatchList: a watcher that also lists
-                self.web_service.route("GET", path, self._route_function(scope, endpoint, "GET", _force_watch, metric_verb),
+                self.web_service.route("GET", path, self._route_function(scope, endpoint, _force_watch, metric_verb),
                                        produces=MEDIA_TYPES + STREAM_MEDIA_TYPES)
 
-    def _route_function(self, scope: RequestScope, endpoint: str, method: str, handler: Callable[..., Iterable[bytes]],
+    def _route_function(self, scope: RequestScope, endpoint: str, handler: Callable[..., Iterable[bytes]],
                         metric_verb: str) -> RouteFunction:
         """The route's function: the handler, with the resource's deprecation warning and Go's
         ``InstrumentRouteFunc`` around it."""
@@ -161,18 +163,17 @@ class APIGroupVersion:
         def route_function(environ: dict, start_response: StartResponse, args: dict) -> Iterable[bytes]:
             req = Request(environ)
             namespace: Optional[str] = args.get("namespace") if r.namespaced else ""
-            if endpoint == "all":
+            lists = handler in (get.list_resource, _force_watch)
+            if endpoint == "all" or r.namespaced and not namespace and lists:
+                # (go-restful lets a parameter be empty, /namespaces//R: the store's key root, every namespace's)
                 namespace = None
-            elif r.namespaced and not namespace:  # go-restful lets a parameter be empty: /namespaces//R
-                if handler in (get.list_resource, _force_watch):
-                    namespace = None  # the store's key root with no namespace: every namespace's
-                else:
-                    return response.write_error(scope, environ, start_response, errors.new_bad_request(NAMESPACE_REQUIRED))
 
             def serve(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
                 if r.deprecation:  # every answer carries it, errors too
                     start_response = response.with_warnings(start_response, [r.deprecation])
                 try:
+                    if r.namespaced and namespace == "":  # an object's key needs a namespace
+                        raise errors.new_bad_request(NAMESPACE_REQUIRED)
                     if "name" in args:
                         return handler(scope, req, start_response, namespace, args["name"])
                     return handler(scope, req, start_response, namespace)
