@@ -2,14 +2,20 @@
 
 ``InstallLegacyAPIGroup`` and ``InstallAPIGroups``, split from genericapiserver.py to keep each
 readable: each group version's REST routes (:class:`~genericserver.endpoints.installer.APIGroupVersion`)
-and its discovery documents go on the server's mux:
+and its discovery documents, as go-restful web services in the server's container
+(:class:`~genericserver.github_com.emicklei.go_restful.v3.container.Container`):
 
 * ``/api`` (APIVersions, or aggregated discovery of the legacy group, by Accept) and ``/api/v1``
-  (its APIResourceList), the resources under ``/api/v1/``;
+  (its APIResourceList, the route ``GET /`` of the version's web service), the resources under it;
 * ``/apis`` (APIGroupList, or aggregated discovery of the named groups), ``/apis/G`` (APIGroup),
   ``/apis/G/V`` (APIResourceList), the resources under ``/apis/G/V/``.
 
-A discovery path answers with or without a trailing slash (``/api/``), as go-restful matches.
+A discovery route produces and consumes JSON, YAML and protobuf (go-restful matches it with or
+without a trailing slash: ``/api/``). The container takes every path a web service's root claims,
+as Go's director (pkg/server/handler.go) hands it: the root itself and what is under it (``/apis``
+only as itself and ``/apis/``), registered so on the mux. go-restful answers what none of its
+routes serves there (``/api/v9``: 404, ``POST /api``: 405) with a Status, through the server's
+service error handler.
 
 routes/openapi.go's part is the three OpenAPI routes the installed groups are described on.
 """
@@ -26,52 +32,60 @@ from genericserver.endpoints.discovery.root import RootAPIsHandler, api_group
 from genericserver.endpoints.discovery.storageversionhash import storage_version_hash
 from genericserver.endpoints.discovery.version import APIVersionHandler
 from genericserver.endpoints.handlers.rest import RequestScope
-from genericserver.endpoints.installer import APIGroupVersion, convert_group_version_into_to_discovery
-from genericserver.mux import not_found
+from genericserver.endpoints.installer import MEDIA_TYPES, APIGroupVersion, convert_group_version_into_to_discovery
+from genericserver.github_com.emicklei.go_restful.v3.container import Container
+from genericserver.github_com.emicklei.go_restful.v3.web_service import WebService
+from genericserver.handler import service_error_handler
 from genericserver.openapi.handler import OpenAPIV2
 from genericserver.openapi.handler3 import OpenAPIService
 
 WSGIApp = Callable[..., Iterable[bytes]]
 
 
-class _DiscoveryOrREST:
-    """``PREFIX/`` and below: the version's discovery for the prefix itself (``/api/v1/``), the
-    REST routes for the rest."""
-
-    def __init__(self, prefix: str, discovery: WSGIApp, rest: WSGIApp):
-        self.prefix, self.discovery, self.rest = prefix, discovery, rest
-
-    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
-        if environ.get("PATH_INFO", "").rstrip("/") == self.prefix:
-            return self.discovery(environ, start_response)
-        return self.rest(environ, start_response)
+def _discovery_route(ws: WebService, handler: WSGIApp) -> None:
+    """A discovery handler's ``ws.Route(ws.GET("/")...)``: JSON, YAML and protobuf, produced and consumed."""
+    ws.route("GET", "/", lambda environ, start_response, _: handler(environ, start_response),
+             produces=MEDIA_TYPES, consumes=MEDIA_TYPES)
 
 
 class APIGroups:
     """The server's API groups: the discovery handlers and what installs a group on ``mux``."""
 
-    def __init__(self, mux: Any, *, external_address: str = "", not_found_app: WSGIApp = not_found):
+    def __init__(self, mux: Any, *, external_address: str = "", container: Optional[Container] = None):
         self.mux = mux
-        self.not_found_app = not_found_app
+        if container is None:
+            container = Container()
+            container.service_error_handler(service_error_handler)
+        self.container = container
         self.legacy_aggregated = ResourceDiscoveryManager()
         self.aggregated = ResourceDiscoveryManager()
         self.root = RootAPIsHandler()
         self.installed: dict[str, APIGroupVersion] = {}
-        legacy = WrappedHandler(LegacyRootAPIHandler(external_address), self.legacy_aggregated)
-        apis = WrappedHandler(self.root, self.aggregated)
-        # listed as Go's root listing shows go-restful's web services; the slash forms unlisted
-        mux.handle("/api", legacy)
-        mux.handle("/apis", apis)
-        mux.unlisted_handle("/api/", legacy)
-        mux.unlisted_handle("/apis/", apis)
+        legacy = WebService("/api")
+        _discovery_route(legacy, WrappedHandler(LegacyRootAPIHandler(external_address), self.legacy_aggregated))
+        self.add_web_service(legacy)
+        apis = WebService("/apis")
+        _discovery_route(apis, WrappedHandler(self.root, self.aggregated))
+        self.add_web_service(apis)
         # the OpenAPI documents of what is installed (routes/openapi.go: v3 per group version, v2 whole)
         self.openapi = OpenAPIService(self.served)
         mux.handle("/openapi/v3", self.openapi.index)
         mux.unlisted_handle_prefix("/openapi/v3/", self.openapi.group_version)
         mux.handle("/openapi/v2", OpenAPIV2(lambda: [r for rs in self.served().values() for r in rs]))
 
+    def add_web_service(self, ws: WebService) -> None:
+        """``GoRestfulContainer.Add``, and the paths its root claims routed to the container (the
+        director's rule; listed as Go's root listing shows each web service's root)."""
+        self.container.add(ws)
+        root = ws.root_path
+        self.mux.handle(root, self.container)
+        if root == "/apis":  # everything under /apis is not go-restful's: only /apis and /apis/
+            self.mux.unlisted_handle("/apis/", self.container)
+        else:
+            self.mux.unlisted_handle_prefix(root + "/", self.container)
+
     def _install_version(self, prefix: str, group: str, version: str, scopes: list[RequestScope]) -> APIGroupVersion:
-        gv = APIGroupVersion(prefix, scopes, not_found_app=self.not_found_app)
+        gv = APIGroupVersion(prefix, scopes)
         self.installed[prefix] = gv
 
         def resources() -> list[dict]:
@@ -81,9 +95,9 @@ class APIGroups:
                     r["storageVersionHash"] = storage_version_hash(group, version, r["kind"])
             return out
 
-        discovery = APIVersionHandler(f"{group}/{version}" if group else version, resources)
-        self.mux.handle(prefix, discovery)
-        self.mux.unlisted_handle_prefix(prefix + "/", _DiscoveryOrREST(prefix, discovery, gv))
+        # InstallREST: the version's discovery is the route GET / of its web service
+        _discovery_route(gv.web_service, APIVersionHandler(f"{group}/{version}" if group else version, resources))
+        self.add_web_service(gv.web_service)
         manager = self.aggregated if group else self.legacy_aggregated
         manager.add_group_version(group, version, convert_group_version_into_to_discovery(group, version, gv.discovery()))
         return gv
@@ -104,6 +118,6 @@ class APIGroups:
             self._install_version(f"/apis/{group}/{version}", group, version, scopes)
         info = api_group(group, list(versions))
         self.root.add_group(info)
-        handler = APIGroupHandler(info)
-        self.mux.handle(f"/apis/{group}", handler)
-        self.mux.unlisted_handle(f"/apis/{group}/", handler)
+        ws = WebService(f"/apis/{group}")
+        _discovery_route(ws, APIGroupHandler(info))
+        self.add_web_service(ws)

@@ -2,14 +2,27 @@
 
 ``APIServerHandler`` holds the full handler chain (the filters around the director), the
 director itself (what delegates reach, bypassing this server's filters), and the mux every
-non-REST path registers on. There is no go-restful container here: every path, the sample
-API's included, registers on the ``PathRecorderMux``, so the director is the mux.
+non-REST path registers on. The director is the mux: where Go's handler holds one go-restful
+container, here the API groups (:class:`~genericserver.apigroups.APIGroups`) hold one for their
+web services and ``/version`` one of its own (routes.py), and each registers it on the mux for
+every path a web service's root claims, which is the rule Go's director applies before its mux
+(the root and what is under it; ``/apis`` only as itself and ``/apis/``). No path is claimed by
+two, so the split changes no answer.
+
+:func:`service_error_handler` is what the container is given for a request its router refuses
+(404, 405, 406, 415): go-restful's code and text as ``NewGenericServerResponse`` makes them a
+Status (``the server could not find the requested resource`` for a 404, go-restful's
+``406: Not Acceptable`` text kept), written as the client asked (``ErrorNegotiated``). Go
+leaves go-restful's headers (a 405's ``Allow``) out, and so does this.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, Optional
 
+from genericserver.apimachinery.api import errors
+from genericserver.endpoints.handlers import response
+from genericserver.github_com.emicklei.go_restful.v3.service_error import ServiceError
 from genericserver.mux import PathRecorderMux
 
 WSGIApp = Callable[..., Iterable[bytes]]
@@ -32,3 +45,9 @@ class APIServerHandler:
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         return self.full_handler_chain(environ, start_response)
+
+
+def service_error_handler(service_err: ServiceError, environ: dict, start_response: Callable) -> Iterable[bytes]:
+    """``serviceErrorHandler``: go-restful's refusal as a Status (see the module docstring)."""
+    err = errors.new_generic_server_response(service_err.code, "", "", "", service_err.message, 0, False)
+    return response.write_error(None, environ, start_response, err)

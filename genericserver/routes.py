@@ -12,8 +12,10 @@ reads the same ``/proc`` figures Go's process collector does.
 
 ``install_version`` is ``Version{}.Install``: ``GET /version`` answers the version information
 (:mod:`genericserver.apimachinery.version`) as indented JSON, ``WriteRawJSON``'s way. Go installs it on the
-go-restful container, which answers other methods with 405; there is no such container here,
-so it sits on the non-go-restful mux and answers 405 itself.
+go-restful container as a web service of one route, ``GET /`` producing and consuming
+``application/json``: a container of its own here (no other web service's root can claim a path
+under ``/version``), so go-restful answers another method (405), an Accept other than JSON or
+``*/*`` (406) and a Content-Type other than JSON (415) with the server's Status.
 
 Two Go files in one module: each installs one small route, and config.go's ``installAPI`` installs
 both.
@@ -28,7 +30,12 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from genericserver.apimachinery.version import Info
+from genericserver.github_com.emicklei.go_restful.v3.container import Container
+from genericserver.github_com.emicklei.go_restful.v3.web_service import WebService
+from genericserver.handler import service_error_handler
 from genericserver.responsewriters import status_line
+
+MIME_JSON = "application/json"  # go-restful's restful.MIME_JSON
 
 StartResponse = Callable[..., Any]
 
@@ -54,15 +61,16 @@ def install_version(mux: Any, info: Info) -> None:
     """``/version``: the version information as JSON (see the module docstring)."""
     body = json.dumps(info.to_dict(), indent=2).encode()
 
-    def handle_version(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
-            text = b"405: Method Not Allowed"
-            start_response(status_line(405), [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(text)))])
-            return [text]
+    def handle_version(environ: dict, start_response: StartResponse, _: dict) -> Iterable[bytes]:
         start_response(status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
         return [body]
 
-    # unlisted: Go's root listing (config_test.go's expected paths) does not show /version
-    mux.unlisted_handle("/version", handle_version)
-    # go-restful matches a route with or without a trailing slash (the Python client asks /version/)
-    mux.unlisted_handle("/version/", handle_version)
+    ws = WebService("/version")
+    ws.route("GET", "/", handle_version, produces=[MIME_JSON], consumes=[MIME_JSON])
+    container = Container()
+    container.service_error_handler(service_error_handler)
+    container.add(ws)
+    # unlisted: Go's root listing (config_test.go's expected paths) does not show /version. The
+    # director hands the root and what is under it to go-restful (the Python client asks /version/)
+    mux.unlisted_handle("/version", container)
+    mux.unlisted_handle_prefix("/version/", container)

@@ -49,7 +49,6 @@ from genericserver.apimachinery.field import errors as field
 from genericserver.apimachinery.api.objectmeta import validate_object_meta_name
 from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, RequestScope
 from genericserver.godur import format_go_duration
-from genericserver.mux import not_found
 from genericserver.printers.internalversion.printers import CONFIG_MAP_TABLE
 from genericserver.registry import reviews
 from genericserver.registry.generic.registry import store as generic_store
@@ -59,7 +58,6 @@ __all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "SampleAPIOptions", "Store", 
            "validate_config_map"]
 
 StartResponse = Callable[..., Any]
-WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 
 KIND = "ConfigMap"
 API_VERSION = "v1"
@@ -219,7 +217,7 @@ def _slow_flushed_body(ctx: Any, seconds: float) -> Iterable[bytes]:
 
 
 def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_request_timeout: float = 1800,
-            rand: Callable[[], float] = random.random, not_found_app: WSGIApp = not_found, metrics: Any = None,
+            rand: Callable[[], float] = random.random, metrics: Any = None,
             api_groups: Optional[APIGroups] = None, external_address: str = "", authorizer: Any = None) -> generic_store.Store:
     """Serve configmaps (with discovery), ``/echo`` and ``/slow`` on ``mux``; returns the store
     (a new one unless given). ``min_request_timeout`` (seconds) sets the watch timeout range,
@@ -227,7 +225,7 @@ def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_reques
     ``api_groups`` is the server's (a new one on ``mux`` unless given); with the server's
     ``authorizer``, ``kubectl auth can-i`` is answered too (:mod:`genericserver.registry.reviews`)."""
     store = store if store is not None else Store()
-    groups = api_groups if api_groups is not None else APIGroups(mux, external_address=external_address, not_found_app=not_found_app)
+    groups = api_groups if api_groups is not None else APIGroups(mux, external_address=external_address)
     scope = RequestScope(CONFIGMAPS, store, min_request_timeout=min_request_timeout, rand=rand, metrics=metrics,
                          validate=validate_config_map)
     groups.install_legacy_api_group([scope])

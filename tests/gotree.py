@@ -7,7 +7,7 @@ Every module that ports Go code opens with a line such as ::
     Port of Go's bufio package (bufio.go, Go 1.27.3): ...
 
 :func:`named_files` reads such a line the way a person does: a path that starts with a module
-(``k8s.io/apiserver/``, ``golang.org/x/net/``, ``github.com/munnerz/goautoneg/``) is in that module;
+(``k8s.io/apiserver/``, ``golang.org/x/net/``, ``github.com/munnerz/goautoneg/``, ``github.com/emicklei/go-restful/v3/``) is in that module;
 a path with a folder (``pkg/audit/evaluator.go``) is in the module named last; a bare file name
 (``and etag.go``) is beside the file named before it, or in the Go package the line ports;
 ``{a,b}.go`` is both. The version is the one the line names, which must be the version this
@@ -50,6 +50,7 @@ PINS = {
     "golang.org/x/net": ("v0.49.0", ("v0.49.0",)),
     "golang.org/x/time": ("v0.14.0", ("v0.14.0",)),
     "github.com/munnerz/goautoneg": ("v0.0.0-20191010083416-a7dc8b61c822", ("v0.0.0-20191010083416-a7dc8b61c822",)),
+    "github.com/emicklei/go-restful/v3": ("v3.13.0", ("v3.13.0",)),
 }
 # Go releases whose standard library is recorded: the one the HTTP/1 and HTTP/2 parity corpora
 # take as the reference (Makefile's GO_REFERENCE, tests/parity/README.md) and the one
@@ -61,6 +62,7 @@ EXTRA = [
     ("k8s.io/apiserver", "pkg/registry"),
     ("k8s.io/apiserver", "pkg/storage"),
     ("github.com/munnerz/goautoneg", ""),
+    ("github.com/emicklei/go-restful/v3", ""),
 ]
 
 _BRACES = re.compile(r"(\S*)\{([^}]*)\}(\S*)")

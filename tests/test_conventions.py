@@ -11,7 +11,7 @@
 * a reader finds each twin in one hop: a module that ports one Go file sits in the folder of
   that Go file's package and is named after the file or its package (the exceptions are listed
   in ``NAME_EXCEPTIONS`` with their reasons); a port of Go's own library sits at its import
-  path (``net/http/``, ``bufio/``; ``golang.org/x/`` as ``x/``, ``github.com/`` as ``github_com/``), named after a Go file, its
+  path (``net/http/``, ``bufio/``; ``golang.org/x/`` as ``x/``, ``github.com/`` as ``github_com/``, a hyphen as ``_``), named after a Go file, its
   package or the Go type it ports, so ``genericserver/`` itself lists the apiserver's files;
 * no two modules import each other, directly or through others (not even under
   ``TYPE_CHECKING`` or inside a function).
@@ -277,7 +277,8 @@ def sits_at_its_go_import_path(port: tuple[pathlib.Path, str]) -> None:
     here = str(path.relative_to(PACKAGE))
     if here in GO_PATH_EXCEPTIONS:
         return
-    folder = package.replace("golang.org/x/", "x/").replace("github.com/", "github_com/")
+    # an import path's hyphen is an underscore in a Python package's name (go-restful -> go_restful)
+    folder = package.replace("golang.org/x/", "x/").replace("github.com/", "github_com/").replace("-", "_")
     assert str(path.parent.relative_to(PACKAGE)) == folder, f"{here} ports Go's {package}: it belongs in genericserver/{folder}/"
     first = first_doc_line(path)
     names = set(re.findall(r"(\w+)\.go\b", first)) | {folder.rpartition("/")[2]}

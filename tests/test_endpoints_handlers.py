@@ -83,6 +83,32 @@ def test_a_bad_bool_parameter_is_400_with_gos_text(setup):
     assert json.loads(r.data)["message"] == 'strconv.ParseBool: parsing "maybe": invalid syntax'
 
 
+@pytest.mark.parametrize("query, code", [("export=true", 400), ("export=1", 400), ("export=yes", 400),
+                                         ("export=false", 200), ("export=0", 200), ("export=FALSE", 200)])
+def test_a_get_with_export_is_refused_as_gos_get_resource_does(setup, query, code):
+    # handlers/get.go:91-102 (v1.36.0): export read as a bool (Convert_Slice_string_To_bool: all but "0"
+    # and "false" is true), and a true one refused before the store is asked
+    _, c = setup
+    r = c.get(NS + "/a?" + query)
+    assert r.status_code == code
+    if code == 400:
+        assert json.loads(r.data)["message"] == "the export parameter, deprecated since v1.14, is no longer supported"
+
+
+@pytest.mark.parametrize("path", ["/a", "/missing"])
+def test_a_get_at_a_resource_version_that_does_not_parse_is_the_storages_500(setup, path):
+    # APIObjectVersioner.ParseResourceVersion (apiserver pkg/storage/api_object_versioner.go:90,
+    # v1.36.0), called by the watch cache's Get before the lookup (pkg/storage/cacher/delegator.go:160), gives a storage
+    # InvalidError: not an API status, so ErrorToAPIStatus answers 500 with its text and no reason
+    _, c = setup
+    r = c.get(NS + path + "?resourceVersion=abc")
+    assert r.status_code == 500
+    body = json.loads(r.data)
+    assert body["message"] == 'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
+    assert "reason" not in body and "details" not in body
+    assert c.get(NS + "/a?resourceVersion=12").status_code == 200
+
+
 def test_dry_run_answers_as_if_but_stores_nothing(setup):
     store, c = setup
     before = store.resource_version()

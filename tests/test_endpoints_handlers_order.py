@@ -15,7 +15,7 @@ from werkzeug.test import Client
 
 from genericserver import sampleapi
 from genericserver.cluster.apiserver import DEPLOYMENTS
-from genericserver.endpoints.installer import APIGroupVersion
+from genericserver.apigroups import APIGroups
 from genericserver.endpoints.handlers.rest import DUPLICATE_OWNER_REFERENCES_WARNING_FORMAT, RequestScope, dedup_owner_references
 from genericserver.mux import PathRecorderMux
 from genericserver.registry.generic.registry.store import Store
@@ -80,7 +80,9 @@ def test_a_request_with_two_faults_gets_the_answer_of_the_check_go_makes_first(c
 @pytest.fixture
 def deployments():
     deploy = dataclasses.replace(DEPLOYMENTS, verbs=ALL_VERBS)  # the cluster's serves no create: a generic store's does
-    return Client(APIGroupVersion("/apis/apps/v1", [RequestScope(deploy, Store(deploy))]))
+    mux = PathRecorderMux("test")
+    APIGroups(mux).install_api_group("apps", {"v1": [RequestScope(deploy, Store(deploy))]})
+    return Client(mux)
 
 
 DEPLOY = "/apis/apps/v1/namespaces/ns/deployments"

@@ -229,7 +229,15 @@ def test_metrics_slis_and_version_are_served():
     assert v.status_code == 200 and v.headers["Content-Type"] == "application/json"
     assert v.json["gitVersion"] == "v1.36.0" and v.json["major"] == "1" and v.json["minor"] == "36"
     assert v.get_data(as_text=True).startswith('{\n  "major": "1",\n  "minor": "36",')  # WriteRawJSON indents by two
-    assert client.post("/version", buffered=True).status_code == 405
+    # a go-restful web service (routes/version.go:34-52, v1.36.0): what its one route refuses is a Status,
+    # as kube-apiserver v1.36.0 answers
+    refused = client.post("/version", buffered=True)
+    assert (refused.status_code, refused.json["reason"]) == (405, "MethodNotAllowed")
+    assert client.head("/version", buffered=True).status_code == 405
+    html = client.get("/version", headers={"Accept": "text/html"}, buffered=True)
+    assert (html.status_code, html.json["message"]) == (406, "406: Not Acceptable\n\nAvailable representations: application/json")
+    assert client.get("/version/", buffered=True).status_code == 200
+    assert client.get("/version/x", buffered=True).json["reason"] == "NotFound"
 
 
 # -- a shutdown under load, watched through /metrics ----------------------------------------------

@@ -48,17 +48,6 @@ LEFT_OUT = {
 
 # cause -> (reason, [exchange ids])
 KNOWN_DIFFERENCES: dict[str, tuple[str, list[str]]] = {
-    "go-restful": (
-        "kube-apiserver's REST routes are go-restful's, which refuses a request before its handler runs: Accept "
-        "against the route's Produces (only */* is a wildcard: application/* gets 406), Content-Type against its "
-        "Consumes (415), an unknown method (405) or path under a group (404), each with go-restful's own text "
-        "('406: Not Acceptable\\n\\nAvailable representations: ...') in a Status; ours refuses in the handlers' "
-        "negotiation, with apimachinery's texts",
-        ["get-application-star", "get-html", "get-bad-accept", "get-missing-html", "list-label-bad-html",
-         "watch-bad-accept", "create-two-faults-accept-and-body", "update-two-faults-accept-and-name",
-         "patch-two-faults-accept-and-options", "delete-two-faults-accept-and-missing", "patch-json-type",
-         "patch-text-plain", "patch-two-faults-type-and-accept", "create-on-name", "update-collection",
-         "method-not-allowed-post-item", "unknown-resource", "unknown-version"]),
     "yaml": (
         "Go writes YAML through sigs.k8s.io/yaml and yaml.v2, which quote a string with double quotes; ours "
         "with single quotes",
@@ -94,10 +83,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, list[str]]] = {
         "Go's encoding/json writes a map's keys sorted (ConfigMap.data is a map); ours in insertion order. "
         "(This exchange also shows the key server-side apply added in kube-apiserver.)",
         ["patch-dry-run"]),
-    "options": (
-        "query parameters Go checks and ours does not: export=true is refused (400), an unparsable "
-        "resourceVersion on a GET is the storage's 500, and a field selector of '==' parses as empty",
-        ["get-export", "get-bad-rv", "list-field-bad"]),
     "server-side-apply": (
         "server-side apply is not built (walkthrough 9.1): an apply patch gets 415",
         ["patch-apply"]),

@@ -88,6 +88,22 @@ def test_field_selectors():
         fields.parse(r"a=\q")
 
 
+@pytest.mark.parametrize("text", ["==", "=", "!=", "==,=", "metadata.name=one,=="])
+def test_a_field_term_of_no_field_and_no_value_selects_everything(text):
+    # fields/selector.go:104-106 and :152-154 (v1.36.0): ParseSelector transforms each term, and one whose
+    # field and value are both empty becomes Everything, which an and-term drops (:224)
+    s = fields.parse(text)
+    assert [t.field for t in s.terms] == (["metadata.name"] if "metadata.name" in text else [])
+    assert s.matches({"metadata.name": "two"}) == ("metadata.name" not in text)
+
+
+def test_a_field_selector_of_double_equals_lists_everything(client):
+    # what kube-apiserver v1.36.0 answers (tests/parity/go-api.json, list-field-bad)
+    r = client.get("/api/v1/configmaps?fieldSelector=%3D%3D")
+    assert r.status_code == 200
+    assert names(r) == ["one", "two", "three"]
+
+
 @pytest.fixture
 def client():
     mux = PathRecorderMux("test")

@@ -160,7 +160,9 @@ def client():
 
 def test_406_and_415_with_gos_texts(client):
     store, c = client
-    r = c.get(NS, headers={"Accept": "text/html"})
+    # go-restful refuses a type no route produces before the handler negotiates (tests/test_go_restful.py);
+    # the handler's own 406 is for a type go-restful lets through (a conversion nothing serves)
+    r = c.get(NS, headers={"Accept": "application/json;as=Nonsense;g=x;v=y"})
     assert (r.status_code, json.loads(r.data)["message"]) == (
         406, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
     r = c.post(NS, data=b"x", content_type="text/plain")

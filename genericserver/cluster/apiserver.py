@@ -170,7 +170,8 @@ def install(mux: Any, store: cluster_store.Store, view: APIView, *, min_request_
     core = [scope(PODS, pods, delete=pods.delete_with_options), scope(POD_STATUS, pod_status),
             scope(POD_EVICTION, pods, create_named=EvictionREST(store, pods.delete_with_options).create)]
     if logs is not None:
-        core.append(scope(POD_LOG, pods, get_with_options=rest_log.new_log_getter(pods.get, logs)))
+        core.append(scope(POD_LOG, pods, get_with_options=rest_log.new_log_getter(pods.get, logs),
+                          produces_mime_types=rest_log.PRODUCES_MIME_TYPES))
     groups.install_legacy_api_group(core + [scope(ENDPOINTS, endpoints), scope(EVENTS, events), scope(SERVICES, services),
                                             scope(NODES, nodes), scope(NAMESPACES, namespaces)])
     deployments = ClusterStorage(store, cluster_store.DEPLOYMENT, DEPLOYMENTS, view.deployment, merge=apistorage.deployment_merge)

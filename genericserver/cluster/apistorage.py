@@ -31,6 +31,7 @@ from genericserver.cluster.store import DeleteOptions, Preconditions, Store
 from genericserver.cluster.store import new_already_exists as cluster_store_already_exists
 from genericserver.registry.rest.rest import Resource
 from genericserver.registry.rest.update import take_client_metadata, take_spec
+from genericserver.storage import interfaces
 
 ToAPI = Callable[[dict], dict]
 # (stored object, the client's object, the stored object as the API showed it) -> new stored object
@@ -50,7 +51,8 @@ class ClusterStorage:
     def _api(self, obj: dict) -> dict:
         return self.to_api(obj)
 
-    def get(self, namespace: str, name: str) -> dict:
+    def get(self, namespace: str, name: str, resource_version: str = "") -> dict:
+        interfaces.parse_resource_version(resource_version)  # as the generic store's get
         return self._api(self.store.get(self.kind, name, namespace))
 
     def list(self, namespace: Optional[str] = None) -> tuple[list[dict], int]:

@@ -8,7 +8,7 @@ list cut at a ``limit``. The generic store here keeps no snapshots, so it reads 
 state whatever version this asks for (a continued list continues over what is there now, where
 etcd would serve the old revision, or 410 once compacted). These are etcd3's rules; kube-apiserver's
 watch cache, which serves most lists, parses the version first and answers one it cannot parse
-with a 500.
+with a 500, as a get does: the cacher's ``Get`` parses a given version before it looks the object up.
 """
 
 from __future__ import annotations
@@ -17,14 +17,19 @@ from genericserver.apimachinery.api import errors
 from genericserver.storage import storage_continue
 
 
+class InvalidError(ValueError):
+    """The storage's ``InvalidError`` (Go's pkg/storage/errors.go): not an API error, so a handler
+    that gets it unwrapped answers 500 with its text (``ErrorToAPIStatus``)."""
+
+
 def parse_resource_version(resource_version: str) -> int:
     """The ``APIObjectVersioner``'s ``ParseResourceVersion``: "" and "0" are 0, else a uint64
-    (its storage ``InvalidError`` text, which the caller wraps)."""
+    (its storage :class:`InvalidError`, which a list wraps as a 400 and a get does not)."""
     if resource_version in ("", "0"):
         return 0
     if not (resource_version.isascii() and resource_version.isdigit()) or int(resource_version) >= 1 << 64:
         why = "value out of range" if resource_version.isascii() and resource_version.isdigit() else "invalid syntax"
-        raise ValueError(f"resourceVersion: Invalid value: {errors._q(resource_version)}: "
+        raise InvalidError(f"resourceVersion: Invalid value: {errors._q(resource_version)}: "
                          f"strconv.ParseUint: parsing {errors._q(resource_version)}: {why}")
     return int(resource_version)
 

@@ -181,3 +181,52 @@ def is_conflict(err: BaseException) -> bool:
 
 def is_already_exists(err: BaseException) -> bool:
     return reason_for(err) == "AlreadyExists"
+
+
+# NewGenericServerResponse's reason and message per code (None: the server's message is kept)
+_GENERIC = {
+    400: ("BadRequest", "the server rejected our request for an unknown reason"),
+    401: ("Unauthorized", "the server has asked for the client to provide credentials"),
+    403: ("Forbidden", None),
+    404: ("NotFound", "the server could not find the requested resource"),
+    405: ("MethodNotAllowed", "the server does not allow this method on the requested resource"),
+    406: ("NotAcceptable", None),
+    415: ("UnsupportedMediaType", None),
+    422: ("Invalid", "the server rejected our request due to an error in our request"),
+    429: ("TooManyRequests", "the server has received too many requests and has asked us to try again later"),
+    503: ("ServiceUnavailable", "the server is currently unable to handle the request"),
+    504: ("Timeout", "the server was unable to return a response in the time allotted, but may still be processing the request"),
+}
+
+
+def new_generic_server_response(code: int, verb: str, resource: str, name: str, server_message: str,
+                                retry_after_seconds: int, is_unexpected_response: bool) -> StatusError:
+    """``NewGenericServerResponse``: the Status a code means (``resource`` as ``GroupResource.String()``,
+    "" for none). Its details are always there, ``{}`` when every field is empty."""
+    reason, message = "", f"the server responded with the status code {code} but did not return more information"
+    if code == 409:
+        reason, message = ("AlreadyExists" if verb == "POST" else "Conflict"), "the server reported a conflict"
+    elif code in _GENERIC:
+        reason, fixed = _GENERIC[code]
+        message = fixed if fixed is not None else server_message
+        if code == 406 and server_message in ("", "unknown"):
+            message = "the server was unable to respond with a content type that the client supports"
+    elif code >= 500:
+        reason, message = "InternalError", f"an error on the server ({_q(server_message)}) has prevented the request from succeeding"
+    if resource and name:
+        message = f"{message} ({verb.lower()} {resource} {name})"
+    elif resource:
+        message = f"{message} ({verb.lower()} {resource})"
+    group, res = _split(resource)
+    details: dict[str, Any] = {}
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    if res:
+        details["kind"] = res
+    if is_unexpected_response:
+        details["causes"] = [{"reason": "UnexpectedServerResponse", "message": server_message}]
+    if retry_after_seconds:
+        details["retryAfterSeconds"] = retry_after_seconds
+    return StatusError(status(code, reason, message, details))

@@ -3,7 +3,8 @@
 ``fieldSelector=metadata.name=a,metadata.namespace!=b``: terms split at unescaped commas, each
 ``field=value``, ``field==value`` or ``field!=value``; ``\\,``, ``\\=`` and ``\\\\`` escape
 within a value. A term without an operator is Go's ``invalid selector: 'S'; can't understand
-'T'``; a bad escape ``invalid field selector: ...``. Which fields a resource can be selected by
+'T'``; a bad escape ``invalid field selector: ...``; a term of no field and no value (``==``)
+selects everything, as Go's ``Transform`` makes it ``Everything()``. Which fields a resource can be selected by
 is the resource's business (Go's field label conversion): for most, ``metadata.name`` and
 ``metadata.namespace``.
 """
@@ -98,5 +99,7 @@ def parse(text: str) -> Selector:
                 break
         else:
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
-        terms.append(Term(lhs, unescape_value(rhs), op == "!="))
+        value = unescape_value(rhs)
+        if lhs or value:  # Go's Transform makes a term of no field and no value Everything: '==' selects all
+            terms.append(Term(lhs, value, op == "!="))
     return Selector(tuple(terms))

@@ -1,9 +1,11 @@
 """Port of k8s.io/apiserver/pkg/endpoints/handlers/get.go (v1.36.0): GET of one object, and LIST (or WATCH).
 
 In Go's order. ``get_resource`` (``getResourceHandler``): the output media type is negotiated
-(406 before the store is read), then the getter runs: the object (or, for a storage that reads
-options of its own from the query, Go's ``GetResourceWithOptions``, what it answers:
-``pods/log`` a stream), written by ``transformResponseObject``.
+(406 before the store is read), then the getter runs: ``export=true`` refused (400: gone since
+v1.14), then the object at the given ``resourceVersion`` (one that does not parse is the storage's
+error, which answers 500 with its text), or, for a storage that reads options of its own from the
+query, Go's ``GetResourceWithOptions``, what it answers (``pods/log`` a stream), written by
+``transformResponseObject``.
 
 ``list_resource`` (``ListResource``): the media type (406), then :func:`list_opts` reads Go's
 ``ListOptions`` from the query as ``listOpts`` does: the parameters decoded (400: a bad bool or
@@ -31,6 +33,7 @@ from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, int_param, truthy
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.registry.generic.registry import store as generic_store
+from genericserver.storage.interfaces import InvalidError
 from genericserver.storage.selection_predicate import SelectionPredicate, with_field_labels
 from genericserver.wsgi import on_close
 
@@ -64,15 +67,33 @@ def get_resource(scope: RequestScope, req: Request, start_response: StartRespons
     media_type = response.negotiate_output(scope, req.environ)
     # a GetterWithOptions (pods/log) reads its own options from the query (GetResourceWithOptions)
     getter = scope.extra.get("get_with_options")
-    result = getter(namespace, name, req) if getter is not None else scope.store.get(namespace, name)
+    if getter is not None:
+        result = getter(namespace, name, req)
+    else:
+        try:
+            result = scope.store.get(namespace, name, resource_version=_get_options(req))
+        except InvalidError as err:  # not an API error: ErrorToAPIStatus makes it a 500 with its text
+            return response.write_error(scope, req.environ, start_response, err)
     return response.transform_response_object(scope, req, start_response, 200, media_type, result)
 
 
+def _get_options(req: Request) -> str:
+    """``GetResource``'s getter before the store: ``export`` (gone since v1.14) refused as a bool
+    parameter reads it (any value but "0" or "false" is true), then ``GetOptions`` decoded (its
+    ``resourceVersion``, which the storage parses)."""
+    export = req.args.getlist("export")
+    if export and truthy(export):
+        raise errors.new_bad_request("the export parameter, deprecated since v1.14, is no longer supported")
+    return req.args.get("resourceVersion", "")
+
+
 def list_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
-                  name: Optional[str] = None) -> Iterable[bytes]:
+                  name: Optional[str] = None, *, force_watch: bool = False) -> Iterable[bytes]:
+    """``ListResource``; ``force_watch`` for the deprecated ``/watch/`` routes, which watch
+    without ``?watch``."""
     media_type = response.negotiate_output(scope, req.environ)
     opts = list_opts(scope, req, name)
-    if opts.watch:
+    if opts.watch or force_watch:
         return handle_watch(scope, req, start_response, namespace, opts, media_type)
     return handle_list(scope, req, start_response, namespace, opts, media_type)
 

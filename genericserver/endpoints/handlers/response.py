@@ -8,7 +8,8 @@ meta.k8s.io/v1 Table of the printer's columns, each row carrying the object's me
 object or nothing by ``includeObject``; ``as=PartialObjectMetadata[List]``: the metadata alone)
 and written with the negotiated serializer (``WriteObjectNegotiated``). :func:`write_error` is
 Go's ``scope.err`` (``ErrorNegotiated``): the Status as the client asked (with ``Retry-After``
-when the Status carries a delay), or as raw JSON when nothing it asked for can be written.
+when the Status carries a delay), or as raw JSON (indented, ``WriteRawJSON``) when nothing it
+asked for can be written.
 :func:`watch_encoder` is the encoder watch.go's ``serveWatchHandler`` frames each event with:
 the stream media type, and each object transformed as for a list (the Table's column
 definitions only in the first event, as Go's ``watchEmbeddedEncoder`` does).
@@ -132,8 +133,8 @@ def write_error(scope: Optional[RequestScope], environ: dict, start_response: St
         headers.append(("Retry-After", str(retry)))
     options = negotiate.negotiate_media_type_options(environ.get("HTTP_ACCEPT", ""), codec_factory.SUPPORTED,
                                                      negotiate.DEFAULT_ENDPOINT_RESTRICTIONS)
-    if options is None:  # WriteRawJSON: nothing the client asked for fits
-        options = negotiate.MediaTypeOptions(accepted=codec_factory.JSON)
+    if options is None:  # WriteRawJSON: nothing the client asked for fits, json.MarshalIndent writes it
+        options = negotiate.MediaTypeOptions(accepted=codec_factory.JSON, pretty=True)
     elif negotiate.is_pretty_print(environ):
         options.pretty = True
     return write_encoded(environ, start_response, st["code"], st, options, headers)

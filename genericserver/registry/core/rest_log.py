@@ -23,6 +23,8 @@ from genericserver.endpoints.handlers.rest import bool_param, int_param
 from genericserver.registry.rest.rest import ResourceStreamer
 
 IS_NEGATIVE = "must be greater than or equal to 0"
+# LogREST.ProducesMIMETypes: what its GET route produces besides the serializer's types
+PRODUCES_MIME_TYPES = ("text/plain",)
 
 
 class PodLogOptions:

@@ -146,7 +146,10 @@ class Store:
             keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
             return [copy.deepcopy(self._objects[k]) for k in keys], self._rv
 
-    def get(self, namespace: str, name: str) -> dict:
+    def get(self, namespace: str, name: str, resource_version: str = "") -> dict:
+        """The object; a ``resourceVersion`` is parsed first, as kube-apiserver's watch cache does
+        (:class:`~genericserver.storage.interfaces.InvalidError`), and then read at the newest."""
+        interfaces.parse_resource_version(resource_version)
         with self._lock:
             obj = self._objects.get((namespace, name))
             if obj is None:

@@ -1,0 +1,1 @@
+"""github.com/emicklei (package): its modules the apiserver imports (no Go twin)."""
