@@ -390,6 +390,24 @@ def server_flags(scenario: Scenario, folder: Path, go: bool) -> list[str]:
             f"--token-auth-file={tokens}", "--v=1", *flags]
 
 
+def run(scenario: Scenario, start: Callable[[list[str]], Any], go: bool) -> dict:
+    """Start a server with `start(flags)` (a process, as ProcessTarget takes it), play `scenario`
+    against it, and add the audit events and the whole log to what `play` returns."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d)
+        target = ProcessTarget(start(server_flags(scenario, folder, go=go)))
+        try:
+            result = play(scenario, target)
+        finally:
+            target.kill()
+        if scenario.audit:
+            result["audit"] = audit_events(folder)
+        result["log"] = target.log.lines
+        return result
+
+
 def audit_events(folder: Path) -> list[list]:
     """The audit log's events, masked: stage, verb, URI, user, response code."""
     path = folder / "audit.log"

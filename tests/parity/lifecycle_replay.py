@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import zygote
@@ -29,20 +28,8 @@ KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {}
 
 
 def play_ours(name: str) -> dict:
-    scenario = BY_NAME[name]
-    with tempfile.TemporaryDirectory() as d:
-        folder = Path(d)
-        proc = zygote.Process(["serve", "--secure-port", "0", *lifecycle.server_flags(scenario, folder, go=False)],
-                              env={**os.environ, "PYTHONFAULTHANDLER": "1"})
-        target = lifecycle.ProcessTarget(proc)
-        try:
-            result = lifecycle.play(scenario, target)
-        finally:
-            target.kill()
-        if scenario.audit:
-            result["audit"] = lifecycle.audit_events(folder)
-        result["log"] = target.log.lines
-        return result
+    return lifecycle.run(BY_NAME[name], lambda flags: zygote.Process(
+        ["serve", "--secure-port", "0", *flags], env={**os.environ, "PYTHONFAULTHANDLER": "1"}), go=False)
 
 
 def line_problems(name: str, go: dict, ours: list[str]) -> list[str]:

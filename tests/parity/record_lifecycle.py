@@ -17,7 +17,6 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,19 +39,9 @@ def free_port() -> int:
 
 
 def run_once(binary: Path, scenario: lifecycle.Scenario) -> dict:
-    with tempfile.TemporaryDirectory() as d:
-        folder = Path(d)
-        cmd = [str(binary), f"--secure-port={free_port()}", *lifecycle.server_flags(scenario, folder, go=True)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        target = lifecycle.ProcessTarget(proc)
-        try:
-            result = lifecycle.play(scenario, target)
-        finally:
-            target.kill()
-        if scenario.audit:
-            result["audit"] = lifecycle.audit_events(folder)
-        result["log"] = target.log.lines
-        return result
+    return lifecycle.run(scenario, lambda flags: subprocess.Popen(
+        [str(binary), f"--secure-port={free_port()}", *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True), go=True)
 
 
 def main() -> int:
