@@ -76,8 +76,10 @@ class APIGroups:
 
         def resources() -> list[dict]:
             out = gv.discovery()
-            for r in out:
-                if "/" not in r["name"]:  # a subresource has no storage of its own
+            for scope, r in zip(gv.scopes.values(), out):
+                # Go hashes a storage that names a storage version (a registry Store: installer.go:489);
+                # a subresource has none of its own, nor do the reviews, which store nothing
+                if "/" not in r["name"] and scope.store is not None:
                     r["storageVersionHash"] = storage_version_hash(group, version, r["kind"])
             return out
 
