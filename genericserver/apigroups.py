@@ -87,7 +87,7 @@ class APIGroups:
         self.mux.handle(prefix, discovery)
         self.mux.unlisted_handle_prefix(prefix + "/", _DiscoveryOrREST(prefix, discovery, gv))
         manager = self.aggregated if group else self.legacy_aggregated
-        manager.add_group_version(group, version, convert_group_version_into_to_discovery(group, version, gv.discovery()))
+        manager.add_group_version(group, version, convert_group_version_into_to_discovery(gv.discovery()))
         return gv
 
     def served(self) -> dict:
