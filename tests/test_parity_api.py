@@ -82,8 +82,11 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, list[str]]] = {
         ["api-v1", "api-versions#0", "api-versions#1", "auth can-i create configmaps#0",
          "auth can-i create configmaps#1", "auth can-i create configmaps#2", "apis-authentication"]),
     "openapi": (
-        "the OpenAPI documents describe what each server serves (kube's root document is sniffed as "
-        "text/plain, ours says application/json), and a document's hash in its URL is kube's",
+        "the OpenAPI documents describe what each server serves, so a document's hash in its URL is kube's "
+        "(ours redirects it to our hash, as handler3 does on a stale hash); and kube-apiserver's /openapi/v3 root "
+        "is kube-aggregator's (openapiv3/aggregator.go:258, http.ServeContent with no Content-Type: sniffed as "
+        "text/plain), where the generic apiserver's, which serve is, is kube-openapi's handler3 "
+        "(handler3/handler.go:219 sets application/json)",
         ["replace -f {replace}#0", "replace -f {replace}#1", "apply --validate=false -f {apply}#3"]),
     "error-texts": (
         "the text of an error differs: encoding/json's decoder texts ('looking for beginning of object key "
