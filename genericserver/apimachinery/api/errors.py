@@ -58,8 +58,7 @@ def _details(resource: str, name: str = "", **more: Any) -> dict:
         d["name"] = name
     if group:
         d["group"] = group
-    if res:  # StatusDetails.Kind is omitempty
-        d["kind"] = res
+    d["kind"] = res
     d.update(more)
     return d
 
@@ -119,8 +118,7 @@ def new_invalid(group_kind: str, name: str, causes: list[dict]) -> StatusError:
     each cause is ``{"reason", "message", "field"}``; the message joins them as
     ``Kind "name" is invalid: field: detail`` (several in brackets, as an aggregate prints; an
     empty field path prints empty, ``is invalid: : Forbidden: ...``, as a field.Error's Error()
-    does), and a cause's empty field is left out of the Status (``omitempty``), as is an empty
-    kind (a patch's result that is not an object is ``NewInvalid(schema.GroupKind{}, "", ...)``)."""
+    does), and a cause's empty field is left out of the Status (``omitempty``)."""
     kind, _, group = group_kind.partition(".")
     parts = list(dict.fromkeys(f"{c.get('field', '')}: {c['message']}" for c in causes))
     msg = f"{group_kind} {_q(name)} is invalid"
@@ -129,8 +127,7 @@ def new_invalid(group_kind: str, name: str, causes: list[dict]) -> StatusError:
     details: dict[str, Any] = {"name": name} if name else {}
     if group:
         details["group"] = group
-    if kind:
-        details["kind"] = kind
+    details["kind"] = kind
     details["causes"] = [{k: v for k, v in c.items() if v != "" or k != "field"} for c in causes]
     return StatusError(status(422, "Invalid", msg, details))
 

@@ -2,8 +2,7 @@
 
 ``DeleteResource``'s steps, in Go's order (delete.go at v1.36.0): the output media type (406,
 line 80); the ``DeleteOptions`` from the body when there is one (413 over the limit; 415 for a
-Content-Type the meta codecs cannot read; JSON of any kind but ``DeleteOptions`` a 400 with the
-meta scheme's text, :func:`decode_delete_options_body`), else
+Content-Type the meta codecs cannot read; JSON of any kind but ``DeleteOptions`` a 400), else
 from the query (``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents``, ``dryRun``)
 (86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
 finisher runs the storage's ``Delete`` within the 34 s upper bound (validating admission, a
@@ -23,15 +22,13 @@ list reads them (400, 422), then the ``DeleteOptions`` as above, and the store's
 from __future__ import annotations
 
 import functools
+import json
 from typing import Iterable, Optional
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
-from genericserver.apimachinery.apis.meta.v1 import types as meta_types
 from genericserver.apimachinery.apis.meta.v1 import validation
-from genericserver.apimachinery.runtime import scheme
 from genericserver.apimachinery.runtime.serializer import codec_factory
-from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import get, response
 from genericserver.endpoints.handlers.finisher import finisher
@@ -40,58 +37,20 @@ from genericserver.endpoints.handlers.rest import REQUEST_TIMEOUT_UPPER_BOUND, R
 from genericserver.registry.generic.registry import store as generic_store
 
 
-# what the meta internal version scheme (GetMetaInternalVersionCodecs) reads a DeleteOptions body
-# as: the kinds it knows in any version (AddUnversionedTypes, meta/internalversion/register.go:72
-# and meta/v1/register.go:75), and those of each group version (meta/v1/register.go:73,90;
-# meta/v1beta1/register.go:39), each with the Go type it decodes to
-_UNVERSIONED_KINDS = {"DeleteOptions", "CreateOptions", "UpdateOptions", "Status", "APIVersions", "APIGroupList",
-                      "APIGroup", "APIResourceList"}
-_KINDS = {
-    "meta.k8s.io/v1": {k: "v1." + k for k in ("ListOptions", "GetOptions", "DeleteOptions", "CreateOptions", "UpdateOptions",
-                                              "PatchOptions", "WatchEvent", "Table", "TableOptions", "PartialObjectMetadata",
-                                              "PartialObjectMetadataList")},
-    "meta.k8s.io/v1beta1": {"Table": "v1.Table", "TableOptions": "v1.TableOptions", "PartialObjectMetadata": "v1.PartialObjectMetadata",
-                            "PartialObjectMetadataList": "v1beta1.PartialObjectMetadataList"},
-}
-# scope.MetaGroupVersion: what a body that names no apiVersion is read as
-META_GROUP_VERSION = "meta.k8s.io/v1"
-
-
-def decode_delete_options_body(body: bytes) -> dict:
-    """A DELETE's body as delete.go:96-107 decodes it, through the meta internal version codecs,
-    defaulting to ``DeleteOptions`` of ``meta.k8s.io/v1``: not JSON, or not an object, is the
-    serializer's ``couldn't get version/kind`` text; a kind the scheme does not know in that
-    version is its ``no kind ... is registered`` (in its name, ``pkg/runtime/scheme.go:111`` in the
-    reference build: :mod:`genericserver.apimachinery.runtime.scheme`); a kind it knows but
-    another than DeleteOptions cannot be converted to it; a field of the wrong type is
-    encoding/json's text. Each is a 400."""
-    try:
-        raw, opts, _ = jsonserializer.decode(body, meta_types.DELETE_OPTIONS)
-        wrong_type: Optional[str] = None
-    except jsonserializer.DecodeError as err:
-        if err.raw is None:  # not even apiVersion and kind could be read
-            raise errors.new_bad_request(str(err)) from None
-        raw, opts, wrong_type = err.raw, {}, str(err)
-    api_version, kind = jsonserializer.type_meta(raw)
-    kind = kind or "DeleteOptions"
-    # gvkWithDefaults: a body with no group and no version takes the default's
-    gv = api_version or META_GROUP_VERSION
-    if kind not in _UNVERSIONED_KINDS and kind not in _KINDS.get(gv, {}):
-        raise errors.new_bad_request(str(scheme.NotRegisteredErr(scheme.META_INTERNAL_VERSION_SCHEME_NAME, kind, gv)))
-    if kind != "DeleteOptions":
-        go_type = _KINDS.get(gv, {}).get(kind, "v1." + kind)
-        raise errors.new_bad_request(f"converting ({go_type}) to (v1.DeleteOptions): unknown conversion")
-    if wrong_type is not None:
-        raise errors.new_bad_request(wrong_type)
-    return opts
-
-
 def delete_options(req: Request) -> dict:
     """The DeleteOptions of the request (body or query), checked as Go checks them."""
     body = limited_read_body(req)
     if body:
         negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
-        opts = decode_delete_options_body(body)
+        try:
+            opts = json.loads(body)
+        except ValueError as err:
+            raise errors.new_bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+        if not isinstance(opts, dict):
+            raise errors.new_bad_request("decoded object cannot be converted to DeleteOptions")
+        kind = opts.get("kind") or "DeleteOptions"
+        if kind != "DeleteOptions":
+            raise errors.new_bad_request("decoded object cannot be converted to DeleteOptions")
     else:
         opts = {}
         grace = req.args.get("gracePeriodSeconds")

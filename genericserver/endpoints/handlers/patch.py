@@ -17,13 +17,11 @@
 The three patch types:
 
 * ``application/json-patch+json`` (RFC 6902, the ``jsonpatch`` library): a patch that does not
-  decode is 400 with the decoder's text (``error decoding patch: json: cannot unmarshal object
-  into Go value of type []handlers.jsonPatchOp`` unless ``fieldValidation=Ignore``); more than 10,000 operations is 413; one that does not
+  decode is 400 with the decoder's text; more than 10,000 operations is 413; one that does not
   apply (a failed ``test``, a missing path) is Go's 422 ``the server rejected our request due
   to an error in our request``;
 * ``application/merge-patch+json`` (RFC 7386, as evanphx/json-patch's ``MergePatch``): a patch
-  that is not a JSON object is 400 ``error decoding patch: ...`` (``Invalid JSON Patch`` with
-  ``fieldValidation=Ignore``, and for ``null``);
+  that is not a JSON document is 400 ``Invalid JSON Patch``;
 * ``application/strategic-merge-patch+json``
   (:mod:`genericserver.apimachinery.strategicpatch.patch`).
 
@@ -54,8 +52,6 @@ from genericserver.apimachinery.field import errors as field
 from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.apimachinery.strategicpatch.patch import PatchError, go_sprint, strategic_merge_patch
 from genericserver.context import context as gocontext
-from genericserver.encoding.json import decode as gojson
-from genericserver.encoding.json import scanner
 from genericserver.endpoints.handlers import response
 from genericserver.endpoints.handlers.finisher import finisher
 from genericserver.endpoints.handlers.negotiation import negotiate
@@ -89,48 +85,19 @@ def merge_patch(doc: Any, patch: Any) -> Any:
     return out
 
 
-def _load(body: bytes, decoding: str = "") -> Any:
-    # Go's json.Unmarshal of the patch: the scanner's text for what is not JSON ("decoding" is
-    # the handler's prefix where it decodes the patch itself)
+def _load(body: bytes) -> Any:
     try:
-        return gojson.loads(body)
-    except scanner.SyntaxError as err:
-        raise errors.new_bad_request(f"{decoding}{err}") from None
+        return json.loads(body)
+    except ValueError as err:
+        raise errors.new_bad_request(jsonserializer._syntax_error(body, err).removeprefix("couldn't get version/kind; json parse error: ")) from None
 
 
-def json_patch_ops(body: bytes) -> list:
-    """applyJSPatch's strict decoding of a JSON patch into ``[]jsonPatchOp`` (patch.go:380-397):
-    a list of objects whose ``op``, ``path`` and ``from`` are strings; otherwise 400 ``error
-    decoding patch:`` and encoding/json's text."""
-    ops = _load(body, "error decoding patch: ")
-    try:
-        if ops is None:
-            return []
-        if not isinstance(ops, list):
-            raise gojson.UnmarshalTypeError(gojson.kind_of(ops), "[]handlers.jsonPatchOp")
-        for op in ops:
-            if op is not None and not isinstance(op, dict):
-                raise gojson.UnmarshalTypeError(gojson.kind_of(op), "handlers.jsonPatchOp")
-            for key in ("op", "path", "from"):
-                value = (op or {}).get(key)
-                if value is not None and not isinstance(value, str):
-                    raise gojson.UnmarshalTypeError(gojson.kind_of(value), "string", "jsonPatchOp", key)
-    except gojson.UnmarshalTypeError as err:
-        raise errors.new_bad_request(f"error decoding patch: {err}") from None
-    return ops
-
-
-def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope, directive: str = "Warn") -> dict:
-    """The object after the patch, as JSON (not yet read into the struct). With the ``Strict``
-    and ``Warn`` directives (Warn is the default) Go first decodes a JSON or merge patch itself,
-    which words what it refuses as ``error decoding patch: ...`` (patch.go:389-426)."""
-    strict_decoding = directive in ("Strict", "Warn")
+def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope) -> dict:
+    """The object after the patch, as JSON (not yet read into the struct)."""
     if patch_type == JSON_PATCH:
-        if strict_decoding:
-            json_patch_ops(body)
-        ops = _load(body)  # jsonpatch.DecodePatch
+        ops = _load(body)
         if not isinstance(ops, list):
-            raise errors.new_bad_request(f"json: cannot unmarshal {gojson.kind_of(ops)} into Go value of type jsonpatch.Patch")
+            raise errors.new_bad_request("json: cannot unmarshal object into Go value of type jsonpatch.Patch")
         if len(ops) > MAX_JSON_PATCH_OPERATIONS:
             raise errors.new_request_entity_too_large(
                 f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
@@ -138,22 +105,13 @@ def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope
             return jsonpatch.JsonPatch(ops).apply(copy.deepcopy(current))
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
             raise _rejected() from None
+    patch = _load(body)
     if patch_type == MERGE_PATCH:
-        if strict_decoding:  # into a map[string]interface{}: null is no error here
-            patch = _load(body, "error decoding patch: ")
-            if patch is not None and not isinstance(patch, dict):
-                raise errors.new_bad_request(f"error decoding patch: json: cannot unmarshal {gojson.kind_of(patch)} "
-                                             "into Go value of type map[string]interface {}")
-        try:
-            patch = gojson.loads(body)
-        except scanner.SyntaxError:
-            raise errors.new_bad_request("Invalid JSON Patch") from None
         if not isinstance(patch, dict):
             raise errors.new_bad_request("Invalid JSON Patch")
         return merge_patch(current, patch)
-    patch = _load(body)
     if not isinstance(patch, dict):
-        raise errors.new_bad_request(f"json: cannot unmarshal {gojson.kind_of(patch)} into Go value of type map[string]interface {{}}")
+        raise errors.new_bad_request("json: cannot unmarshal array into Go value of type map[string]interface {}")
     try:
         return strategic_merge_patch(current, patch, scope.resource.struct)
     except PatchError as err:
@@ -204,7 +162,7 @@ def patched_object(scope: RequestScope, patch_type: str, current: dict, body: by
                    namespace: str, name: str) -> tuple[dict, list[str]]:
     """The object ``body`` makes of ``current``, read back into the kind's struct and checked as
     an update; the strict decoding warnings."""
-    patched = apply_patch(patch_type, current, body, scope, directive)
+    patched = apply_patch(patch_type, current, body, scope)
     try:
         # Go reads a strategic patch's result with the unstructured converter, the others' with encoding/json
         _, obj, strict = jsonserializer.decode(jsonserializer.encode(patched), scope.resource.struct,

@@ -36,7 +36,6 @@ from werkzeug.utils import cached_property
 from genericserver import request
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
-from genericserver.apimachinery.runtime import scheme
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.apimachinery.runtime.serializer.json import DecodeError
 from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
@@ -197,7 +196,7 @@ def decode(scope: RequestScope, info: Any, body: bytes, directive: str, warnings
     # the scheme reads the body as the endpoint's type when it names that kind in the endpoint's
     # group version or in another one registered for it
     same_type = kind == want_kind and (gv == want_gv or body_group == group and body_version in SCHEME_OTHER_VERSIONS.get((group, kind), ()))
-    no_kind = str(scheme.NotRegisteredErr(scheme.LEGACY_SCHEME_NAME, kind, gv))
+    no_kind = f"no kind {errors._q(kind)} is registered for version {errors._q(gv)} in scheme \"pkg/api/legacyscheme/scheme.go:30\""
     if not same_type:
         why = no_kind if gv != want_gv or decode_error is not None else f"converting (v1.{kind}) to (core.{want_kind}): unknown conversion"
         raise transform_decode_error(want_kind, (kind, body_version), why, body)

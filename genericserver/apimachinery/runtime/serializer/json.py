@@ -10,8 +10,7 @@ Go's strict decoder reads it into the Go struct: a value of the wrong JSON type 
 type string``); fields the struct does not have, and fields given twice, are *strict* errors
 (``unknown field "spec"``, ``duplicate field "data"``), which the handlers turn into a 400 or
 into warnings by ``fieldValidation``. The object that comes out is what a Go round trip leaves:
-the struct's fields only, in its order, empty ``omitempty`` fields dropped. A body that is not
-JSON at all is refused with Go's scanner's text (:mod:`genericserver.encoding.json.scanner`).
+the struct's fields only, in its order, empty ``omitempty`` fields dropped.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ import yaml
 
 from genericserver.apimachinery.api.quantity import parse_quantity
 from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type
-from genericserver.encoding.json import decode as gojson
-from genericserver.encoding.json import scanner
 
 
 class DecodeError(ValueError):
@@ -214,9 +211,9 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
     unstructured converter's (``FromUnstructured``: how Go reads a strategic patch's result)."""
     dups: list[str] = []
     try:
-        raw = gojson.loads(body, object_pairs_hook=lambda pairs: _duplicates(pairs, dups))
-    except scanner.SyntaxError as err:  # what SimpleMetaFactory.Interpret says of it (meta.go)
-        raise DecodeError(f"couldn't get version/kind; json parse error: {err}") from None
+        raw = json.loads(body, object_pairs_hook=lambda pairs: _duplicates(pairs, dups))
+    except ValueError as err:
+        raise DecodeError(_syntax_error(body, err)) from None
     if not isinstance(raw, dict):
         raise DecodeError("couldn't get version/kind; json parse error: json: cannot unmarshal "
                           f"{_JSON_TYPES.get(type(raw), 'value')} into Go value of type struct {{ APIVersion string "
@@ -228,6 +225,41 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
         err.raw = raw
         raise
     return raw, obj, dups + reader.strict
+
+
+def _syntax_error(body: bytes, err: ValueError) -> str:
+    """Go's ``Interpret`` error for a body that is not JSON: the scanner's first complaint for
+    the usual cases (an empty body, a bad literal, a character that starts no value); inside a
+    value, the character where Python's parser stopped."""
+    prefix = "couldn't get version/kind; json parse error: "
+    text = body.decode("utf-8", "replace")
+    stripped = text.lstrip()
+    if not stripped:
+        return prefix + "unexpected end of JSON input"
+    first = stripped[0]
+    for literal in ("null", "true", "false"):
+        if first == literal[0]:
+            for i, ch in enumerate(literal):
+                if i >= len(stripped):
+                    return prefix + "unexpected end of JSON input"
+                if stripped[i] != ch:
+                    return prefix + f"invalid character {_quote_char(stripped[i])} in literal {literal} (expecting {_quote_char(ch)})"
+            break
+    if first not in '{["-0123456789tfn':
+        return prefix + f"invalid character {_quote_char(first)} looking for beginning of value"
+    pos = getattr(err, "pos", len(text))
+    if pos >= len(text.rstrip()):
+        return prefix + "unexpected end of JSON input"
+    return prefix + f"invalid character {_quote_char(text[pos])} looking for beginning of value"
+
+
+def _quote_char(ch: str) -> str:
+    # Go's quoteChar: a quote is written escaped, other characters as Go's %q of the rune
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + json.dumps(ch)[1:-1] + "'"
 
 
 def type_meta(raw: dict) -> tuple[Optional[str], Optional[str]]:
