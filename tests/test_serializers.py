@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from werkzeug.test import Client
 
@@ -125,6 +125,37 @@ def test_protobuf_errors(data, message):
 
 def test_json_escapes_html_as_go_does():
     assert jsonserializer.encode({"a": "<b>&"}) == b'{"a":"\\u003cb\\u003e\\u0026"}\n'
+
+
+@settings(max_examples=50)
+@given(CONFIG_MAPS.map(lambda cm: {**cm, "data": dict(reversed(list(cm.get("data", {}).items())))}),
+       st.sampled_from(["object", "list", "watch-event", "table-row"]))
+def test_json_writes_a_maps_keys_sorted_and_a_structs_fields_in_order(cm, where):
+    # encoding/json sorts a map's keys (go/src/encoding/json/encode.go:795, mapEncoder.encode) and
+    # writes a struct's fields in the struct's order: ConfigMap.data and ObjectMeta.labels are maps
+    wrapped = {"object": cm,
+               "list": {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {}, "items": [cm]},
+               "watch-event": {"type": "ADDED", "object": cm},
+               "table-row": {"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+                             "rows": [{"cells": [], "object": {"kind": "PartialObjectMetadata", "metadata": cm["metadata"]}}]}}[where]
+    text = jsonserializer.encode(wrapped).decode()
+    assert json.loads(text) == wrapped
+    written = json.loads(text)
+    back = {"object": lambda d: d, "list": lambda d: d["items"][0], "watch-event": lambda d: d["object"],
+            "table-row": lambda d: d["rows"][0]["object"]}[where](written)
+    assert list(back["metadata"].get("labels", {})) == sorted(cm["metadata"].get("labels", {}))
+    assert list(back["metadata"]) == list(cm["metadata"])  # a struct: its own order, not sorted
+    if where != "table-row":
+        assert list(back.get("data", {})) == sorted(cm.get("data", {}))
+        assert list(back) == list(cm)
+
+
+def test_json_writes_the_patched_config_map_as_kube_apiserver_does():
+    # tests/parity/go-api.json, patch-dry-run: the data map comes out sorted, whatever order the patches left it in
+    cm = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "hw-b", "labels": {"z": "1", "app": "x"}},
+          "data": {"x": "z", "m": "1", "s": "1", "j": "1", "d": "1", "ap": "1"}}
+    assert jsonserializer.encode(cm) == (b'{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"hw-b","labels":{"app":"x","z":"1"}},'
+                                         b'"data":{"ap":"1","d":"1","j":"1","m":"1","s":"1","x":"z"}}\n')
 
 
 def test_strict_decoding_reports_unknown_and_duplicate_fields():
