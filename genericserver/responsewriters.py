@@ -42,11 +42,11 @@ def status_line(code: int) -> str:
 def http_error(start_response: StartResponse, message: str, code: int, headers: Optional[Headers] = None) -> Iterable[bytes]:
     """net/http's ``http.Error``: plain text, ``nosniff``, the message and a newline."""
     body = (message + "\n").encode()
-    hs = list(headers or [])
+    hs = [h for h in headers or [] if h[0].lower() != "content-length"]
+    # no length of its own (server.go's Error drops one): the server sets it if the body fits its buffer
     hs += [
         ("Content-Type", "text/plain; charset=utf-8"),
         ("X-Content-Type-Options", "nosniff"),
-        ("Content-Length", str(len(body))),
     ]
     start_response(status_line(code), hs)
     return [body]
@@ -86,7 +86,8 @@ def write_status(
     hs.append(("Content-Type", "application/json"))
     if nosniff:
         hs.append(("X-Content-Type-Options", "nosniff"))
-    hs.append(("Content-Length", str(len(body))))
+    # no Content-Length: Go writes the body and lets net/http frame it (a length if it fits the
+    # 2 KiB response buffer, chunked past it)
     start_response(status_line(st["code"]), hs)
     return [body]
 

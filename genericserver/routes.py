@@ -38,7 +38,8 @@ def metrics_handler(registry: CollectorRegistry) -> Callable[[dict, StartRespons
 
     def serve_metrics(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
         body = generate_latest(registry)
-        start_response(status_line(200), [("Content-Type", CONTENT_TYPE_PLAIN_0_0_4), ("Content-Length", str(len(body)))])
+        # no length of its own, as promhttp sets none: the server frames it (chunked past 2 KiB)
+        start_response(status_line(200), [("Content-Type", CONTENT_TYPE_PLAIN_0_0_4)])
         return [body]
 
     return serve_metrics
@@ -59,7 +60,7 @@ def install_version(mux: Any, info: Info) -> None:
             text = b"405: Method Not Allowed"
             start_response(status_line(405), [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(text)))])
             return [text]
-        start_response(status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        start_response(status_line(200), [("Content-Type", "application/json")])  # WriteRawJSON: no length of its own
         return [body]
 
     # unlisted: Go's root listing (config_test.go's expected paths) does not show /version
