@@ -114,10 +114,6 @@ KNOWN_DIFFERENCES: dict[str, tuple[str, list[str]]] = {
         "--authorization-mode=AlwaysAllow (BuiltInAuthenticationOptions), and its NamespaceLifecycle "
         "admission refuses a write to a namespace that does not exist; serve has neither",
         ["get-anonymous", "namespace-missing"]),
-    "protobuf": (
-        "an error to a client that accepts protobuf is a protobuf Status in Go; ours answers it in JSON. A "
-        "SelfSubjectAccessReview's answer differs too",
-        ["create configmap k-demo --from-literal=a=1#1", "auth can-i create configmaps#3"]),
 }
 
 _LISTED = {i for _, ids in KNOWN_DIFFERENCES.values() for i in ids}

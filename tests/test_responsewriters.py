@@ -70,3 +70,31 @@ def test_metrics_past_the_buffer_are_chunked(serve):
         Counter(f"test_counter_{i}", "a counter with some help text to fill the buffer", registry=registry).inc()
     r = _get(serve(routes.metrics_handler(registry)))
     assert (r.status, r.getheader("Transfer-Encoding"), r.getheader("Content-Length")) == (200, "chunked", None)
+
+
+def test_an_object_answer_is_chunked_past_the_buffer_as_go_frames_it(serve):
+    # SerializeObject's deferredResponseWriter sets Content-Type and no length (apiserver
+    # pkg/endpoints/handlers/responsewriters/writers.go:280-281): a list past 2 KiB goes out chunked,
+    # as kube-apiserver's list-table and delete-all do (tests/parity/go-api.json)
+    from werkzeug.test import Client
+
+    from genericserver import sampleapi
+    from genericserver.mux import PathRecorderMux
+
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux)
+    ns = "/api/v1/namespaces/default/configmaps"
+    c = Client(mux)
+    assert c.post(ns, json={"metadata": {"name": "small"}}).status_code == 201
+    port = serve(mux)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+    conn.request("GET", ns + "/small")
+    r = conn.getresponse()
+    assert (r.status, r.getheader("Transfer-Encoding"), r.getheader("Content-Length")) == (200, None, str(len(r.read())))
+    for i in range(20):
+        assert c.post(ns, json={"metadata": {"name": f"cm-{i}"}, "data": {"k": "v" * 100}}).status_code == 201
+    conn.request("GET", ns)
+    r = conn.getresponse()
+    assert len(r.read()) > 2048
+    assert (r.status, r.getheader("Transfer-Encoding"), r.getheader("Content-Length")) == (200, "chunked", None)
+    conn.close()
