@@ -3,7 +3,8 @@
 Encoding is Go's ``encoding/json``: compact with one newline after the value, HTML characters
 escaped (``<`` as ``\\u003c``), or indented by two spaces with ``pretty`` (no newline then); a
 struct's fields in the struct's order, a map's keys sorted (:func:`in_go_order`);
-YAML is the JSON turned into YAML as sigs.k8s.io/yaml does it (keys sorted, block style).
+YAML is the JSON turned into YAML as sigs.k8s.io/yaml does it, through yaml.v2's encoder (keys
+sorted, block style, a string double-quoted where it would not read back as one: :mod:`.goyaml`).
 
 Decoding reads a body into a kind's :class:`~genericserver.apimachinery.structs.Struct` the way
 Go's strict decoder reads it into the Go struct: a value of the wrong JSON type is an error with
@@ -25,6 +26,7 @@ import yaml
 
 from genericserver.apimachinery.api.quantity import parse_quantity
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META, RAW_EXTENSION
+from genericserver.apimachinery.runtime.serializer import goyaml
 from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type, kind_for
 
 
@@ -91,8 +93,9 @@ def escape_html(text: str) -> str:
 
 
 def encode_yaml(obj: Any) -> bytes:
-    """sigs.k8s.io/yaml's ``JSONToYAML``: keys sorted, block style."""
-    return yaml.safe_dump(json.loads(json.dumps(obj)), sort_keys=True, default_flow_style=False, allow_unicode=True).encode()
+    """The JSON turned into YAML by sigs.k8s.io/yaml's ``JSONToYAML`` (json.go's ``doEncode`` with
+    ``options.Yaml``): yaml.v2's key order and quoting (:mod:`.goyaml`)."""
+    return goyaml.json_to_yaml(json.loads(json.dumps(obj))).encode()
 
 
 def yaml_to_json(data: bytes) -> bytes:
