@@ -49,7 +49,7 @@ _BASE60_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z"
 # resolve.go's allowedTimestampFormats, as time.Parse reads them: 2006-1-2T15:4:5.999999999Z07:00 (and
 # with a lower-case t), 2006-1-2 15:4:5.999999999, 2006-1-2
 _TIMESTAMP = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:([Tt])|( ))(\d{1,2}):(\d{1,2}):(\d{1,2})(?:[.,]\d+)?"
-                        r"(Z|[+-]\d\d:\d\d)?)?\Z")
+                        r"(Z|[+-]\d\d:\d\d)?)?\Z", re.ASCII)
 
 
 def _hint(s: str) -> str:
@@ -161,6 +161,10 @@ def _is_digit(c: str) -> bool:
     return unicodedata.category(c) == "Nd"
 
 
+def _int64(v: int) -> int:
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)  # Go's int64 wraps (a run of 19 digits and more)
+
+
 def key_less(a: str, b: str) -> bool:
     """sorter.go's ``keyList.Less`` for two string keys."""
     for i in range(min(len(a), len(b))):
@@ -181,11 +185,11 @@ def key_less(a: str, b: str) -> bool:
                 j -= 1
         ai = i
         while ai < len(a) and _is_digit(a[ai]):
-            an = an * 10 + ord(a[ai]) - ord("0")
+            an = _int64(an * 10 + ord(a[ai]) - ord("0"))
             ai += 1
         bi = i
         while bi < len(b) and _is_digit(b[bi]):
-            bn = bn * 10 + ord(b[bi]) - ord("0")
+            bn = _int64(bn * 10 + ord(b[bi]) - ord("0"))
             bi += 1
         if an != bn:
             return an < bn
@@ -200,8 +204,11 @@ _KEY_ORDER = functools.cmp_to_key(lambda a, b: -1 if key_less(a, b) else 1 if ke
 
 def sorted_keys(keys: list) -> list:
     """``sort.Sort(keyList)``. ``Less`` is not transitive (``017`` < ``0x1F`` < ``12:30`` < ``017``),
-    so the order is the algorithm's: Go's pdqsort insertion-sorts up to 12 elements, as here;
-    a longer map is sorted by Python's sort, the same order whenever its keys compare transitively."""
+    so for such keys the order is the algorithm's and the starting order's: Go's pdqsort
+    insertion-sorts up to 12 elements (zsortinterface.go), as here, but starts from its map's
+    random iteration order, so Go itself writes such a map differently from run to run; this
+    starts from the JSON's order. A longer map is sorted by Python's sort, which gives Go's
+    order whenever its keys compare transitively (as any keys without digits do)."""
     if len(keys) > 12:
         return sorted(keys, key=_KEY_ORDER)
     out = list(keys)
