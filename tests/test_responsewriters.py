@@ -98,3 +98,23 @@ def test_an_object_answer_is_chunked_past_the_buffer_as_go_frames_it(serve):
     assert len(r.read()) > 2048
     assert (r.status, r.getheader("Transfer-Encoding"), r.getheader("Content-Length")) == (200, "chunked", None)
     conn.close()
+
+
+def test_a_verbose_health_answer_past_the_buffer_is_chunked(serve):
+    # handleRootHealth writes the checks' lines and sets no length (apiserver pkg/server/healthz/healthz.go:329-330):
+    # kube-apiserver's /readyz?verbose of many checks goes out chunked
+    from genericserver.healthz import healthz
+    from genericserver.mux import PathRecorderMux
+
+    mux = PathRecorderMux("test")
+    healthz.install_readyz_handler(mux, *[healthz.named_check(f"a-check-with-a-long-name-{i:03d}", lambda environ: None)
+                                          for i in range(80)])
+    port = serve(mux)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT)
+    for path, chunked in (("/readyz", False), ("/readyz?verbose", True)):
+        conn.request("GET", path)
+        r = conn.getresponse()
+        body = r.read()
+        assert (r.status, r.getheader("Transfer-Encoding") == "chunked", r.getheader("Content-Length")) == (
+            200, chunked, None if chunked else str(len(body)))
+    conn.close()
