@@ -90,8 +90,10 @@ class APIGroups:
 
         def resources() -> list[dict]:
             out = gv.discovery()
-            for r in out:
-                if "/" not in r["name"]:  # a subresource has no storage of its own
+            for scope, r in zip(gv.scopes.values(), out):
+                # Go hashes a storage that names a storage version (a registry Store: installer.go:489);
+                # a subresource has none of its own, nor do the reviews, which store nothing
+                if "/" not in r["name"] and scope.store is not None:
                     r["storageVersionHash"] = storage_version_hash(group, version, r["kind"])
             return out
 
@@ -99,7 +101,7 @@ class APIGroups:
         _discovery_route(gv.web_service, APIVersionHandler(f"{group}/{version}" if group else version, resources))
         self.add_web_service(gv.web_service)
         manager = self.aggregated if group else self.legacy_aggregated
-        manager.add_group_version(group, version, convert_group_version_into_to_discovery(group, version, gv.discovery()))
+        manager.add_group_version(group, version, convert_group_version_into_to_discovery(gv.discovery()))
         return gv
 
     def served(self) -> dict:

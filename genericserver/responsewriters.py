@@ -6,8 +6,9 @@ file, so one module holds them:
 
 * errors.go: :func:`internal_error` (``InternalError``), :func:`forbidden` (``Forbidden``, with
   :func:`forbidden_status_error` and its message);
-* writers.go: :func:`error_negotiated` (``ErrorNegotiated`` with the JSON serializer: a
-  ``Retry-After`` header when the status carries ``retryAfterSeconds``, and no ``nosniff``);
+* writers.go: :func:`error_negotiated` (``ErrorNegotiated``: the Status in the serializer the
+  request's Accept negotiates, JSON unless it prefers protobuf or YAML, a ``Retry-After`` header
+  when the status carries ``retryAfterSeconds``, and no ``nosniff``);
 * status.go: :func:`status` and :func:`write_status`, a ``metav1.Status`` as compact JSON plus a
   newline (``nosniff`` unless told not to), and :func:`error_to_status` (``ErrorToAPIStatus``: the
   Status an error is answered with; the REST handlers' errors go through it);
@@ -23,6 +24,8 @@ import logging
 from typing import Any, Callable, Iterable, Optional
 
 from genericserver.apimachinery.api import errors as apierrors
+from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.authz import AttributesRecord
 from genericserver.net.http.response import STATUS_TEXT
 
@@ -42,11 +45,11 @@ def status_line(code: int) -> str:
 def http_error(start_response: StartResponse, message: str, code: int, headers: Optional[Headers] = None) -> Iterable[bytes]:
     """net/http's ``http.Error``: plain text, ``nosniff``, the message and a newline."""
     body = (message + "\n").encode()
-    hs = list(headers or [])
+    hs = [h for h in headers or [] if h[0].lower() != "content-length"]
+    # no length of its own (server.go's Error drops one): the server sets it if the body fits its buffer
     hs += [
         ("Content-Type", "text/plain; charset=utf-8"),
         ("X-Content-Type-Options", "nosniff"),
-        ("Content-Length", str(len(body))),
     ]
     start_response(status_line(code), hs)
     return [body]
@@ -86,7 +89,8 @@ def write_status(
     hs.append(("Content-Type", "application/json"))
     if nosniff:
         hs.append(("X-Content-Type-Options", "nosniff"))
-    hs.append(("Content-Length", str(len(body))))
+    # no Content-Length: Go writes the body and lets net/http frame it (a length if it fits the
+    # 2 KiB response buffer, chunked past it)
     start_response(status_line(st["code"]), hs)
     return [body]
 
@@ -125,8 +129,11 @@ def error_to_status(err: BaseException) -> dict:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": str(err), "code": 500}
 
 
-def error_negotiated(start_response: Callable, st: dict, headers: Optional[list] = None, *, nosniff: bool = False) -> Iterable[bytes]:
-    """``ErrorNegotiated`` with the JSON serializer: the Status as JSON, ``Retry-After`` if asked for."""
+def error_negotiated(start_response: Callable, st: dict, headers: Optional[list] = None, *, nosniff: bool = False,
+                     environ: Optional[dict] = None) -> Iterable[bytes]:
+    """``ErrorNegotiated``: the Status in what the request's Accept asks for (a protobuf Status to
+    a client that prefers protobuf, as kubectl does), JSON when it asks for nothing the server
+    writes or no request is given; ``Retry-After`` if the Status asks for a delay."""
     hs = list(headers or [])
     retry = (st.get("details") or {}).get("retryAfterSeconds", 0)
     if retry > 0:
@@ -134,7 +141,14 @@ def error_negotiated(start_response: Callable, st: dict, headers: Optional[list]
     if st["code"] == 204:
         start_response(status_line(204), hs)
         return []
-    return write_status(start_response, st, hs, nosniff=nosniff)
+    options = negotiate.negotiate_media_type_options((environ or {}).get("HTTP_ACCEPT", ""), codec_factory.SUPPORTED,
+                                                     negotiate.DEFAULT_ENDPOINT_RESTRICTIONS)
+    info = options.accepted if options is not None and options.accepted is not None else codec_factory.JSON
+    if info is codec_factory.JSON:
+        return write_status(start_response, st, hs, nosniff=nosniff)
+    body = codec_factory.encode(info, {"kind": "Status", "apiVersion": "v1", **st})
+    start_response(status_line(st["code"]), hs + [("Content-Type", info.media_type)] + ([("X-Content-Type-Options", "nosniff")] if nosniff else []))
+    return [body]
 
 
 def _forbidden_message(a: AttributesRecord) -> str:
@@ -158,5 +172,5 @@ def forbidden_status_error(a: AttributesRecord, reason: str) -> dict:
 
 
 def forbidden(a: AttributesRecord, environ: dict, start_response: Callable, reason: str) -> Iterable[bytes]:
-    """``responsewriters.Forbidden``: 403 Status JSON, with ``X-Content-Type-Options: nosniff``."""
-    return error_negotiated(start_response, forbidden_status_error(a, reason), nosniff=True)
+    """``responsewriters.Forbidden``: a 403 Status, negotiated, with ``X-Content-Type-Options: nosniff``."""
+    return error_negotiated(start_response, forbidden_status_error(a, reason), nosniff=True, environ=environ)

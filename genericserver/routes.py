@@ -45,7 +45,8 @@ def metrics_handler(registry: CollectorRegistry) -> Callable[[dict, StartRespons
 
     def serve_metrics(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
         body = generate_latest(registry)
-        start_response(status_line(200), [("Content-Type", CONTENT_TYPE_PLAIN_0_0_4), ("Content-Length", str(len(body)))])
+        # no length of its own, as promhttp sets none: the server frames it (chunked past 2 KiB)
+        start_response(status_line(200), [("Content-Type", CONTENT_TYPE_PLAIN_0_0_4)])
         return [body]
 
     return serve_metrics
@@ -62,7 +63,7 @@ def install_version(mux: Any, info: Info) -> None:
     body = json.dumps(info.to_dict(), indent=2).encode()
 
     def handle_version(environ: dict, start_response: StartResponse, _: dict) -> Iterable[bytes]:
-        start_response(status_line(200), [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        start_response(status_line(200), [("Content-Type", "application/json")])  # WriteRawJSON: no length of its own
         return [body]
 
     ws = WebService("/version")

@@ -190,6 +190,19 @@ def test_unauthorized_handler():
     assert resp.get_data() == UNAUTHORIZED_BODY
 
 
+def test_unauthorized_handler_answers_a_protobuf_client_in_protobuf():
+    # Unauthorized(s) calls ErrorNegotiated with the server's serializers (apiserver
+    # pkg/endpoints/filters/authentication.go:Unauthorized, responsewriters/writers.go:ErrorNegotiated):
+    # kubectl, which prefers protobuf, gets a protobuf Status: these are kube-apiserver v1.36.0's bytes
+    # for a GET with a wrong token and kubectl's Accept
+    pb = "application/vnd.kubernetes.protobuf"
+    resp = Client(with_info(unauthorized())).get("/api/v1/pods", headers={"Accept": pb + ",application/json"})
+    assert (resp.status_code, resp.headers["Content-Type"]) == (401, pb)
+    assert resp.get_data().hex() == ("6b3873000a0c0a027631120653746174757312300a060a0012001a0012074661696c7572651a0c556e61"
+                                     "7574686f72697a6564220c556e617574686f72697a65643091031a002200")
+    assert "X-Content-Type-Options" not in resp.headers
+
+
 def test_unauthorized_handler_without_request_info():
     resp = Client(unauthorized()).get("/api/v1/pods")
     assert resp.status_code == 500

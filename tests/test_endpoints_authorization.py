@@ -178,8 +178,8 @@ def test_forbidden_html_is_sanitized_and_retry_after_header():
 
 
 @pytest.mark.parametrize("nosniff,names", [
-    (False, ["Retry-After", "Content-Type", "Content-Length"]),
-    (True, ["Retry-After", "Content-Type", "X-Content-Type-Options", "Content-Length"]),
+    (False, ["Retry-After", "Content-Type"]),
+    (True, ["Retry-After", "Content-Type", "X-Content-Type-Options"]),
 ], ids=["ErrorNegotiated", "RespondWithError"])
 def test_error_negotiated_sets_nosniff_only_when_asked(nosniff, names):
     # Go's ErrorNegotiated sets Retry-After and (through the serializer) Content-Type only;
@@ -189,8 +189,9 @@ def test_error_negotiated_sets_nosniff_only_when_asked(nosniff, names):
     body = b"".join(error_negotiated(lambda s, h, e=None: got.append((s, h)), st, nosniff=nosniff))
     status, headers = got[0]
     assert status == "503 Service Unavailable"
+    # no Content-Length: net/http sets it for a body that fits its buffer (tests/test_responsewriters.py)
     assert [k for k, _ in headers] == names
-    assert dict(headers)["Content-Length"] == str(len(body))
+    assert body
 
 
 def test_error_negotiated_204_writes_only_the_header():

@@ -75,7 +75,8 @@ def test_aggregated_discovery_is_chosen_by_accept_and_cached_by_etag(client):
     [core] = doc["items"]
     assert core["metadata"] == {}
     assert core["versions"] == [{"version": "v1", "freshness": "Current", "resources": [{
-        "resource": "configmaps", "responseKind": {"group": "", "version": "v1", "kind": "ConfigMap"}, "scope": "Namespaced",
+        # the kind's group and version are empty, as the APIResource's are (apiserver pkg/endpoints/installer.go:98-101)
+        "resource": "configmaps", "responseKind": {"group": "", "version": "", "kind": "ConfigMap"}, "scope": "Namespaced",
         "singularResource": "configmap", "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
         "shortNames": ["cm"]}]}]
     etag = r.headers["ETag"]
@@ -86,8 +87,17 @@ def test_aggregated_discovery_is_chosen_by_accept_and_cached_by_etag(client):
     assert [i["metadata"] for i in named["items"]] == [{"name": "authentication.k8s.io"}, {"name": "example.com"}]
     assert named["items"][1]["versions"][0]["resources"][0]["scope"] == "Cluster"
     [review] = named["items"][0]["versions"][0]["resources"]
-    # Go's storage names its singular selfsubjectrulesreview: discovery shows what it says
-    assert (review["resource"], review["singularResource"], review["verbs"]) == ("selfsubjectreviews", "selfsubjectrulesreview", ["create"])
+    # Go's storage names its singular selfsubjectreview (kubernetes pkg/registry/authentication/selfsubjectreview/rest.go:107)
+    assert (review["resource"], review["singularResource"], review["verbs"]) == ("selfsubjectreviews", "selfsubjectreview", ["create"])
+
+
+def test_a_review_is_listed_as_kube_apiserver_lists_it(client):
+    # what kube-apiserver v1.36.0 answers (tests/parity/go-api.json, apis-authentication), less tokenreviews:
+    # the singular of GetSingularName (selfsubjectreview/rest.go:107), and no storageVersionHash, which
+    # Go sets only for a storage with a storage version (apiserver pkg/endpoints/installer.go:489-497)
+    doc = json.loads(client.get("/apis/authentication.k8s.io/v1").data)
+    assert doc["resources"] == [{"name": "selfsubjectreviews", "singularName": "selfsubjectreview", "namespaced": False,
+                                 "kind": "SelfSubjectReview", "verbs": ["create"]}]
 
 
 @pytest.mark.parametrize("accept, aggregated", [

@@ -50,9 +50,7 @@ def test_as_the_mux_not_found_app_it_sees_the_request():
 
 def test_not_ready_503_sets_exactly_the_headers_error_negotiated_sets():
     # ErrorNegotiated: Retry-After from the Status details, Content-Type from the serializer;
-    # Content-Length is what net/http adds for a short body. No nosniff.
+    # Content-Length is what net/http adds for a short body (the server here too). No nosniff.
     got = []
     body = b"".join(not_found_handler(lambda environ: False)({"PATH_INFO": "/x"}, lambda s, h, e=None: got.append((s, h))))
-    assert got == [("503 Service Unavailable", [
-        ("Retry-After", "5"), ("Content-Type", "application/json"), ("Content-Length", str(len(body))),
-    ])]
+    assert body and got == [("503 Service Unavailable", [("Retry-After", "5"), ("Content-Type", "application/json")])]

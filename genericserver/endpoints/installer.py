@@ -82,7 +82,7 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", "application/apply-patch+yaml")
 
 
-def convert_group_version_into_to_discovery(group: str, version: str, resources: list[dict]) -> list[dict]:
+def convert_group_version_into_to_discovery(resources: list[dict]) -> list[dict]:
     """``ConvertGroupVersionIntoToDiscovery``: a group version's ``APIResource`` list as aggregated
     discovery shows it, each resource with its subresources listed under it (``pods/status`` as
     the subresource ``status`` of ``pods``)."""
@@ -91,10 +91,11 @@ def convert_group_version_into_to_discovery(group: str, version: str, resources:
     for r in resources:
         if "/" in r["name"]:
             parent, sub = r["name"].split("/", 1)
-            kind = {"group": r.get("group", group), "version": r.get("version", version), "kind": r["kind"]}
+            kind = {"group": r.get("group", ""), "version": r.get("version", ""), "kind": r["kind"]}
             by_name[parent].setdefault("subresources", []).append({"subresource": sub, "responseKind": kind, "verbs": r["verbs"]})
             continue
-        d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": group, "version": version, "kind": r["kind"]},
+        # the APIResource's own group and version, empty unless it names another's (installer.go:98-101)
+        d: dict[str, Any] = {"resource": r["name"], "responseKind": {"group": r.get("group", ""), "version": r.get("version", ""), "kind": r["kind"]},
                              "scope": "Namespaced" if r["namespaced"] else "Cluster", "singularResource": r["singularName"],
                              "verbs": r["verbs"]}
         if r.get("shortNames"):

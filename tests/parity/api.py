@@ -12,9 +12,10 @@ replaced by a placeholder naming them: `metadata.uid` `<uid>`, `metadata.resourc
 `<rv>`, `metadata.creationTimestamp` and `deletionTimestamp` `<time>`, `metadata.continue` `<continue>`
 (it encodes a resourceVersion), and the same fields of a watch event's object and of a Table's rows'
 objects; a Table's age cells are `<age>`; a Status's `details.uid`, the server address in `/api`, and
-UUIDs, times and resourceVersions inside a Status message; and the random suffix of a name made from a
-`generateName` (`PREFIX<generated>`). Headers: `Audit-Id` is compared as present or not, `Date`
-not at all; the others listed in `HEADERS` exactly. A body that is no JSON is compared as it is.
+UUIDs, times and resourceVersions inside a Status message; the random suffix of a name made from a
+`generateName` (`PREFIX<generated>`); and in a YAML body the same keys' values, as text, inside the
+quotes they had (so the quoting is compared). Headers: `Audit-Id` is compared as present or not,
+`Date` not at all; the others listed in `HEADERS` exactly. Any other body is compared as it is.
 Nothing else is masked: every other difference is either fixed or listed, with its reason, in
 `tests/test_parity_api.py`'s `KNOWN_DIFFERENCES` and walkthrough.md's table "Where we differ from
 kube-apiserver, measured".
@@ -80,6 +81,17 @@ def _mask_object(obj: Any) -> None:
         _mask_object(obj["object"])
 
 
+# a YAML line that holds one of the values a server makes up: its indentation (and a list item's
+# dash), the key, the quote if any, the value
+YAML_VOLATILE = re.compile(r"^(\s*(?:- )?)(%s): ([\"']?)(.+?)\3$" % "|".join(PLACEHOLDERS), re.M)
+
+
+def _mask_yaml(text: str) -> str:
+    """A YAML body with the same values masked as a JSON one's, as text: each key's value
+    becomes its placeholder inside the quotes it had, so the quoting is still compared."""
+    return YAML_VOLATILE.sub(lambda m: f"{m.group(1)}{m.group(2)}: {m.group(3)}{PLACEHOLDERS[m.group(2)]}{m.group(3)}", text)
+
+
 def mask(body: bytes, content_type: str) -> Any:
     """The body as compared: JSON (one document, or a watch stream's documents, one a line, as
     `{"stream": [...]}`) or protobuf (read into the same form by genericserver's protobuf
@@ -97,6 +109,8 @@ def mask(body: bytes, content_type: str) -> Any:
         _mask_object(doc)
         return {"protobuf": doc}
     text = body.decode("utf-8", "replace")
+    if content_type.startswith("application/yaml"):
+        return _mask_yaml(text)
     if "json" not in content_type:
         return text
     try:

@@ -5,7 +5,7 @@ request. On success the user goes into the environ (``request.with_user``), the
 ``Authorization`` header and the front-proxy identity headers (``X-Remote-User``,
 ``X-Remote-Uid``, ``X-Remote-Group``, ``X-Remote-Extra-*`` and any configured ones) are
 removed, and the request goes on. Otherwise ``failed`` answers; :func:`unauthorized` makes Go's
-failed handler, a 401 with Go's Status JSON::
+failed handler, a 401 with Go's Status, as JSON (or protobuf or YAML, as the Accept header negotiates)::
 
     {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}
 
@@ -127,14 +127,14 @@ def audiences_are_acceptable(api_auds: Sequence[str], response_auds: Sequence[st
 
 
 def unauthorized() -> Callable:
-    """Go's ``Unauthorized(s)`` failed handler: 401 Status JSON (500 if the chain set no RequestInfo)."""
+    """Go's ``Unauthorized(s)`` failed handler: a 401 Status, negotiated (500 if the chain set no RequestInfo)."""
 
     def unauthorized_app(environ: dict, start_response: Callable) -> Iterable[bytes]:
         if environ.get("SERVER_PROTOCOL") == "HTTP/2.0":
             start_response = header_set(start_response, "Connection", "close")  # the DoS mitigation
         if request.request_info_from(environ) is None:
             return responsewriters.internal_error(start_response, environ, "no RequestInfo found in the context")
-        return error_negotiated(start_response, apierrors.new_unauthorized("Unauthorized").status)
+        return error_negotiated(start_response, apierrors.new_unauthorized("Unauthorized").status, environ=environ)
 
     return unauthorized_app
 

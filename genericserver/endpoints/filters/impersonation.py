@@ -5,7 +5,7 @@ A request may carry ``Impersonate-User``, ``Impersonate-Group`` (repeatable),
 authorizer, for each of them, whether the authenticated user may ``impersonate`` that user
 (resource ``users``, or ``serviceaccounts`` for ``system:serviceaccount:<ns>:<name>``), group
 (``groups``), uid (``uids``, group ``authentication.k8s.io``) or extra value (``userextras/<key>``).
-Any refusal is a 403 with Go's Status JSON; groups, extras or a uid without a user are a 400
+Any refusal is a 403 with Go's Status (negotiated: JSON unless the client prefers protobuf); groups, extras or a uid without a user are a 400
 (``requested [...] without impersonating a user``). On success the request continues as the
 impersonated user, with ``system:authenticated`` added (``system:unauthenticated`` for
 ``system:anonymous``) unless given explicitly, the event records the impersonated user, and the
@@ -169,7 +169,7 @@ def with_impersonation(app: Callable, a: Authorizer) -> Callable:
         requests, bad = build_impersonation_requests(environ)
         if bad is not None:
             log.debug("%s", bad["message"])
-            return error_negotiated(start_response, bad, nosniff=True)
+            return error_negotiated(start_response, bad, nosniff=True, environ=environ)
         if not requests:
             return app(environ, start_response)
 

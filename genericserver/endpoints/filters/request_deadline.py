@@ -84,7 +84,7 @@ def failed_error_handler(status_err: dict) -> Callable:
     def failed(environ: dict, start_response: Callable) -> Iterable[bytes]:
         if request.request_info_from(environ) is None:
             return responsewriters.internal_error(start_response, environ, "no RequestInfo found in the context")
-        return error_negotiated(start_response, status_err)
+        return error_negotiated(start_response, status_err, environ=environ)
 
     return failed
 

@@ -85,13 +85,14 @@ def transform(scope: RequestScope, options: negotiate.MediaTypeOptions, obj: dic
 def write_encoded(environ: dict, start_response: StartResponse, code: int, obj: dict, options: negotiate.MediaTypeOptions,
                   headers: Optional[list] = None, content_type: Optional[str] = None) -> Iterable[bytes]:
     """``SerializeObject``: the object with the negotiated serializer (JSON when the kind has no
-    protobuf message, as a type without one is not offered protobuf in Go)."""
+    protobuf message, as a type without one is not offered protobuf in Go; a Status has one).
+    No Content-Length: Go's deferredResponseWriter sets none (writers.go:280-281), so net/http
+    frames the body, with a length only if it fits the 2 KiB response buffer."""
     info = options.accepted or codec_factory.JSON
     if info is codec_factory.PROTOBUF and kind_for(obj.get("apiVersion", ""), obj.get("kind", "")) is None:
         info = codec_factory.JSON
     body = codec_factory.encode(info, obj, pretty=options.pretty)
-    start_response(responsewriters.status_line(code), list(headers or []) +
-                   [("Content-Type", content_type or info.media_type), ("Content-Length", str(len(body)))])
+    start_response(responsewriters.status_line(code), list(headers or []) + [("Content-Type", content_type or info.media_type)])
     return [body]
 
 

@@ -4,8 +4,7 @@
 stored: the answer is the review with ``status.userInfo`` filled from the user the
 authentication filter put on the request (name, uid, groups, extra), and a creation time.
 Without a user (a server with no authentication) Go answers 400 ``no user present on
-request``. The storage names its singular ``selfsubjectrulesreview``, as Go's does (a slip kept:
-discovery shows it).
+request``. Discovery names its singular ``selfsubjectreview`` (``GetSingularName``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from genericserver.registry.generic.registry.store import timestamp
 from genericserver.registry.rest.rest import Resource
 
 SELF_SUBJECT_REVIEWS = Resource("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", SELF_SUBJECT_REVIEW,
-                                namespaced=False, singular="selfsubjectrulesreview", verbs=("create",))
+                                namespaced=False, singular="selfsubjectreview", verbs=("create",))
 
 
 def create(environ: dict, namespace: str, obj: dict) -> dict:

@@ -1,8 +1,10 @@
 """Port of k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (v1.36.0): JSON and YAML, as the apiserver writes and reads them.
 
 Encoding is Go's ``encoding/json``: compact with one newline after the value, HTML characters
-escaped (``<`` as ``\\u003c``), or indented by two spaces with ``pretty`` (no newline then);
-YAML is the JSON turned into YAML as sigs.k8s.io/yaml does it (keys sorted, block style).
+escaped (``<`` as ``\\u003c``), or indented by two spaces with ``pretty`` (no newline then); a
+struct's fields in the struct's order, a map's keys sorted (:func:`in_go_order`);
+YAML is the JSON turned into YAML as sigs.k8s.io/yaml does it, through yaml.v2's encoder (keys
+sorted, block style, a string double-quoted where it would not read back as one: :mod:`.goyaml`).
 
 Decoding reads a body into a kind's :class:`~genericserver.apimachinery.structs.Struct` the way
 Go's strict decoder reads it into the Go struct: a value of the wrong JSON type is an error with
@@ -24,7 +26,9 @@ from typing import Any, Optional
 import yaml
 
 from genericserver.apimachinery.api.quantity import parse_quantity
-from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type
+from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META, RAW_EXTENSION
+from genericserver.apimachinery.runtime.serializer import goyaml
+from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type, kind_for
 from genericserver.encoding.json import decode as gojson
 from genericserver.encoding.json import scanner
 
@@ -37,12 +41,51 @@ class DecodeError(ValueError):
 
 
 def encode(obj: Any, *, pretty: bool = False) -> bytes:
-    """Go's ``json.Encoder.Encode`` (or ``MarshalIndent`` when pretty)."""
+    """Go's ``json.Encoder.Encode`` (or ``MarshalIndent`` when pretty), a map's keys sorted."""
+    obj = in_go_order(obj)
     if pretty:
         text = json.dumps(obj, indent=2, ensure_ascii=False)
     else:
         text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False) + "\n"
     return escape_html(text).encode()
+
+
+def in_go_order(obj: Any) -> Any:
+    """``obj`` with the keys of each Go map sorted, as encoding/json writes a map (encode.go's
+    mapEncoder sorts them; a struct's fields keep the struct's order). A dict does not say whether
+    it is a struct or a map, so the kind's :class:`Struct` does: ``data``, ``labels`` and
+    ``annotations`` are maps, ``metadata`` is not. A kind described nowhere (a Table, a
+    PartialObjectMetadata, a watch event) has its metadata and the objects it holds ordered."""
+    if not isinstance(obj, dict):
+        return obj
+    struct = kind_for(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))
+    if struct is not None:
+        return _ordered(obj, struct)
+    out = dict(obj)
+    if isinstance(out.get("metadata"), dict):
+        out["metadata"] = _ordered(out["metadata"], OBJECT_META)
+    if isinstance(out.get("object"), dict):  # a watch event's, or a Table row's
+        out["object"] = in_go_order(out["object"])
+    for key in ("items", "rows"):
+        if isinstance(out.get(key), list):
+            out[key] = [in_go_order(x) for x in out[key]]
+    return out
+
+
+def _ordered(value: Any, t: Type) -> Any:
+    if isinstance(t, MapOf) and isinstance(value, dict):
+        return {k: _ordered(value[k], t.value) for k in sorted(value)}
+    if isinstance(t, ListOf) and isinstance(value, list):
+        return [_ordered(v, t.item) for v in value]
+    if isinstance(t, Struct) and isinstance(value, dict):
+        if t.json_form is not None:  # RawExtension: an object of its own kind; Time, FieldsV1: as they are
+            return in_go_order(value) if t is RAW_EXTENSION else value
+        out = {}
+        for k, v in value.items():
+            f = t.field(k)
+            out[k] = _ordered(v, f.type) if f is not None else v
+        return out
+    return value
 
 
 def escape_html(text: str) -> str:
@@ -53,8 +96,9 @@ def escape_html(text: str) -> str:
 
 
 def encode_yaml(obj: Any) -> bytes:
-    """sigs.k8s.io/yaml's ``JSONToYAML``: keys sorted, block style."""
-    return yaml.safe_dump(json.loads(json.dumps(obj)), sort_keys=True, default_flow_style=False, allow_unicode=True).encode()
+    """The JSON turned into YAML by sigs.k8s.io/yaml's ``JSONToYAML`` (json.go's ``doEncode`` with
+    ``options.Yaml``): yaml.v2's key order and quoting (:mod:`.goyaml`)."""
+    return goyaml.json_to_yaml(json.loads(json.dumps(obj))).encode()
 
 
 def yaml_to_json(data: bytes) -> bytes:

@@ -220,7 +220,9 @@ def _read(msg: Any, s: Struct) -> dict:
             out.update(_read(v, t))
             continue
         value = _read_struct(v, t) if isinstance(t, Struct) else _json_scalar(v, t)
-        if value is None or (not f.pointer and not f.required and value in ("", 0, False, {})):
+        # an empty message stays: Go's struct field is there, and encoding/json writes it ("metadata":{})
+        kept = value == {} and isinstance(t, Struct) and t.json_form is None
+        if value is None or (not f.pointer and not f.required and not kept and value in ("", 0, False, {})):
             continue
         out[f.json] = value
     return out

@@ -9,7 +9,7 @@ Left out: the types no handler here reads or writes (``Patch``,
 
 from __future__ import annotations
 
-from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct
+from genericserver.apimachinery.structs import Field, ListOf, MapOf, Struct, register
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 PROTO = "k8s.io.apimachinery.pkg.apis.meta.v1."
@@ -100,7 +100,9 @@ STATUS_DETAILS = _s(
     Field("retryAfterSeconds", 5, "int32", "How long the client should wait before trying again."),
 )
 
-STATUS = _s(
+# registered as the scheme's unversioned v1 Status (register.go's AddToGroupVersion): an error is
+# written in whatever the client accepts, protobuf included
+STATUS = register(_s(
     "Status", "The answer of a call that returns no object: success, or why it failed.",
     Field("metadata", 1, LIST_META, "Standard list metadata."),
     Field("status", 2, "string", "\"Success\" or \"Failure\"."),
@@ -109,7 +111,7 @@ STATUS = _s(
     Field("details", 5, STATUS_DETAILS, "More about the reason, by reason.", pointer=True),
     Field("code", 6, "int32", "The HTTP status code of the answer."),
     type_meta=True, gvks=(("", "v1", "Status"),),
-)
+))
 
 WATCH_EVENT = _s(
     "WatchEvent", "One change a watch reports: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, and the object.",
