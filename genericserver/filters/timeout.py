@@ -317,7 +317,9 @@ class _TimeoutWriter:
     def _pump(self, body: Iterable[bytes]) -> None:
         it = iter(body)
         for chunk in _chunks(it):
-            while not self._handoff.put(("chunk", chunk)):
+            # a generator calls start_response at its first step: the start goes out ahead of
+            # its chunk (Go's Write sends the header first), else the caller drops the chunk
+            while not (self._flush_start_or_false() and self._handoff.put(("chunk", chunk))):
                 # the write failed: let a generator see it at its yield, as a Go handler sees Write fail
                 throw = getattr(it, "throw", None)
                 if throw is None:
