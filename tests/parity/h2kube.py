@@ -397,6 +397,47 @@ def _retry_after_in_flight(srv: Server, ca: str) -> dict:
     return observe(c, [slow, refused, late])
 
 
+@case("shutdown-after-refused-stream", "one stream allowed: a second is refused with RST_STREAM while /slow "
+      "runs; the GOAWAY at Shutdown names the refused stream as the last one taken",
+      flags=SHORT_DELAY + ("--http2-max-streams-per-connection=1",), generic=True)
+def _shutdown_after_refused(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    c.read_preface()  # our SETTINGS ACK is in: the limit is known to us, whatever Go makes of that
+    slow = c.request("/slow?seconds=1.5&flush=1")
+    c.pump(lambda: c.headers.get(slow))
+    over = c.request("/echo?message=over-the-limit")
+    c.pump(lambda: c.answered(over))
+    srv.signal()
+    c.pump(lambda: c.goaways())
+    c.pump(lambda: c.answered(slow))
+    c.settle()
+    return observe(c, [slow, over], since=len(c.preface))
+
+
+@case("client-error-goaway", "the client sends GOAWAY INTERNAL_ERROR (last stream 0) while /slow runs: "
+      "what becomes of the stream in flight and of the connection", generic=True)
+def _client_error_goaway(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    slow = c.request("/slow?seconds=0.5&flush=1")
+    c.pump(lambda: c.headers.get(slow))
+    c.send(GoAwayFrame(0, last_stream_id=0, error_code=ErrorCodes.INTERNAL_ERROR))
+    c.pump(lambda: c.answered(slow))
+    c.settle()
+    return observe(c, [slow])
+
+
+@case("connection-error", "a HEADERS frame on an even stream id (a connection error) after one answer: "
+      "the GOAWAY's code and last stream id")
+def _connection_error(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    first = c.request("/version")
+    c.pump(lambda: c.answered(first))
+    bad = c.request("/version", stream_id=2)
+    c.pump(lambda: c.goaways())
+    c.settle()
+    return observe(c, [first, bad])
+
+
 # -- an anonymous request's Connection: close ---------------------------------------------------
 @case("anonymous-200", "an anonymous request (no Authorization header) let in: its 200, and the "
       "Connection: close the authentication filter sets, which the HTTP/2 server turns into a GOAWAY; "
