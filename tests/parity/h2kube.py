@@ -167,19 +167,24 @@ class FrameClient:
         """Read until the server closes the connection or ``timeout`` passes."""
         self.pump(lambda: False, timeout)
 
+    def ping(self) -> None:
+        """A PING round trip: the server has read every frame sent before it."""
+        acks = sum(isinstance(f, PingFrame) and "ACK" in f.flags for f in self.frames)
+        self.send(PingFrame(0, b"pingpong"))
+        self.pump(lambda: sum(isinstance(f, PingFrame) and "ACK" in f.flags for f in self.frames) > acks)
+
     def read_preface(self) -> None:
         """Everything the server sends before it answers a PING: its SETTINGS and the window it grants."""
-        self.send(PingFrame(0, b"preface!"))
-        self.pump(lambda: any(isinstance(f, PingFrame) and "ACK" in f.flags for f in self.frames))
+        self.ping()
         self.preface = list(self.frames)
 
     # -- streams -------------------------------------------------------------------------
     def request(self, path: str, method: str = "GET", token: Optional[str] = TOKEN, end: bool = True,
-                stream_id: Optional[int] = None) -> int:
+                stream_id: Optional[int] = None, headers: tuple[tuple[str, str], ...] = ()) -> int:
         """Open a stream (HEADERS; END_STREAM unless ``end`` is False); its id."""
         sid = stream_id or self.next_stream
         self.next_stream = max(self.next_stream, sid + 2)
-        hdrs = [(":method", method), (":scheme", "https"), (":authority", "127.0.0.1"), (":path", path)]
+        hdrs = [(":method", method), (":scheme", "https"), (":authority", "127.0.0.1"), (":path", path), *headers]
         if token:
             hdrs.append(("authorization", f"Bearer {token}"))
         flags = ["END_HEADERS"] + (["END_STREAM"] if end else [])
@@ -352,12 +357,14 @@ def _shutdown_idle_retry_after(srv: Server, ca: str) -> dict:
     return _shutdown_idle(srv, ca)
 
 
-@case("shutdown-idle-two-connections", "default mode: two idle connections, three streams and none: "
+@case("shutdown-idle-two-connections", "default mode: two idle connections, three streams (one after the other) and none: "
       "each GOAWAY names its own last stream", flags=SHORT_DELAY)
 def _shutdown_two(srv: Server, ca: str) -> dict:
     a, b = FrameClient(srv.port, ca), FrameClient(srv.port, ca)
-    sids = [a.request("/version") for _ in range(3)]
-    a.pump(lambda: all(a.answered(s) for s in sids))
+    sids = []
+    for _ in range(3):  # one after the other: streams in parallel are answered in any order
+        sids.append(a.request("/version"))
+        a.pump(lambda: a.answered(sids[-1]))
     b.read_preface()
     srv.signal()
     a.pump(lambda: a.goaways())
@@ -380,21 +387,26 @@ def _shutdown_in_flight(srv: Server, ca: str) -> dict:
     return observe(c, [slow, late])
 
 
-@case("retry-after-in-flight", "retry-after mode: while /slow keeps the drain going, a new stream gets "
-      "429 with Connection: close (a GOAWAY); a stream opened after that GOAWAY",
-      flags=SHORT_DELAY + ("--shutdown-send-retry-after",), generic=True)
+@case("retry-after-in-flight", "retry-after mode: while a POST whose body is still coming keeps the drain "
+      "going, a new stream gets 429 with Connection: close (a GOAWAY); a stream opened after that GOAWAY; "
+      "then the POST's body ends and it is answered", flags=SHORT_DELAY + ("--shutdown-send-retry-after",))
 def _retry_after_in_flight(srv: Server, ca: str) -> dict:
     c = FrameClient(srv.port, ca)
-    slow = c.request("/slow?seconds=1.5&flush=1")
-    c.pump(lambda: c.headers.get(slow))
+    # in flight for as long as the client likes: the handler waits for the rest of the body
+    held = c.request("/api/v1/namespaces/default/configmaps", method="POST", end=False,
+                     headers=(("content-type", "application/json"),))
+    c.send(DataFrame(held, b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held"}'))
+    c.ping()  # the server has read the HEADERS and the DATA: the handler starts, and waits
     srv.signal()
     srv.expect(NOT_ACCEPTING)
-    refused = c.request("/echo?message=refused")
+    refused = c.request("/version")
     c.pump(lambda: c.answered(refused))
-    late = after_goaway(c, "/echo?message=late")
-    c.pump(lambda: c.answered(slow) and (c.answered(late) or c.eof))
+    late = after_goaway(c)
+    c.pump(lambda: c.answered(late), QUIET)
+    c.send(DataFrame(held, b"}", flags=["END_STREAM"]))
+    c.pump(lambda: c.answered(held))
     c.settle()
-    return observe(c, [slow, refused, late])
+    return observe(c, [held, refused, late])
 
 
 @case("shutdown-after-refused-stream", "one stream allowed: a second is refused with RST_STREAM while /slow "
