@@ -49,7 +49,7 @@ class GoServer(h2kube.Server):
         self.program.stop()
 
 
-h2kube.QUIET = h2kube.SETTLE  # recording, "nothing more" gets the long wait
+h2kube.QUIET = 1.5  # recording, "nothing more" gets the long wait
 
 
 def run(case: h2kube.Case) -> dict:
