@@ -435,7 +435,7 @@ def _shutdown_after_refused(srv: Server, ca: str) -> dict:
       "what becomes of the stream in flight and of the connection", generic=True)
 def _client_error_goaway(srv: Server, ca: str) -> dict:
     c = FrameClient(srv.port, ca)
-    slow = c.request("/slow?seconds=0.5&flush=1")
+    slow = c.request("/slow?seconds=1.5&flush=1")  # long enough that the GOAWAY meets it running
     c.pump(lambda: c.headers.get(slow))
     c.send(GoAwayFrame(0, last_stream_id=0, error_code=ErrorCodes.INTERNAL_ERROR))
     c.pump(lambda: c.answered(slow))
