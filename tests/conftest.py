@@ -113,7 +113,7 @@ LONGEST_FIRST = [
     "test_cluster_scenario.py", "test_fuzz_stateful.py", "test_cmd.py", "test_cluster_pictures.py",
     "test_cluster_manifest.py", "test_cluster_serve_api_restart.py", "test_cluster_serve_api_drain.py",
     "test_ratelimited_waitgroup.py",
-    "test_parity_h2kube.py", "test_parity_h1shutdown.py", "test_kubectl_watch.py",
+    "test_parity_h1shutdown.py", "test_kubectl_watch.py",
     "test_parity_h2shutdown.py", "test_http2_shutdown.py", "test_demo.py", "test_kubectl_http2.py",
     "test_httpserver.py", "test_graceful_termination.py", "test_python_client.py", "test_fuzz_lifecycle.py",
     "test_zygote.py", "test_conventions.py", "test_connreader.py", "test_sim.py", "test_forkdist.py",

@@ -3,7 +3,7 @@ tests/parity/README.md, "The HTTP/2 corpus from kube-apiserver").
 
 Each case of :mod:`parity.h2kube` starts ``genericserver serve`` over TLS with the case's flags,
 the same token file and ``--v=1``, and runs the same frame-level client steps the recorder ran
-against the Go program; the observation (made by ``h2kube.observe``, the one masking rule) must
+against the Go program (all the cases side by side, each on its own server: about 4 s); the observation (made by ``h2kube.observe``, the one masking rule) must
 equal the recorded one. A case of kube-apiserver's is served with ``--anonymous-auth=false``:
 kube-apiserver turns anonymous authentication off under ``--authorization-mode=AlwaysAllow``
 (pkg/kubeapiserver/options/authentication.go), as the recording was made; genericserver-go's
@@ -179,7 +179,32 @@ def test_the_comparison_sees_a_goaway_a_status_and_a_window_that_differ():
     assert differences(window, ours) == [f"window.credited: {window['window']['credited']} -> 0"]
 
 
+@pytest.fixture(scope="module")
+def replays(tls_cert, tmp_path_factory) -> dict:
+    """Every case replayed at once, each against a server of its own: the cases mostly wait (on
+    the second a connection lingers after its GOAWAY, the shutdown delay, /slow), so side by side
+    they take about as long as the longest one, not the sum (19 s, one after the other).
+    Case id -> its observation, or what it raised."""
+    results: dict = {}
+    dirs = {c.id: tmp_path_factory.mktemp(c.id) for c in h2kube.CASES}  # (mktemp is not thread-safe)
+
+    def one(case_id: str) -> None:
+        try:
+            results[case_id] = replay(case_id, tls_cert, dirs[case_id])
+        except BaseException as err:  # pytest.fail's too: the case's test raises it
+            results[case_id] = err
+
+    threads = [threading.Thread(target=one, args=(c.id,), name=f"replay-{c.id}") for c in h2kube.CASES]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 @pytest.mark.parametrize("case_id", [c.id for c in h2kube.CASES])
-def test_h2_replays_as_kube_apiserver(case_id, tls_cert, tmp_path):
-    go = RECORDED["cases"][case_id]["observed"]
-    judge(case_id, differences(go, replay(case_id, tls_cert, tmp_path)))
+def test_h2_replays_as_kube_apiserver(case_id, replays):
+    ours = replays[case_id]
+    if isinstance(ours, BaseException):
+        raise ours
+    judge(case_id, differences(RECORDED["cases"][case_id]["observed"], ours))
