@@ -444,15 +444,20 @@ def _client_error_goaway(srv: Server, ca: str) -> dict:
 
 
 @case("connection-error", "a HEADERS frame on an even stream id (a connection error) after one answer: "
-      "the GOAWAY's code and last stream id")
+      "the GOAWAY's code and last stream id; then 16 KiB of DATA, whose window Go does not give back")
 def _connection_error(srv: Server, ca: str) -> dict:
     c = FrameClient(srv.port, ca)
     first = c.request("/version")
     c.pump(lambda: c.answered(first))
     bad = c.request("/version", stream_id=2)
     c.pump(lambda: c.goaways())
+    start = len(c.frames)
+    sent = c.data(first, 16384)  # (Go gives back 4 KiB or more at a time)
+    c.pump(lambda: c.credited(start) >= sent, QUIET)
     c.settle()
-    return observe(c, [first, bad])
+    out = observe(c, [first, bad])
+    out["window"] = {"sent": sent, "credited": c.credited(start)}
+    return out
 
 
 # -- an anonymous request's Connection: close ---------------------------------------------------
