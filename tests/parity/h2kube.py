@@ -98,7 +98,7 @@ class FrameClient:
         try:
             self.raw.sendall(self.outgoing.read())
         except OSError:
-            self.eof = True  # the server is gone: what it sent before is still read
+            self.eof = True  # the server is gone (it reset the connection)
 
     def send(self, *frames: Frame) -> None:
         self._send_bytes(b"".join(f.serialize() for f in frames))
