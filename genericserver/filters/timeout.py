@@ -9,8 +9,9 @@ How it runs on WSGI. Go runs the inner handler in a new goroutine and waits for 
 first, the handler returning or the context ending. Here the goroutine ("timeout-handler") runs
 the inner app *and* iterates its body; ``start_response``, the chunks and the end go through a
 short queue to the calling thread, which forwards them to the server and, between items, waits
-with ``rt.select`` on (next item, context done). A response the app returns as a list (alone
-or under inner filters' ``on_close`` wrappers) goes over in one piece. When the context ends
+with ``rt.select`` on (next item, context done); a generator body that calls ``start_response``
+at its first step has it forwarded ahead of that step's chunk. A response the app returns as a
+list (alone or under inner filters' ``on_close`` wrappers) goes over in one piece. When the context ends
 first:
 
 * nothing started yet (the inner app has not called ``start_response``): the caller answers
