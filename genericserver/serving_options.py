@@ -65,9 +65,9 @@ class SecureServingOptions:
     bind_port: int = 6443
     cert_file: str = ""
     key_file: str = ""
-    # RecommendedOptions' 1000 streams (options/recommended.go L62, for a generic apiserver behind
-    # the aggregator's multiplexing proxy); kube-apiserver itself leaves 0, that is 100
-    http2_max_streams_per_connection: int = 1000
+    # kube-apiserver leaves it 0, which secure_serving.go makes 100 (recorded: tests/parity/go-h2kube.json);
+    # RecommendedOptions' 1000 is for a generic apiserver behind the aggregator's multiplexing proxy
+    http2_max_streams_per_connection: int = 0
     disable_http2_serving: bool = False
 
     def validate(self) -> list[str]:

@@ -11,7 +11,9 @@ import re
 import h2
 import h2.config
 import h2.connection
+import h2.events
 import h2.exceptions
+import hyperframe.frame
 from hyperframe.frame import GoAwayFrame, HeadersFrame
 
 from genericserver.net.http.internal.http2 import h2conn
@@ -63,3 +65,19 @@ def test_the_attributes_the_server_reads_and_sets():
     assert params(h2.connection.H2Connection.increment_flow_control_window) == ["self", "increment", "stream_id"]
     assert params(h2.connection.H2Connection.local_flow_control_window) == ["self", "stream_id"]
     assert conn.max_outbound_frame_size > 0
+
+
+def test_the_first_settings_frame_is_go_s_list_through_h2_s_state_machine_and_buffer():
+    # GracefulH2Connection.initiate_connection writes Go's SETTINGS itself: it relies on h2's
+    # SEND_SETTINGS input and its _data_to_send buffer, and on h2 then taking the client's frames
+    conn = h2conn.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
+    assert isinstance(conn._data_to_send, bytearray)
+    conn.initiate_connection()
+    sent = conn.data_to_send()
+    frame, length = hyperframe.frame.Frame.parse_frame_header(memoryview(sent[:9]))
+    frame.parse_body(memoryview(sent[9:9 + length]))
+    assert list(frame.settings) == list(h2conn.GO_SETTINGS)
+    client = h2.connection.H2Connection()
+    client.initiate_connection()
+    events = conn.receive_data(client.data_to_send())
+    assert any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events)

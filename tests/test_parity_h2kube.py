@@ -25,40 +25,13 @@ RECORDED = json.loads((pathlib.Path(__file__).parent / "parity" / "go-h2kube.jso
 # Differences accepted: case id -> {the observation's field (a dotted path, as a failure prints
 # it) -> reason}. Every difference found must be listed, and every listed field must still
 # differ: one that stops differing fails, so that its entry (and its row in walkthrough.md,
-# "Where we differ from kube-apiserver, measured", HTTP/2) is dropped.
-FIXED = "in net/http/internal/http2/server.py; fixed by the HTTP/2 branch (issue 49)"
-NOT_LISTED = "in net/http/internal/http2/server.py, the HTTP/2 branch's file (not among issue 49's differences)"
-UNREAD_WINDOW = (f"the window of a body the handler left unread is never given back (Go's closeStream gives "
-                 f"back what was buffered, processData what comes after the stream closed): {FIXED}")
+# section 10.3, "HTTP/2, frame by frame") is dropped.
 KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {
-    "preface": {
-        "settings.MAX_CONCURRENT_STREAMS": (
-            "serve's --http2-max-streams-per-connection defaults to RecommendedOptions' 1000 "
-            "(options/recommended.go, a generic apiserver behind the aggregator); kube-apiserver and "
-            "genericserver-go leave 0, which secure_serving.go makes 100"),
-        "connection_window": "follows from the streams: 256 KiB a stream (secure_serving.go), 1000 streams here",
-        "settings.MAX_HEADER_LIST_SIZE": (
-            f"Go pads MaxHeaderBytes by 320 (10 fields of 32 bytes, http2 config.go), server.py by 4096: {FIXED}"),
-        "settings.ENABLE_PUSH": f"Go's server sends no ENABLE_PUSH (a client's setting), server.py sends 0: {NOT_LISTED}",
-        "settings.ENABLE_CONNECT_PROTOCOL": (
-            f"the h2 library's defaults send it (0); Go sends it only with extended CONNECT on, off in "
-            f"x/net v0.49: {NOT_LISTED}"),
-    },
-    "shutdown-after-refused-stream": {
-        "goaways": (f"the GOAWAY's last stream id leaves out a stream refused over the concurrency limit, which "
-                    f"Go's processHeaders counts before its limit check: {FIXED}"),
-    },
-    "client-error-goaway": {
-        "streams.1.body": f"a client's error GOAWAY ends the streams in flight, where Go lets them finish: {FIXED}",
-        "streams.1.end": "the same: the stream in flight gets no end",
-    },
     "connection-error": {
-        "goaways": (f"on a connection error Go raises the last stream id to the offending frame's "
-                    f"(processFrameFromReader), here it stays the highest stream taken: {NOT_LISTED}"),
+        "goaways": ("on a connection error Go raises the last stream id to the offending frame's "
+                    "(processFrameFromReader); the h2 library raises its ProtocolError without the frame "
+                    "that caused it, so here the GOAWAY names the highest stream taken"),
     },
-    "unread-body-404": {"window.credited": UNREAD_WINDOW},
-    "unread-body-404-open": {"window.credited": UNREAD_WINDOW},
-    "unread-body-401": {"window.credited": UNREAD_WINDOW},
 }
 WAIT = 30.0
 
@@ -153,13 +126,13 @@ def test_known_differences_name_cases():
 
 
 def test_a_listed_field_that_stops_differing_fails_and_so_does_an_unlisted_one():
-    listed = KNOWN_DIFFERENCES["unread-body-404"]
-    assert list(listed) == ["window.credited"]
-    judge("unread-body-404", ["window.credited: 49152 -> 0"])
+    listed = KNOWN_DIFFERENCES["connection-error"]
+    assert list(listed) == ["goaways"]
+    judge("connection-error", ["goaways: [['PROTOCOL_ERROR', 2]] -> [['PROTOCOL_ERROR', 1]]"])
     with pytest.raises(AssertionError, match="no longer differs"):
-        judge("unread-body-404", [])
-    with pytest.raises(AssertionError, match="streams.1.status"):
-        judge("unread-body-404", ["window.credited: 49152 -> 0", "streams.1.status: 404 -> 405"])
+        judge("connection-error", [])
+    with pytest.raises(AssertionError, match="closed"):
+        judge("connection-error", ["goaways: [['PROTOCOL_ERROR', 2]] -> [['PROTOCOL_ERROR', 1]]", "closed: True -> False"])
 
 
 def test_the_comparison_sees_a_goaway_a_status_and_a_window_that_differ():

@@ -4,8 +4,9 @@
 the streams in flight, and it ends the connection for one stream over the advertised limit. Go's
 server (``processGoAway``, ``processHeaders``) lets the streams in flight finish and refuses just
 the extra stream: :class:`GracefulH2Connection` only reports both, as events, for the server to
-decide, and DATA for a closed stream too, whose window Go gives back by its own rule. Its three
-overrides are of private ``h2`` methods; setup.cfg pins ``h2`` to the release they
+decide, and DATA for a closed stream too, whose window Go gives back by its own rule. It writes
+Go's first SETTINGS frame, not h2's. Its three overrides are of private ``h2`` methods, and that
+frame goes through h2's state machine and send buffer: setup.cfg pins ``h2`` to the release they
 were read from (tests/test_http2_h2_internals.py).
 """
 
@@ -16,8 +17,14 @@ from typing import Any
 import h2.connection
 import h2.errors
 import h2.events
-from h2.connection import _decode_headers
-from hyperframe.frame import RstStreamFrame
+from h2.connection import ConnectionInputs, _decode_headers
+from h2.settings import SettingCodes
+from hyperframe.frame import RstStreamFrame, SettingsFrame
+
+# the SETTINGS Go's server writes first (serve's writeSettings), in its order; h2 would write every
+# setting it keeps, ENABLE_PUSH and ENABLE_CONNECT_PROTOCOL among them, which kube-apiserver never sends
+GO_SETTINGS = (SettingCodes.MAX_FRAME_SIZE, SettingCodes.MAX_CONCURRENT_STREAMS, SettingCodes.MAX_HEADER_LIST_SIZE,
+               SettingCodes.HEADER_TABLE_SIZE, SettingCodes.INITIAL_WINDOW_SIZE)
 
 
 class RequestRefused(h2.events.Event):
@@ -45,6 +52,17 @@ class GracefulH2Connection(h2.connection.H2Connection):
     taking new ones. h2 ends the connection for one stream too many; Go refuses that stream. h2
     gives a closed stream's DATA back to the connection's window by its own rule (once half the
     window is owed); Go's ``processData`` by its ``inflow`` rule, at once for 4 KiB."""
+
+    def initiate_connection(self) -> None:
+        """h2's, but a server's first SETTINGS frame holds Go's settings only (GO_SETTINGS)."""
+        if self.config.client_side:  # the tests' client (tests/h2client.py): its preface and h2's settings
+            super().initiate_connection()
+            return
+        self.state_machine.process_input(ConnectionInputs.SEND_SETTINGS)
+        frame = SettingsFrame(0)
+        for code in GO_SETTINGS:
+            frame.settings[code] = self.local_settings[code]
+        self._data_to_send += frame.serialize()
 
     def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
         if frame.stream_id not in self.streams and self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams:

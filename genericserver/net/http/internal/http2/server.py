@@ -200,8 +200,7 @@ class ServerConn(HandlerSide):
             s.MAX_CONCURRENT_STREAMS: self.opts.max_concurrent_streams,
             s.MAX_FRAME_SIZE: self.opts.max_read_frame_size,
             s.INITIAL_WINDOW_SIZE: self.opts.max_upload_buffer_per_stream,
-            s.MAX_HEADER_LIST_SIZE: self.max_header_list_size(),
-            s.ENABLE_PUSH: 0})
+            s.MAX_HEADER_LIST_SIZE: self.max_header_list_size()})
         # settings given as initial values count at once in h2, where a change waits for the
         # client's ACK; so the frame size limit is set as Go sets its framer's, from the start
         self.h2.max_inbound_frame_size = self.opts.max_read_frame_size
