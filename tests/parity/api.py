@@ -11,8 +11,8 @@ fresh kube-apiserver v1.36.0 (reference/pair.py), and writes them in the order s
 replaced by a placeholder naming them: `metadata.uid` `<uid>`, `metadata.resourceVersion` and a list's
 `<rv>`, `metadata.creationTimestamp` and `deletionTimestamp` `<time>`, `metadata.continue` `<continue>`
 (it encodes a resourceVersion), and the same fields of a watch event's object and of a Table's rows'
-objects; a Table's age cells are `<age>`; a Status's `details.uid`, the server address in `/api`, and
-UUIDs, times and resourceVersions inside a Status message; the random suffix of a name made from a
+objects, and each managed field entry's `time`; a Table's age cells are `<age>`; a Status's `details.uid`, the server address in `/api`, and
+UUIDs, times and resourceVersions inside a Status message and its causes' messages; the random suffix of a name made from a
 `generateName` (`PREFIX<generated>`); and in a YAML body the same keys' values, as text, inside the
 quotes they had (so the quoting is compared). Headers: `Audit-Id` is compared as present or not,
 `Date` not at all; the others listed in `HEADERS` exactly. Any other body is compared as it is.
@@ -53,6 +53,9 @@ def _mask_meta(meta: Any) -> None:
         for key, value in PLACEHOLDERS.items():
             if key in meta and meta[key] not in ("", None):
                 meta[key] = value
+        for entry in meta.get("managedFields") or []:
+            if isinstance(entry, dict) and entry.get("time"):
+                entry["time"] = "<time>"  # so that a re-recording differs only where kube-apiserver does
 
 
 def _mask_text(text: str) -> str:
@@ -69,6 +72,9 @@ def _mask_object(obj: Any) -> None:
         details = obj.get("details")
         if isinstance(details, dict) and details.get("uid"):
             details["uid"] = "<uid>"
+        for cause in (details or {}).get("causes") or [] if isinstance(details, dict) else []:
+            if isinstance(cause.get("message"), str):
+                cause["message"] = _mask_text(cause["message"])
     for cidr in obj.get("serverAddressByClientCIDRs") or []:
         cidr["serverAddress"] = "<address>"  # the server's host:port, a port of the run's
     for item in obj.get("items") or []:
@@ -86,9 +92,14 @@ def _mask_object(obj: Any) -> None:
 YAML_VOLATILE = re.compile(r"^(\s*(?:- )?)(%s): ([\"']?)(.+?)\3$" % "|".join(PLACEHOLDERS), re.M)
 
 
+# a managed field entry's time, in YAML: `time:` one level under a `- apiVersion:` list item
+YAML_MANAGED_TIME = re.compile(r'^(\s+time: )"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"$', re.M)
+
+
 def _mask_yaml(text: str) -> str:
     """A YAML body with the same values masked as a JSON one's, as text: each key's value
     becomes its placeholder inside the quotes it had, so the quoting is still compared."""
+    text = YAML_MANAGED_TIME.sub(r'\1"<time>"', text)
     return YAML_VOLATILE.sub(lambda m: f"{m.group(1)}{m.group(2)}: {m.group(3)}{PLACEHOLDERS[m.group(2)]}{m.group(3)}", text)
 
 
