@@ -305,7 +305,7 @@ def play(scenario: Scenario, target: Target) -> dict:
             elif step.op == "line":
                 seen = target.log.wait_for(step.arg, seen) + 1
             elif step.op == "settle":
-                time.sleep(step.arg)
+                time.sleep(step.arg)  # a real server in another process: the step says what has no signal
             elif step.op == "exit":
                 code = target.wait(WAIT)
             else:

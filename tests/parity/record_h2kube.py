@@ -42,7 +42,7 @@ class GoServer(h2kube.Server):
         while time.monotonic() < deadline:
             if any(rx.search(line) for line in list(self.program.lines)):
                 return
-            time.sleep(0.005)
+            time.sleep(0.005)  # the reference program's log, read by another thread: polled
         raise RuntimeError(f"no log line matching {pattern!r}:\n" + "\n".join(self.program.lines[-30:]))
 
     def stop(self) -> None:
