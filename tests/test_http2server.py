@@ -345,7 +345,9 @@ def test_an_answer_before_the_body_ended_resets_the_stream_with_no_error(serve):
     assert c.of(h2.events.StreamReset, sid)[0].error_code == NO_ERROR
 
 
-def test_a_stream_over_the_limit_is_reset_alone_and_the_connection_serves_on(serve):
+def one_stream_too_many(serve):
+    """A server that takes one stream at a time, one stream in its handler, and a second one the
+    server refused (the client ignores the limit); (harness, client, gate, first, extra)."""
     gate = Gate()
     h = serve(gate, max_concurrent_streams=1)
     c = h.client()
@@ -354,6 +356,11 @@ def test_a_stream_over_the_limit_is_reset_alone_and_the_connection_serves_on(ser
     assert gate.started.wait(WAIT)
     extra = c.request("/one-too-many")
     c.wait_for(lambda: c.of(h2.events.StreamReset, extra), "the extra stream's reset")
+    return h, c, gate, first, extra
+
+
+def test_a_stream_over_the_limit_is_reset_alone_and_the_connection_serves_on(serve):
+    _, c, gate, first, extra = one_stream_too_many(serve)
     assert c.of(h2.events.StreamReset, extra)[0].error_code == h2.errors.ErrorCodes.PROTOCOL_ERROR
     gate.open.set()
     assert c.response(first)[2] == b"finished"
@@ -510,14 +517,7 @@ def test_a_body_read_gives_its_window_back_in_go_steps(serve):
 # -- GOAWAY -------------------------------------------------------------------------------------------
 def test_the_goaway_counts_a_stream_refused_over_the_limit(serve):
     # Go's processHeaders notes the stream id before it checks the limit (maxClientStreamID)
-    gate = Gate()
-    h = serve(gate, max_concurrent_streams=1)
-    c = h.client()
-    c.ignore_stream_limit()
-    first = c.request("/slow")
-    assert gate.started.wait(WAIT)
-    extra = c.request("/one-too-many")
-    c.wait_for(lambda: c.of(h2.events.StreamReset, extra), "the extra stream's reset")
+    h, c, gate, first, extra = one_stream_too_many(serve)
     h.h2srv.graceful_shutdown()
     ga = c.goaway()
     assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, extra)

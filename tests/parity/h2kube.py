@@ -460,31 +460,31 @@ def _connection_error(srv: Server, ca: str) -> dict:
     return out
 
 
-# -- an anonymous request's Connection: close ---------------------------------------------------
-@case("anonymous-200", "an anonymous request (no Authorization header) let in: its 200, and the "
-      "Connection: close the authentication filter sets, which the HTTP/2 server turns into a GOAWAY; "
-      "a stream opened after it", generic=True)
-def _anonymous(srv: Server, ca: str) -> dict:
+def anonymous_then_late_stream(srv: Server, ca: str, bodies: bool) -> dict:
+    """A request without Authorization, its answer and the GOAWAY its Connection: close becomes,
+    then a stream opened after the GOAWAY."""
     c = FrameClient(srv.port, ca)
     sid = c.request("/version", token=None)
     c.pump(lambda: c.answered(sid) and c.goaways())
     late = after_goaway(c)
     c.pump(lambda: c.answered(late))
     c.settle()
-    return observe(c, [sid, late])
+    return observe(c, [sid, late], bodies=bodies)
+
+
+# -- an anonymous request's Connection: close ---------------------------------------------------
+@case("anonymous-200", "an anonymous request (no Authorization header) let in: its 200, and the "
+      "Connection: close the authentication filter sets, which the HTTP/2 server turns into a GOAWAY; "
+      "a stream opened after it", generic=True)
+def _anonymous(srv: Server, ca: str) -> dict:
+    return anonymous_then_late_stream(srv, ca, bodies=True)
 
 
 @case("anonymous-401", "kube-apiserver's own setting: anonymous auth is off under AlwaysAllow, so a "
       "request without Authorization gets 401, whose Connection: close also becomes a GOAWAY; a stream "
       "opened after it")
 def _anonymous_401(srv: Server, ca: str) -> dict:
-    c = FrameClient(srv.port, ca)
-    sid = c.request("/version", token=None)
-    c.pump(lambda: c.answered(sid) and c.goaways())
-    late = after_goaway(c)
-    c.pump(lambda: c.answered(late))
-    c.settle()
-    return observe(c, [sid, late], bodies=False)
+    return anonymous_then_late_stream(srv, ca, bodies=False)
 
 
 @case("bad-token-401", "a wrong token: 401, and the failed authentication's Connection: close (a GOAWAY)")
