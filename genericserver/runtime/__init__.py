@@ -223,7 +223,7 @@ class _ThreadPool:
 
     An idle thread waits on its slot's lock for the next goroutine, ``IDLE_LINGER`` at most.
     ``placer`` (see :mod:`genericserver.runtime.speed_tricks`) may pin a thread to its spawner's CPU
-    and change its scheduling policy; that changes speed only, never behaviour.
+    (no other change: speed only, never behaviour).
     """
 
     def __init__(self, placer: speed_tricks.NoPlacement = speed_tricks.NO_PLACEMENT) -> None:

@@ -1,8 +1,9 @@
-"""The threads runtime's speed tricks: where goroutine threads run, how the OS schedules them, what a ``select`` parks on, and who makes a ``go_after`` call (no Go twin).
+"""The threads runtime's speed tricks: where goroutine threads run, what a ``select`` parks on, who makes a ``go_after`` call, and which system calls keep the GIL (no Go twin).
 
 Nothing here changes what any primitive does; it changes only which CPU a goroutine's thread
-runs on, whether it preempts the thread that woke it, how a thread blocked in ``select``
-is woken, and which thread makes a ``go_after`` goroutine's call. :mod:`genericserver.runtime`
+runs on, how a thread blocked in ``select`` is woken, which thread makes a ``go_after``
+goroutine's call, and whether a system call that cannot block lets go of the GIL.
+:mod:`genericserver.runtime`
 calls the three hooks of a placer (:class:`SpawnerCPU` on
 Linux with two or more CPUs, :data:`NO_PLACEMENT` elsewhere), makes its ``select`` parkers
 as :class:`ParkedLock` objects around locks of its own, and its ``go_after`` calls
@@ -13,17 +14,21 @@ What it buys, as ``make bench`` prints it (``bench_chain``: the default chain in
 from a goroutine, with and without placement, on this 2-core VM): about 53 us a request with
 placement against 170 us without, and over loopback about 2.3x the requests per second.
 Where the time goes without it: every request hands off to the timeout filter's goroutine and
-back; Linux often wakes the other thread on the other core (a lock round trip costs ~70 us
-across cores here against ~5 us on one), and the woken thread preempts its waker only to find
-the GIL taken (6 context switches a request instead of 2).
+back, and Linux often wakes the other thread on the other core (a lock round trip costs ~70 us
+across cores here against ~5 us on one).
 
 * **A goroutine starts on its spawner's CPU**, as Go puts a new goroutine in the spawning P's
   ``runnext`` slot: spawn-then-wait never crosses cores. Only one thread runs Python code at a
   time anyway, so little parallelism is given up. A long-lived goroutine stays where it
-  started; its thread moves when it is reused for another goroutine.
-* **Goroutine threads run SCHED_BATCH**: a woken thread waits for its waker to block instead of
-  preempting it (an unprivileged process may choose it). Threads and processes a goroutine
-  starts inherit both its CPU and this policy (server code starts none).
+  started; its thread moves when it is reused for another goroutine. Threads and processes a
+  goroutine starts inherit its CPU (server code starts none).
+* **Not a trick: goroutine threads keep Linux's default policy.** They used to run SCHED_BATCH
+  (a woken thread waits for its waker to block instead of preempting it): about 10 % more
+  answers under 20 x 10 HTTP/2 streams, but every wake-up under load comes later, and the
+  shutdown's wake-ups are the ones that count. ``bench_hops`` measured it both ways: the last
+  connection's GOAWAY 37 ms after NotAcceptingNewRequest (median of 10 runs) with it, 18 ms
+  without; at most 8 answers 503 on one connection with it, 2 without. The simulation's
+  threads still run SCHED_BATCH (:func:`no_wakeup_preemption`), where only one runs at a time.
 * **A select parks on a plain lock** (:class:`ParkedLock`), not on a ``threading.Event``: the
   same ``set``/``wait``/``clear`` for the one thread that waits, without the event's condition
   (its waiter list, the waiter lock it makes for each wait, the notify loop). The events a
@@ -47,6 +52,13 @@ the GIL taken (6 context switches a request instead of 2).
   (the shutdown goroutine's, the serve goroutine's) still cost what the machine's load makes them.
   The call runs with the registering goroutine's context variables; a panic in it is that
   goroutine's (``panics``), never the setter's.
+* **System calls that cannot block keep the GIL** (:func:`shutdown_socket`,
+  :func:`close_socket`, and ``sched_getcpu`` for placement): CPython lets go of the GIL around
+  every socket call and every ``ctypes.CDLL`` call, and under load a thread that let go of it
+  queues behind the busy request threads to get it back. ``shutdown(2)``, ``close(2)`` of a
+  listener and ``sched_getcpu`` never block, so they are called through ``ctypes.PyDLL``, which
+  keeps it. Measured under 20 x 10 HTTP/2 streams: a listener's shutdown took up to 52 ms with the
+  socket's own method, a few microseconds this way.
 
 Where the OS refuses (no ``sched_setaffinity``, one CPU, a cgroup that changes, no libc
 ``sched_getcpu``), placement is given up and nothing else changes.
@@ -55,6 +67,7 @@ Where the OS refuses (no ``sched_setaffinity``, one CPU, a cgroup that changes, 
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any, Callable, Optional
 
 CurrentCPU = Callable[[], int]
@@ -74,7 +87,7 @@ def detect() -> Optional[tuple[CurrentCPU, Pin]]:
             return None
         import ctypes
 
-        current_cpu = ctypes.CDLL(None).sched_getcpu
+        current_cpu = ctypes.PyDLL(None).sched_getcpu  # a vDSO read: keeps the GIL (see close_socket)
         current_cpu.restype = ctypes.c_int
         current_cpu.argtypes = []
     except (OSError, AttributeError, ImportError):  # not allowed here, no libc symbol, no ctypes
@@ -89,7 +102,8 @@ def detect() -> Optional[tuple[CurrentCPU, Pin]]:
 
 
 def no_wakeup_preemption() -> None:
-    """Mark the calling thread so that, when woken, it waits for its waker to block (Linux only)."""
+    """Mark the calling thread so that, when woken, it waits for its waker to block (Linux only;
+    the simulation's threads, of which one runs at a time)."""
     batch = getattr(os, "SCHED_BATCH", None)
     if batch is None:
         return
@@ -118,14 +132,13 @@ NO_PLACEMENT = NoPlacement()
 
 
 class SpawnerCPU(NoPlacement):
-    """Start each goroutine on the CPU of the thread that started it; optionally SCHED_BATCH.
+    """Start each goroutine on the CPU of the thread that started it.
 
-    ``placement`` is what :func:`detect` returns (``None``: no pinning, only the policy).
+    ``placement`` is what :func:`detect` returns (``None``: the OS would not say or allow it).
     """
 
-    def __init__(self, placement: Optional[tuple[CurrentCPU, Pin]], *, batch: bool = True):
+    def __init__(self, placement: Optional[tuple[CurrentCPU, Pin]]):
         self.placement = placement
-        self.batch = batch
 
     def spawner_cpu(self) -> int:
         return self.placement[0]() if self.placement is not None else -1
@@ -134,8 +147,6 @@ class SpawnerCPU(NoPlacement):
         slot.cpu = cpu
         if cpu >= 0:
             self._pin(0, cpu)
-        if self.batch:
-            no_wakeup_preemption()
 
     def move_to_spawner(self, slot: Any) -> None:
         cpu = self.spawner_cpu()
@@ -151,8 +162,46 @@ class SpawnerCPU(NoPlacement):
 
 
 def default_placer() -> NoPlacement:
-    """This machine's placer: pinning where the OS allows it, and SCHED_BATCH where Linux has it."""
-    return SpawnerCPU(detect(), batch=True)
+    """This machine's placer: pinning where the OS allows it."""
+    return SpawnerCPU(detect())
+
+
+def _libc_keeping_gil() -> Any:
+    """libc through ``ctypes.PyDLL``, whose functions run *without* letting go of the GIL (a
+    ``CDLL`` call lets go of it, as CPython's socket methods do); None where it cannot be loaded."""
+    try:
+        import ctypes
+
+        return ctypes.PyDLL(None, use_errno=True)
+    except (OSError, ImportError):
+        return None
+
+
+_LIBC = _libc_keeping_gil()
+
+
+def shutdown_socket(sock: socket.socket, how: int) -> None:
+    """``sock.shutdown(how)``, keeping the GIL: shutdown(2) never blocks, so nothing is gained by
+    letting other threads run meanwhile, and under load a thread that let go of the GIL queues
+    behind the busy request threads to get it back. Raises ``OSError`` as the method does."""
+    if _LIBC is None:
+        socket.socket.shutdown(sock, how)
+        return
+    if _LIBC.shutdown(sock.fileno(), how) != 0:
+        import ctypes
+
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+
+
+def close_socket(sock: socket.socket) -> None:
+    """``sock.close()``, keeping the GIL as :func:`shutdown_socket` does, for a socket no other
+    thread uses (a listener whose ``accept`` has failed: closing it never blocks). The socket
+    object lets go of its descriptor first (``detach``), so it is closed exactly once."""
+    if _LIBC is None or sock.fileno() < 0:
+        sock.close()
+        return
+    _LIBC.close(sock.detach())
 
 
 class ParkedLock:
