@@ -22,7 +22,10 @@ when 0) and a connection buffer of one stream's times the streams; ``--disable-h
 offers ``http/1.1`` only.
 
 Differences from Go: the TCP keep-alive period is set with socket options where the platform has
-them.
+them. A server with ``stop_listening`` (:class:`genericserver.net.http.server.Server`) gets a third,
+``http-server-stop-listening``, a ``go_after`` goroutine: the thread that sets the stop event also
+turns keep-alives off and shuts the listeners, the first step of the shutdown goroutine's
+``Shutdown`` (a speed trick, walkthrough 8.6; ``Shutdown`` finds it done).
 """
 
 from __future__ import annotations
@@ -151,6 +154,12 @@ def run_server(server: Any, listener: Any, shutdown_timeout: float, stop_ch: rt.
             finally:
                 listener_stopped.set()
 
+    stop_listening = getattr(server, "stop_listening", None)
+    if stop_listening is not None:
+        # Shutdown's first step, made by the thread that sets stop_ch (a go_after goroutine): Go's
+        # goroutine below reaches it microseconds after the close, a woken thread here only once
+        # it gets the GIL, behind every busy request thread (walkthrough 8.6). Shutdown finds it done.
+        rt.go_after(stop_ch, stop_listening, name="http-server-stop-listening")
     rt.go(shut_down_on_stop, name="http-server-shutdown")
     rt.go(serve_until_closed, name="http-server-serve")
     return stopped, listener_stopped

@@ -803,6 +803,27 @@ def test_the_thread_that_fires_not_accepting_new_request_tells_the_http_server_t
     assert seen == [True]
 
 
+def test_the_thread_that_sets_run_servers_stop_event_shuts_the_listener_and_turns_keep_alives_off():
+    """RunServer's goroutine would wake only once it gets the GIL; the first step of its
+    Shutdown (keep-alives off, listeners shut) is a go_after goroutine's, made by the thread
+    that sets the stop event, so the listener refuses connections before that thread returns."""
+    ln = listen("127.0.0.1", 0)
+    port = ln.getsockname()[1]
+    srv = Server(ok)
+    stop = rt.event("stop")
+    stopped, listener_stopped = run_server(srv, ln, 10.0, stop)
+    seen: list[tuple[bool, bool]] = []
+
+    def probe() -> None:
+        # registered after run_server's own: the setter makes this call right after that one
+        seen.append((srv.shutting_down(), new_client_get(port, "/", timeout=WAIT).refused))
+
+    rt.go_after(stop, probe, name="probe")
+    stop.set()
+    assert seen == [(True, True)]
+    assert listener_stopped.wait(WAIT) and stopped.wait(WAIT)
+
+
 def test_keep_alive_clients_busy_at_not_accepting_get_their_answer_with_connection_close_and_no_503():
     """Go's Shutdown turns keep-alives off (``inShutdown``, checked as each answer's header is
     written and before the next request is read): a keep-alive connection carries the answer in
@@ -857,6 +878,57 @@ def test_keep_alive_clients_busy_at_not_accepting_get_their_answer_with_connecti
             conn.request("GET", "/200")
             conn.getresponse()
         conn.close()
+    assert run.wait() is None
+
+
+def test_http2_clients_busy_at_not_accepting_get_their_answers_and_a_goaway_and_no_503(tls_cert):
+    """Go's Shutdown sends each HTTP/2 connection its GOAWAY (the last stream it read) before
+    the next stream is read: the 503s are bounded by what was in flight, here none, since each
+    client's streams were admitted before NotAcceptingNewRequest. A stream a client opens after
+    the listener stopped is past its GOAWAY's last id: never answered (Go's clients retry it)."""
+    import h2.errors
+    import h2.events
+    from h2client import H2Client
+
+    c = real_server_config(cert_file=tls_cert[0], key_file=tls_cert[1])
+    port = port_of(c)
+    s = c.complete().new("test")
+    clients, streams = 3, 2
+    mu, entered, all_in, release = rt.lock(), [0], rt.event("all-held"), rt.event("release")
+
+    def held(environ, start_response):
+        with mu:
+            entered[0] += 1
+            if entered[0] == clients * streams:
+                all_in.set()
+        assert release.wait(WAIT)
+        start_response("200 OK", [("Content-Length", "2")])
+        return [b"ok"]
+
+    s.handler.non_go_restful_mux.handle("/held", held)
+    ctx, cancel = gocontext.with_cancel(gocontext.background())
+    run = Running(s.prepare_run(), ctx)
+    conns = [H2Client(port, tls_cert[0]) for _ in range(clients)]
+    try:
+        in_flight = [[conn.request("/held") for _ in range(streams)] for conn in conns]
+        assert all_in.wait(WAIT)
+        cancel()
+        wait_signaled(s.lifecycle_signals.http_server_stopped_listening)  # Shutdown has begun
+        late = [conn.request_after_goaway("/held") for conn in conns]
+        for conn, sids in zip(conns, in_flight):
+            ga = conn.goaway()
+            assert (ga.error_code, ga.last_stream_id) == (h2.errors.ErrorCodes.NO_ERROR, sids[-1])
+        release.set()
+        answers = [[conn.response(sid)[0] for sid in sids] for conn, sids in zip(conns, in_flight)]
+        assert answers == [[200] * streams] * clients  # and no 503 anywhere
+        for conn, sid in zip(conns, late):
+            conn.wait_closed()  # a second after its last stream ended: nothing more will come
+            assert not conn.of(h2.events.ResponseReceived, sid)
+        assert entered == [clients * streams]
+    finally:
+        release.set()
+        for conn in conns:
+            conn.close()
     assert run.wait() is None
 
 

@@ -471,6 +471,25 @@ def test_a_shutdown_that_comes_between_two_frames_of_one_read_is_answered_before
     assert gate.calls == 1 and not any(c.of(h2.events.ResponseReceived, sid) for sid in later)
 
 
+def test_a_connection_that_finds_its_server_stopped_listening_sends_its_goaway_before_the_next_stream(serve):
+    # issue 49: the on-shutdown hook that posts the GOAWAY message may wait for the GIL behind
+    # the busy streams; a turn of the connection that finds its server shutting down takes the
+    # message itself, so the next stream it reads is one past the GOAWAY's last id
+    gate = Gate()
+    h = serve(gate)
+    c = h.client()
+    first = c.request("/first")
+    assert gate.started.wait(WAIT)
+    h.srv.stop_listening()  # Shutdown's first step alone: no on-shutdown hook has run
+    late = c.request("/late")
+    ga = c.goaway()
+    assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, first)
+    gate.open.set()
+    assert c.response(first)[2] == b"finished"
+    c.wait_closed()  # go_away_timeout after its last stream ended: nothing more will come
+    assert gate.calls == 1 and not c.of(h2.events.ResponseReceived, late)
+
+
 # -- flow control -----------------------------------------------------------------------------------
 def test_a_post_answered_without_reading_its_body_leaves_the_connection_window_where_it_was(serve):
     c = serve(text(b"no", status="401 Unauthorized")).client()

@@ -42,14 +42,14 @@ across cores here against ~5 us on one).
   waits and wakes (a goroutine dump lists it, a test's leak check waits for it), and finds the
   call made. Go readies such a goroutine in microseconds; a CPython thread woken from a wait
   queues for the GIL behind every busy request thread, each of which may keep it for the 5 ms
-  switch interval. Between NotAcceptingNewRequest and the HTTP server's ``Shutdown`` Go has three
+  switch interval. Between NotAcceptingNewRequest and the listeners' shutdown Go has three
   goroutine hops (stop-http-server, internal-stop, RunServer's stop goroutine); under 20 x 10
-  HTTP/2 streams each cost 1 to 150 ms here. Two are relays (cancel a context, close a channel):
-  made by the setter, the Shutdown is one wake-up from the signal, whatever the load.
-  ``make bench`` (``bench_hops``) prints the gap to "Stopped listening" under load: over four
-  alternating runs with 20 HTTP/1.1 keep-alive connections, 0.5 to 6.8 ms with relays against 0.6 to
-  5.8 ms without, and 1 answer 503 in all against 31; under HTTP/2 the remaining two wake-ups
-  (the shutdown goroutine's, the serve goroutine's) still cost what the machine's load makes them.
+  HTTP/2 streams each cost 1 to 150 ms here. All three are relays (cancel a context, close a
+  channel, and ``Server.stop_listening``, the first step of RunServer's ``Shutdown``): the thread
+  that fires NotAcceptingNewRequest has turned keep-alives off and shut the listeners before it
+  returns, in about 0.2 ms whatever the load. What is left to wake is the serve goroutine, whose
+  ``accept`` fails and which then logs "Stopped listening"; ``make bench`` (``bench_hops``)
+  prints that gap and the last GOAWAY under load.
   The call runs with the registering goroutine's context variables; a panic in it is that
   goroutine's (``panics``), never the setter's.
 * **System calls that cannot block keep the GIL** (:func:`shutdown_socket`,
@@ -57,8 +57,8 @@ across cores here against ~5 us on one).
   every socket call and every ``ctypes.CDLL`` call, and under load a thread that let go of it
   queues behind the busy request threads to get it back. ``shutdown(2)``, ``close(2)`` of a
   listener and ``sched_getcpu`` never block, so they are called through ``ctypes.PyDLL``, which
-  keeps it. Measured under 20 x 10 HTTP/2 streams: a listener's shutdown took up to 52 ms with the
-  socket's own method, a few microseconds this way.
+  keeps it. Measured in the relay above under 20 x 10 HTTP/2 streams: the listener's shutdown
+  took up to 52 ms with the socket's own method, a few microseconds this way.
 
 Where the OS refuses (no ``sched_setaffinity``, one CPU, a cgroup that changes, no libc
 ``sched_getcpu``), placement is given up and nothing else changes.

@@ -8,15 +8,14 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   counted by :meth:`Server.conn_states` and reported to ``conn_state_hook(conn, state)``.
 * :meth:`Server.serve` blocks in ``accept`` and raises :class:`ServerClosed` as soon as
   ``shutdown`` or ``close`` shuts the listener down (``shutdown(SHUT_RDWR)`` wakes ``accept`` at
-  once and new connections are refused from then on; ``serve`` then closes the socket). It
-  returns only after the first pass over idle connections, which Go makes right after closing
-  the listeners, so whoever sees ``serve`` return (``HTTPServerStoppedListening``) never finds an
-  idle keep-alive connection still open.
-* :meth:`Server.shutdown`: stop listening, start the ``register_on_shutdown`` hooks (HTTP/2's
-  GOAWAYs), close idle connections (and ``new`` ones silent for
-  over 5 s), wait for active ones to go idle - woken by their state changes, where Go polls
-  every 500 ms - and raise ``ctx.err()`` if the context ends first. Responses written during
-  shutdown carry ``Connection: close`` and their connections close after them.
+  once and new connections are refused from then on; ``serve`` then closes the socket).
+* :meth:`Server.shutdown`: stop listening (:meth:`Server.stop_listening`: keep-alives off, the
+  listeners shut), start the ``register_on_shutdown`` hooks (HTTP/2's GOAWAYs), wait for
+  ``serve`` to return, then close idle connections (and ``new`` ones silent for over 5 s), wait
+  for active ones to go idle - woken by their state changes, where Go polls every 500 ms - and
+  raise ``ctx.err()`` if the context ends first. Responses written during shutdown carry
+  ``Connection: close`` and their connections close after them. As in Go, ``serve`` returns
+  (``HTTPServerStoppedListening``) before that first pass over idle connections.
 * :meth:`Server.close`: stop listening and shut every connection down at once (``shutdown(SHUT_RDWR)``
   wakes a thread blocked reading or writing, a plain ``close()`` from another thread would not);
   the requests' contexts are cancelled, handlers are not waited for (they cannot be killed).
@@ -57,6 +56,7 @@ from typing import Any, Callable, Optional
 
 from genericserver import request as reqctx
 from genericserver import runtime as rt
+from genericserver.runtime import speed_tricks
 from genericserver.bufio import bufio
 from genericserver.context import context as gocontext
 from genericserver.net.dial import BindError, join_host_port, listen, max_listener_backlog
@@ -210,8 +210,12 @@ class Server:
         if self.conn_state_hook is not None and hooks:
             self.conn_state_hook(c, state)
 
+    def shutting_down(self) -> bool:
+        """Go's ``shuttingDown``: ``shutdown`` or ``close`` began (HTTP/2's connections ask it too)."""
+        return self._shutting_down.is_set()
+
     def _do_keep_alives(self) -> bool:
-        return not self._keep_alives_disabled and not self._shutting_down.is_set()
+        return not self._keep_alives_disabled and not self.shutting_down()
 
     def set_keep_alives_enabled(self, v: bool) -> None:
         """Go's ``SetKeepAlivesEnabled``: with ``False`` every answer says ``Connection: close``
@@ -238,7 +242,7 @@ class Server:
         """Accept on ``listener`` until shutdown or close; always raises (ServerClosed then)."""
         stopped = rt.event("http-serve-stopped")
         with self._mu:
-            if self._shutting_down.is_set():
+            if self.shutting_down():
                 listener.close()
                 raise ServerClosed()
             self._listeners[listener] = stopped
@@ -248,8 +252,8 @@ class Server:
                 try:
                     sock, addr = listener.accept()
                 except OSError as err:
-                    if self._shutting_down.is_set():
-                        self._listeners_shut.wait()
+                    if self.shutting_down():
+                        self._listeners_shut.wait()  # every listener, if several are served
                         raise ServerClosed() from None
                     if err.errno not in _TEMPORARY_ACCEPT_ERRORS:
                         raise
@@ -266,7 +270,7 @@ class Server:
         finally:
             with self._mu:
                 self._listeners.pop(listener, None)
-            listener.close()
+            speed_tricks.close_socket(listener)  # listener.close(), keeping the GIL (walkthrough 8.6)
             stopped.set()
 
     def register_on_shutdown(self, fn: Callable[[], Any]) -> None:
@@ -274,27 +278,37 @@ class Server:
         with self._mu:
             self._on_shutdown.append(fn)
 
-    def _stop_listening(self, first_pass: Callable[[], Any], run_hooks: bool = True) -> None:
+    def stop_listening(self) -> None:
+        """The start of ``shutdown`` and ``close`` (Go's ``inShutdown`` and ``closeListenersLocked``):
+        from now on keep-alives are off, no new HTTP/2 stream is read, and every listener is shut
+        down, which wakes ``serve``'s accept at once. It never blocks, so :func:`genericserver.secure_serving.run_server`
+        has it made by the thread that sets the stop channel; ``shutdown`` then finds it done."""
         self._shutting_down.set()
-        self._background_reads.stop_when_idle()
-        with self._mu:
-            listeners, hooks = list(self._listeners.items()), list(self._on_shutdown)
-            for ln, _ in listeners:
-                try:
-                    ln.shutdown(socket.SHUT_RDWR)  # wakes accept at once; serve closes the socket
-                except OSError:
-                    pass
-            # as Go's Shutdown, right after the listeners (and before anything else): the GOAWAYs
-            for fn in hooks if run_hooks else ():  # Go's Close does not run them; only Shutdown does
-                rt.go(fn, name="http-on-shutdown")
-            # Go closes idle connections right after the listeners: serve returns after that pass
-            first_pass()
+        with self._mu:  # a serve that registers its listener after this finds the flag set
+            listeners = list(self._listeners)
+        for ln in listeners:
+            try:
+                speed_tricks.shutdown_socket(ln, socket.SHUT_RDWR)  # serve closes the socket
+            except OSError:
+                pass
         self._listeners_shut.set()
-        rt.wait_all([stopped for _, stopped in listeners])  # Go's listenerGroup.Wait
+
+    def _wait_for_listeners(self) -> None:
+        with self._mu:
+            listeners = list(self._listeners.values())
+        rt.wait_all(listeners)  # Go's listenerGroup.Wait: every serve has returned
 
     def shutdown(self, ctx: gocontext.Context) -> None:
-        """Stop listening, close idle connections, wait for active ones until ``ctx`` is done."""
-        self._stop_listening(self._close_idle_conns_locked)
+        """Go's ``Shutdown``: stop listening, start the ``register_on_shutdown`` hooks (HTTP/2's
+        GOAWAYs), wait for ``serve`` to return, then close idle connections and wait for the
+        active ones to go idle, until ``ctx`` is done (``ctx.err()`` is raised then)."""
+        self.stop_listening()
+        with self._mu:
+            hooks = list(self._on_shutdown)
+        for fn in hooks:
+            rt.go(fn, name="http-on-shutdown")
+        self._wait_for_listeners()
+        self._background_reads.stop_when_idle()
         while True:
             with self._mu:
                 quiescent, wake = self._close_idle_conns_locked()
@@ -324,13 +338,12 @@ class Server:
 
     def close(self) -> None:
         """Stop listening and shut every connection down now, without waiting for handlers."""
-        def kill_all() -> None:
+        self.stop_listening()  # (Go's Close runs no on-shutdown hook)
+        self._wait_for_listeners()
+        self._background_reads.stop_when_idle()
+        with self._mu:
             for c in self._conns:
                 self._kill_locked(c)
-
-        self._stop_listening(kill_all, run_hooks=False)
-        with self._mu:
-            kill_all()  # and those accepted while the listeners were shutting
 
     # -- one connection: Go's conn.serve ---------------------------------------------------
     def _serve_conn(self, c: Conn) -> None:
@@ -445,7 +458,7 @@ class Server:
         req, err = self._read_request(c)
         if c.r.remain != self._initial_read_limit_size():
             self._set_state(c, ACTIVE)  # bytes were read off the wire (or a request was read)
-        if self._shutting_down.is_set():
+        if self.shutting_down():
             return False  # Go drops a request read once shutdown began: the client retries
         if req is None:
             try:

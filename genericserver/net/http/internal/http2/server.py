@@ -20,6 +20,10 @@ machine; the decisions below are Go's, in methods named after Go's (``process_he
   of newer streams are dropped without an answer (RFC 9113 6.8). Once no stream is open, the
   connection closes ``goAwayTimeout`` (1 s) later, so the client reads the GOAWAY before the FIN.
   A GOAWAY from the client, whatever its code, starts the same (an error code is logged).
+  Go's hook sends its messages microseconds after ``Shutdown`` starts; here its goroutine may
+  wait for the GIL behind the busy streams, so a turn of the serve goroutine that finds the
+  HTTP/1 server shutting down (``shutting_down()``) takes the message itself, first: no
+  connection reads a new stream once the listener is shut without its GOAWAY going out first.
 * **a connection error** (a frame ``h2`` rejects, a first frame that is not SETTINGS): logged, a GOAWAY with its code, then every
   frame is dropped, no handler's frame is written, and the connection closes ``goAwayTimeout``
   later, as Go lingers so the client reads the GOAWAY before a reset could destroy it.
@@ -148,7 +152,8 @@ class Stream:
 
 class ServeGoroutine:
     """``with sc.serve_g:`` holds the connection's lock as Go's serve goroutine would run: on the
-    way out, the messages sent meanwhile run and the shutdown timer starts if it is time."""
+    way in, a shutdown of the server that began meanwhile posts its message; on the way out, the
+    messages sent meanwhile run and the shutdown timer starts if it is time."""
 
     __slots__ = ("sc",)
 
@@ -156,7 +161,13 @@ class ServeGoroutine:
         self.sc = sc
 
     def __enter__(self) -> None:
-        self.sc.mu.acquire()
+        sc = self.sc
+        sc.mu.acquire()
+        if sc.hs.shutting_down():
+            # Go's Shutdown sends its message to every connection microseconds after it starts;
+            # here the hook that sends it may wait for the GIL behind the busy streams, so a turn
+            # that finds the server shutting down takes the message itself, before its frames
+            sc.start_graceful_shutdown(deliver=False)
 
     def __exit__(self, *exc: Any) -> None:
         self.sc.unlock()
