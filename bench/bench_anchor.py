@@ -278,7 +278,11 @@ def main() -> None:
         print("  skipped: no Go toolchain for the load client: install Go (`make reference` needs it too) "
               "or set GO=/path/to/go")
         return
-    binary = versus_go.build(go)
+    try:
+        binary = versus_go.build(go)
+    except versus_go.NoGoload as err:
+        print(f"  skipped: {err}")
+        return
     servers = start_servers(programs)
     before = os.getloadavg()[0]
     try:

@@ -1,8 +1,9 @@
 """Our server and its chain beside a bare Go net/http handler, under the same Go load client (no Go twin).
 
-``bench/goload/`` (standard library only) is built with the Go toolchain ``make parity`` installs
-(``.venv-go-1.27.3``, or the ``GO`` environment variable), offline as the parity recorders build
-theirs. The load client sends GETs one after the other on one keep-alive connection; it measures
+``bench/goload/`` is built with the Go toolchain ``make parity`` installs (``.venv-go-1.27.3``, or
+the ``GO`` environment variable): the standard library, and ``golang.org/x/net/http2`` for the
+HTTP/2 keep-alive load of ``bench_hops`` (exact versions in its ``go.sum``; the module proxy serves
+them the first time, as for ``make reference``). The load client sends GETs one after the other on one keep-alive connection; it measures
 a bare Go handler (``goload serve``), our server with a bare WSGI app and our server with the
 default v1.36.0 chain, in alternating rounds, and the medians are printed with their ratios to
 Go's. Without a toolchain it prints how to get one.
@@ -29,12 +30,23 @@ def go_binary() -> Optional[str]:
     return shutil.which(go) if go else None
 
 
+class NoGoload(RuntimeError):
+    """goload did not build (no module proxy and x/net not in the module cache, say): the rows
+    that need it say so and the others run."""
+
+
 def build(go: str) -> pathlib.Path:
-    from tests.parity.record import BUILD, go_env, go_version
+    from tests.parity.record import BUILD, go_version
 
     BUILD.mkdir(exist_ok=True)
     binary = BUILD / f"goload-{go_version(go)}"
-    subprocess.run([go, "build", "-o", str(binary), "."], cwd=ROOT / "bench" / "goload", env=go_env(), check=True)
+    # the user's module cache and proxy (x/net), the go.sum's versions, this toolchain only
+    env = dict(os.environ, GOTOOLCHAIN="local", GOTELEMETRY="off", CGO_ENABLED="0", GOCACHE=str(BUILD / "cache"))
+    out = subprocess.run([go, "build", "-mod=readonly", "-o", str(binary), "."], cwd=ROOT / "bench" / "goload",
+                         env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["no message"])[-1]
+        raise NoGoload(f"bench/goload did not build with {go}: {last}")
     return binary
 
 
@@ -51,7 +63,11 @@ def report(servers: dict[str, Callable[[], tuple[int, Callable[[], None]]]]) -> 
         print("versus Go: skipped, no Go toolchain: `make parity` installs Go 1.27.3 in .venv-go-1.27.3 "
               "(or set GO=/path/to/go)")
         return
-    binary = build(go)
+    try:
+        binary = build(go)
+    except NoGoload as err:
+        print(f"versus Go: skipped, {err}")
+        return
     bare_go = subprocess.Popen([str(binary), "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         go_port = int(bare_go.stdout.readline())  # type: ignore[union-attr]

@@ -22,7 +22,8 @@
 //	                         with S streams at a time), sending GETs until the server refuses new
 //	                         connections; prints "started" once every client had an answer, then,
 //	                         at the end, one JSON line per client: its answers by status, its
-//	                         transport errors and how many connections it dialed
+//	                         transport errors, how many connections it dialed and (HTTP/2, whose
+//	                         transport is then golang.org/x/net/http2's) when its first GOAWAY came
 package main
 
 import (
@@ -237,6 +238,8 @@ type tally struct {
 	Errors int         `json:"errors"`
 	Dials  int         `json:"dials"`
 	Last   string      `json:"last_error,omitempty"`
+	GoAway int64       `json:"goaway_unix_us,omitempty"` // HTTP/2: when the first GOAWAY arrived
+	goAway atomic.Int64
 	mu     sync.Mutex
 }
 
@@ -267,28 +270,30 @@ func keepalive(url string, clients int, token string, h2 bool, streams int, limi
 		tallies[i] = t
 		var refused atomic.Bool
 		dialer := &net.Dialer{}
-		tr := &http.Transport{
-			MaxConnsPerHost:     1,
-			MaxIdleConnsPerHost: 1,
-			DisableCompression:  true,
-			ForceAttemptHTTP2:   h2,
-			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
-			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-				conn, err := dialer.DialContext(ctx, network, addr)
-				if errors.Is(err, syscall.ECONNREFUSED) {
-					refused.Store(true)
-				} else if err == nil {
-					t.mu.Lock()
-					t.Dials++
-					t.mu.Unlock()
-				}
-				return conn, err
-			},
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dialer.DialContext(ctx, network, addr)
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				refused.Store(true)
+			} else if err == nil {
+				t.mu.Lock()
+				t.Dials++
+				t.mu.Unlock()
+			}
+			return conn, err
 		}
-		if !h2 {
-			tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{} // HTTP/1.1 only
+		var client *http.Client
+		if h2 {
+			client = &http.Client{Transport: goAwayTransport(dial, &t.goAway)}
+		} else {
+			client = &http.Client{Transport: &http.Transport{
+				MaxConnsPerHost:     1,
+				MaxIdleConnsPerHost: 1,
+				DisableCompression:  true,
+				TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
+				TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
+				DialContext:         dial,
+			}}
 		}
-		client := &http.Client{Transport: tr}
 		var first sync.Once
 		for s := 0; s < streams; s++ {
 			done.Add(1)
@@ -317,6 +322,7 @@ func keepalive(url string, clients int, token string, h2 bool, streams int, limi
 	done.Wait()
 	enc := json.NewEncoder(os.Stdout)
 	for _, t := range tallies {
+		t.GoAway = t.goAway.Load()
 		enc.Encode(t)
 	}
 }
