@@ -26,7 +26,7 @@ across cores here against ~5 us on one).
   (a woken thread waits for its waker to block instead of preempting it): about 10 % more
   answers under 20 x 10 HTTP/2 streams, but every wake-up under load comes later, and the
   shutdown's wake-ups are the ones that count. ``bench_hops`` measured it both ways: the last
-  connection's GOAWAY 37 ms after NotAcceptingNewRequest (median of 10 runs) with it, 18 ms
+  connection's GOAWAY 37 ms after NotAcceptingNewRequest (median of 10 runs) with it, 21 ms
   without; at most 8 answers 503 on one connection with it, 2 without. The simulation's
   threads still run SCHED_BATCH (:func:`no_wakeup_preemption`), where only one runs at a time.
 * **A select parks on a plain lock** (:class:`ParkedLock`), not on a ``threading.Event``: the
