@@ -68,6 +68,20 @@ def test_a_signal_ends_it_and_returncode_is_minus_the_signal():
             slow.stderr.close()
 
 
+def test_a_signal_to_a_process_that_ended_before_its_status_came_is_not_an_error(monkeypatch):
+    # the zygote reaps its child and then sends the status; a signal sent between the two found
+    # no such process and raised ProcessLookupError (two suites at once did it), where
+    # subprocess.Popen's send_signal lets it be
+    proc = zygote.Process(["serve", "--secure-port", "0"])
+    assert "Serving insecurely" in proc.stderr.readline()
+    proc.kill()
+    assert proc.wait(WAIT) == -signal.SIGKILL  # reaped, and the pid gone
+    monkeypatch.setattr(proc, "poll", lambda: None)  # as if the status were still on its way
+    proc.send_signal(signal.SIGTERM)
+    proc.stdout.close()
+    proc.stderr.close()
+
+
 def test_communicate_gives_up_at_its_timeout_and_a_later_call_has_all_the_output():
     # as subprocess's: the timeout bounds the reading too (a server never closes its pipes),
     # and what was read before it is not lost

@@ -135,7 +135,10 @@ class Process:
 
     def send_signal(self, sig: int) -> None:
         if self.poll() is None:  # not once reaped: the pid may be another process's by then
-            os.kill(self.pid, sig)
+            try:
+                os.kill(self.pid, sig)
+            except ProcessLookupError:
+                pass  # it ended and the zygote reaped it; its status is on its way (as Popen's)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
