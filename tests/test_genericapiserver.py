@@ -812,6 +812,7 @@ def test_the_thread_that_sets_run_servers_stop_event_shuts_the_listener_and_turn
     srv = Server(ok)
     stop = rt.event("stop")
     stopped, listener_stopped = run_server(srv, ln, 10.0, stop)
+    assert_status(new_client_get(port, "/", timeout=WAIT), 200)  # serve has its listener (Go: a stop before would win)
     seen: list[tuple[bool, bool]] = []
 
     def probe() -> None:
