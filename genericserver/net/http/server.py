@@ -283,6 +283,8 @@ class Server:
         from now on keep-alives are off, no new HTTP/2 stream is read, and every listener is shut
         down, which wakes ``serve``'s accept at once. It never blocks, so :func:`genericserver.secure_serving.run_server`
         has it made by the thread that sets the stop channel; ``shutdown`` then finds it done."""
+        if self._listeners_shut.is_set():
+            return  # done already (run_server's relay, then Shutdown)
         self._shutting_down.set()
         with self._mu:  # a serve that registers its listener after this finds the flag set
             listeners = list(self._listeners)
