@@ -125,6 +125,16 @@ class Gate:
         return [b"finished"]
 
 
+def held_stream(serve, **opts) -> tuple[Gate, H2Harness, H2Client, int]:
+    """A connection whose first stream's handler has started and waits at the gate."""
+    gate = Gate()
+    h = serve(gate, **opts)
+    c = h.client()
+    sid = c.request("/slow")
+    assert gate.started.wait(WAIT)
+    return gate, h, c, sid
+
+
 # -- requests and answers --------------------------------------------------------------------
 def test_a_request_over_h2_reaches_the_wsgi_app_as_http_2(serve):
     seen = {}
@@ -370,11 +380,7 @@ def test_a_stream_over_the_limit_is_reset_alone_and_the_connection_serves_on(ser
 
 # -- GOAWAY ------------------------------------------------------------------------------------
 def test_shutdown_sends_goaway_lets_the_stream_in_flight_finish_and_drops_a_new_one(serve):
-    gate = Gate()
-    h = serve(gate)
-    c = h.client()
-    first = c.request("/slow")
-    assert gate.started.wait(WAIT)
+    gate, h, c, first = held_stream(serve)
     returned, result = h.shutdown_in_background()
     ga = c.goaway()
     assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, first)
@@ -475,11 +481,7 @@ def test_a_connection_that_finds_its_server_stopped_listening_sends_its_goaway_b
     # issue 49: the on-shutdown hook that posts the GOAWAY message may wait for the GIL behind
     # the busy streams; a turn of the connection that finds its server shutting down takes the
     # message itself, so the next stream it reads is one past the GOAWAY's last id
-    gate = Gate()
-    h = serve(gate)
-    c = h.client()
-    first = c.request("/first")
-    assert gate.started.wait(WAIT)
+    gate, h, c, first = held_stream(serve)
     h.srv.stop_listening()  # Shutdown's first step alone: no on-shutdown hook has run
     late = c.request("/late")
     ga = c.goaway()
@@ -545,11 +547,7 @@ def test_the_goaway_counts_a_stream_refused_over_the_limit(serve):
 
 
 def test_a_goaway_with_an_error_from_the_client_lets_the_stream_in_flight_finish(serve):
-    gate = Gate()
-    h = serve(gate)
-    c = h.client()
-    sid = c.request("/slow")
-    assert gate.started.wait(WAIT)
+    gate, h, c, sid = held_stream(serve)
     c.send_goaway(h2.errors.ErrorCodes.PROTOCOL_ERROR)
     ga = c.goaway()
     assert (ga.error_code, ga.last_stream_id) == (NO_ERROR, sid)
@@ -562,11 +560,7 @@ def test_a_goaway_with_an_error_from_the_client_lets_the_stream_in_flight_finish
 
 def test_a_connection_error_sends_goaway_and_closes_go_away_timeout_later(serve):
     # Go lingers after the GOAWAY, so the client reads it before a reset could destroy it
-    gate = Gate()
-    h = serve(gate, go_away_timeout=0.5)
-    c = h.client()
-    sid = c.request("/slow")
-    assert gate.started.wait(WAIT)
+    gate, h, c, sid = held_stream(serve, go_away_timeout=0.5)
     sent = rt.now()
     c.send_raw(b"\x00\x00\x08\x06\x00\x00\x00\x00\x01" + b"p" * 8)  # a PING on stream 1: a connection error
     ga = c.goaway()
