@@ -298,7 +298,7 @@ class PreparedGenericAPIServer:
         stopped_ch, listener_stopped_ch = self.non_blocking_run_with_context(stop_http_server_ctx, shutdown_timeout)
 
         listener_stopped = rt.go(self._listener_stopped, listener_stopped_ch, name="listener-stopped")
-        rt.go(self._not_accepting_new_requests, name="not-accepting-new-requests")
+        not_accepting = rt.go(self._not_accepting_new_requests, name="not-accepting-new-requests")
         non_long_running_drained = rt.event("non-long-running-requests-drained")
         rt.go(self._drain_non_long_running, non_long_running_drained, name="drain-non-long-running")
         watches_drained = rt.event("active-watches-drained")
@@ -327,10 +327,10 @@ class PreparedGenericAPIServer:
         # the HTTP server's Shutdown has finished: every connection idle or the timeout hit
         listener_stopped_ch.wait()
         stopped_ch.wait()
-        # Go returns here and lets the two goroutines that log the last shutdown events
-        # (InFlightRequestsDrained, HTTPServerStoppedListening) finish on their own: they are a
-        # log line away from done. A Python thread may not get the GIL back before the
-        # interpreter exits, and its line would be lost, so wait for them.
+        # Go returns and lets the goroutines that log shutdown events finish on their own; a Python
+        # thread may not get the GIL back before the interpreter exits, and its line would be lost,
+        # so wait for them (NotAcceptingNewRequest's makes the relays' calls before it logs).
+        not_accepting.done.wait()
         drained.done.wait()
         listener_stopped.done.wait()
         klog.v(1).info("[graceful-termination] apiserver is exiting")

@@ -825,6 +825,39 @@ def test_the_thread_that_sets_run_servers_stop_event_shuts_the_listener_and_turn
     assert listener_stopped.wait(WAIT) and stopped.wait(WAIT)
 
 
+def test_run_with_context_returns_after_the_not_accepting_line_even_when_its_goroutine_is_held_up(caplog, v1):
+    """The goroutine that fires NotAcceptingNewRequest makes the relays' calls (the HTTP server's
+    first shutdown step among them) and only then logs the event; a thread that loses the GIL
+    meanwhile can see the rest of the shutdown finish first. Go's run returns without waiting
+    for it; here the process would exit before the line was written (two suites at once lost
+    it), so run_with_context waits for that goroutine as for the two that log the last events."""
+    caplog.set_level(logging.INFO, logger="genericserver")
+    c = new_config()
+    c.shutdown_delay_duration = 0.0
+    c.secure_serving = serving = StopNotingServing()
+    s = c.complete().new("test")
+    ctx, cancel = gocontext.with_cancel(gocontext.background())
+    prepared = s.prepare_run()
+    not_accepting = '"[graceful-termination] shutdown event" name="NotAcceptingNewRequest"'
+    returned, logged_at_return = rt.event("returned"), []
+
+    def run() -> None:
+        try:
+            prepared.run_with_context(ctx)
+            logged_at_return.append(not_accepting in caplog.messages)
+        finally:
+            returned.set()
+
+    g = rt.go(run, name="run-with-context")
+    assert serving.serving.wait(WAIT)  # the server's own go_after waits on the signal already
+    # a call made by the signalling thread, after the server's own: it holds that thread up
+    # until run_with_context returned, or half a second if run waits for the thread (as it must)
+    rt.go_after(s.lifecycle_signals.not_accepting_new_request.signaled(), lambda: returned.wait(0.5), name="held-up")
+    cancel()
+    assert g.join(WAIT)
+    assert logged_at_return == [True]
+
+
 def test_keep_alive_clients_busy_at_not_accepting_get_their_answer_with_connection_close_and_no_503():
     """Go's Shutdown turns keep-alives off (``inShutdown``, checked as each answer's header is
     written and before the next request is read): a keep-alive connection carries the answer in
