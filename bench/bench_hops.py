@@ -18,6 +18,10 @@ own ``--v=1`` log (klog's microsecond timestamps: the gap is the server's, not o
 * ``h2load`` (Debian's ``nghttp2-client``), 20 connections x 10 streams, a real HTTP/2 load client
   of another make; it counts the 5xx answers of all its connections together.
 
+Then the two goload loads on genericserver-go (``make reference``: Go's GenericAPIServer of
+k8s.io/apiserver v0.36.0 with the same flags), where the targets come from: Go's own gap, GOAWAYs
+and 503s under the same client (its row says so when the binary is not built).
+
 Medians (and the worst) over RUNS runs. Without a Go toolchain (``GO``, ``.venv-go-*`` or
 ``/usr/local/go/bin/go``) or without h2load, their rows say so and the others run.
 """
@@ -30,6 +34,7 @@ import pathlib
 import re
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -45,6 +50,7 @@ CLIENTS, STREAMS = 20, 10
 RUNS = 5
 TARGET_MS = 50.0
 WAIT = 60.0
+GO_SERVER = ROOT / ".reference-bin" / "genericserver-go"
 KLOG_TIME = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})")
 
 
@@ -66,17 +72,25 @@ def klog_time(line: str) -> Optional[float]:
     return h * 3600 + mi * 60 + s + us / 1e6
 
 
-class Serve:
-    """``genericserver serve`` over TLS with a token file, its stderr collected line by line."""
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
-    def __init__(self, tmp: pathlib.Path, *flags: str):
+
+class Serve:
+    """``genericserver serve`` over TLS with a token file, its stderr collected line by line; or,
+    with ``go``, genericserver-go (``make reference``): Go's GenericAPIServer with the same flags."""
+
+    def __init__(self, tmp: pathlib.Path, *flags: str, go: bool = False):
         tokens = tmp / "tokens.csv"
         tokens.write_text(f"{TOKEN},bench,uid-bench\n")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", "--v=1",
-             "--tls-cert-file", str(CERT), "--tls-private-key-file", str(KEY), "--token-auth-file", str(tokens),
-             "--shutdown-delay-duration", "2s", *flags],
-            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
+        same = ["--v=1", "--tls-cert-file", str(CERT), "--tls-private-key-file", str(KEY), "--token-auth-file", str(tokens),
+                "--shutdown-delay-duration", "2s", *flags]
+        # Go's secure serving wants a port it can name (0 is refused); ours picks one
+        command = [str(GO_SERVER), "--bind-address=127.0.0.1", f"--secure-port={free_port()}", *same] if go \
+            else [sys.executable, "-m", "genericserver", "serve", "--secure-port", "0", *same]
+        self.proc = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT)
         self.lines: list[str] = []
         self.marks: dict[str, Optional[float]] = {}  # "not accepting", "stopped": klog times (finish)
         self._port = threading.Event()
@@ -138,10 +152,10 @@ def time_of_day(unix_us: int) -> float:
     return t.tm_hour * 3600 + t.tm_min * 60 + t.tm_sec + (unix_us % 1_000_000) / 1e6
 
 
-def goload_run(goload: pathlib.Path, tmp: pathlib.Path, h2: bool = False) -> tuple[float, list[int], int, Optional[float]]:
+def goload_run(goload: pathlib.Path, tmp: pathlib.Path, h2: bool = False, go: bool = False) -> tuple[float, list[int], int, Optional[float]]:
     """One run under the Go load client: (gap in ms, each connection's 503s, every answer, and
     under HTTP/2 the ms from NotAcceptingNewRequest to the last connection's GOAWAY)."""
-    srv = Serve(tmp)
+    srv = Serve(tmp, go=go)
     ready(srv.port)
     extra = ["-h2", "-streams", str(STREAMS)] if h2 else []
     load = subprocess.Popen([str(goload), "keepalive", "-url", f"https://127.0.0.1:{srv.port}/echo?message=hops",
@@ -203,10 +217,16 @@ def _row(name: str, gaps: list[float], refusals: str, goaways: Optional[list[flo
           f"{refusals}")
 
 
-def report_goload(tmp: pathlib.Path, h2: bool) -> None:
-    """The rows of the Go load client: 503s per connection, and the most any one met."""
+def report_goload(tmp: pathlib.Path, h2: bool, reference: bool = False) -> None:
+    """The rows of the Go load client: 503s per connection, and the most any one met; with
+    ``reference``, the same load on genericserver-go, Go's own numbers."""
     go = go_toolchain()
     name = f"HTTP/2, {CLIENTS} x {STREAMS} streams (goload)" if h2 else f"HTTP/1.1, {CLIENTS} keep-alive connections (goload)"
+    if reference:
+        name = name.replace("(goload)", "(goload, genericserver-go)")
+        if not GO_SERVER.exists():
+            print(f"  {name}: skipped, {GO_SERVER.relative_to(ROOT)} is missing: run `make reference`")
+            return
     if go is None:
         print(f"  {name}: skipped, no Go toolchain (set GO=/path/to/go, or `make parity` installs one)")
         return
@@ -219,7 +239,7 @@ def report_goload(tmp: pathlib.Path, h2: bool) -> None:
         return
     gaps, goaways, worst, total, answers = [], [], 0, 0, 0
     for _ in range(RUNS):
-        gap, per_conn, n, last_goaway = goload_run(goload, tmp, h2)
+        gap, per_conn, n, last_goaway = goload_run(goload, tmp, h2, go=reference)
         gaps.append(gap)
         if last_goaway is not None:
             goaways.append(last_goaway)
@@ -253,6 +273,9 @@ def main() -> None:
         report_goload(tmp, h2=False)
         report_goload(tmp, h2=True)
         report_h2load(tmp)
+        print("  the same loads on Go's GenericAPIServer (k8s.io/apiserver v0.36.0), what the targets come from:")
+        report_goload(tmp, h2=False, reference=True)
+        report_goload(tmp, h2=True, reference=True)
 
 
 if __name__ == "__main__":
