@@ -152,6 +152,19 @@ def time_of_day(unix_us: int) -> float:
     return t.tm_hour * 3600 + t.tm_min * 60 + t.tm_sec + (unix_us % 1_000_000) / 1e6
 
 
+def sigterm_under_load(srv: Serve, load: subprocess.Popen) -> str:
+    """A second of ``load``, then SIGTERM to the server (the issue's measurement); the load
+    client's output once it ended (it is killed if anything fails on the way)."""
+    try:
+        threading.Event().wait(1.0)  # real time: the load runs in other processes
+        srv.stop()
+        out, _ = load.communicate(timeout=WAIT)
+        return out
+    finally:
+        if load.poll() is None:
+            load.kill()
+
+
 def goload_run(goload: pathlib.Path, tmp: pathlib.Path, h2: bool = False, go: bool = False) -> tuple[float, list[int], int, Optional[float]]:
     """One run under the Go load client: (gap in ms, each connection's 503s, every answer, and
     under HTTP/2 the ms from NotAcceptingNewRequest to the last connection's GOAWAY)."""
@@ -161,16 +174,11 @@ def goload_run(goload: pathlib.Path, tmp: pathlib.Path, h2: bool = False, go: bo
     load = subprocess.Popen([str(goload), "keepalive", "-url", f"https://127.0.0.1:{srv.port}/echo?message=hops",
                              "-c", str(CLIENTS), "-token", TOKEN, "-max", "30s", *extra],
                             stdout=subprocess.PIPE, text=True)
-    try:
-        assert load.stdout is not None
-        if load.stdout.readline().strip() != "started":
-            raise RuntimeError("the load client did not start")
-        threading.Event().wait(1.0)  # a second of load, then SIGTERM (the issue's measurement)
-        srv.stop()
-        out, _ = load.communicate(timeout=WAIT)
-    finally:
-        if load.poll() is None:
-            load.kill()
+    assert load.stdout is not None
+    if load.stdout.readline().strip() != "started":
+        load.kill()
+        raise RuntimeError("the load client did not start")
+    out = sigterm_under_load(srv, load)
     gap = srv.finish()
     tallies = [json.loads(line) for line in out.splitlines() if line.strip()]
     per_conn = [t["status"].get("503", 0) for t in tallies]
@@ -189,13 +197,7 @@ def http2_run(tmp: pathlib.Path) -> tuple[float, int, int]:
     ready(srv.port)
     load = subprocess.Popen(["h2load", "-c", str(CLIENTS), "-m", str(STREAMS), "-D", "6", "-H", f"authorization: Bearer {TOKEN}",
                              f"https://127.0.0.1:{srv.port}/echo?message=hops"], stdout=subprocess.PIPE, text=True)
-    try:
-        threading.Event().wait(1.0)
-        srv.stop()
-        out, _ = load.communicate(timeout=WAIT)
-    finally:
-        if load.poll() is None:
-            load.kill()
+    out = sigterm_under_load(srv, load)
     gap = srv.finish()
     codes = h2load_status_codes(out)
     return gap, codes[3], sum(codes)
