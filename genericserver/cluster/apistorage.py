@@ -96,10 +96,11 @@ class ClusterStorage:
         kind's rule (``merge``) says what of it is taken."""
         if self.merge is None:
             raise errors.new_method_not_supported(self.resource.group_resource, "update")
-        if preconditions:
+        if preconditions:  # on the object as stored, once found (404 first)
             key = f"{generic_store.key_root(self.resource, namespace or None)}/{name}"
             try:
-                interfaces.check_preconditions(preconditions, key, self._stored_or_empty(namespace, name))
+                interfaces.check_preconditions(preconditions, key.removeprefix("/registry") if dry_run else key,
+                                               self.get(namespace, name))
             except StorageError as err:
                 raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
         want = (obj.get("metadata") or {}).get("resourceVersion")
@@ -118,14 +119,6 @@ class ClusterStorage:
             return new
 
         return self._api(self.store.guaranteed_update(self.kind, name, replace, namespace))
-
-    def _stored_or_empty(self, namespace: str, name: str) -> dict:
-        try:
-            return self.get(namespace, name)
-        except errors.StatusError as err:
-            if not errors.is_not_found(err):
-                raise
-            return {}
 
     # -- the pods' graceful delete ----------------------------------------------------------------
     def delete_with_options(self, namespace: str, name: str, opts: dict) -> tuple[dict, bool]:

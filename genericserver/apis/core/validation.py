@@ -79,7 +79,8 @@ def validate_config_map(cfg: dict) -> list[field.Error]:
         errs.extend(field.invalid(f"binaryData[{key}]", key, msg) for msg in config_map_key_errors(key))
         total += _size(value, True)
     if total > MAX_SECRET_SIZE:
-        errs.append(field.too_long("", MAX_SECRET_SIZE))  # the whole object: an empty path
+        # the whole object: field.NewPath(""), which Path.String() writes as an empty index, "[]"
+        errs.append(field.too_long("[]", MAX_SECRET_SIZE))
     return errs
 
 

@@ -14,9 +14,9 @@
    (151);
 8. repeated owner references dropped with a warning, before and after mutating admission;
 9. the finisher runs the storage's ``Update`` within the 34 s upper bound, with the body's uid as
-   a precondition (``DefaultUpdatedObjectInfo``: 409 ``Precondition failed: UID in precondition``,
-   checked before anything else, even for an object that is not there); an object that does not
-   exist is 404 (the resources here do not create on update), a resourceVersion that does not
+   a precondition (``DefaultUpdatedObjectInfo``: 409 ``Precondition failed: UID in precondition``);
+   an object that does not exist is 404 first (the resources here do not create on update), a
+   resourceVersion that does not
    parse is the storage's 500 and a stale one a 409 Conflict, the strategy validates
    (``BeforeUpdate``: 422), validating admission (a no-op) has its place there, and what the
    server owns is kept.

@@ -62,6 +62,15 @@ Key = tuple[str, str]
 OPTIMISTIC_LOCK_ERROR_MSG = "the object has been modified; please apply your changes to the latest version and try again"
 
 
+def _parses_to_non_zero(meta: dict) -> bool:
+    """etcd3's ``Create`` refuses a resourceVersion that parses to anything but 0, and lets one
+    that does not parse through (it is dropped before the write)."""
+    try:
+        return _object_resource_version(meta) != 0
+    except storage_errors.UnwrappedError:
+        return False
+
+
 def _object_resource_version(meta: dict) -> int:
     """``APIObjectVersioner.ObjectResourceVersion``: "" is 0, else a uint64; what does not parse
     is strconv's error, unwrapped (a 500)."""
@@ -116,8 +125,11 @@ class Store:
         changed.set()
         return copy.deepcopy(obj)
 
-    def _storage_key(self, namespace: str, name: str) -> str:
-        return f"{key_root(self.resource, namespace or None)}/{name}"
+    def _storage_key(self, namespace: str, name: str, dry_run: bool = False) -> str:
+        """The key a storage error names: etcd3's, with its ``/registry`` prefix; a dry run's
+        never reaches etcd3 and names the registry's key, without it (DryRunnableStorage)."""
+        key = f"{key_root(self.resource, namespace or None)}/{name}"
+        return key.removeprefix("/registry") if dry_run else key
 
     def create(self, namespace: str, obj: dict, *, dry_run: bool = False, warnings: Optional[list[str]] = None) -> dict:
         """``Store.create``: the uid and creation time set, a name made from ``generateName``,
@@ -133,7 +145,7 @@ class Store:
                                       warnings if warnings is not None else [])
         with self._lock:
             key = (namespace, meta["name"])
-            if not dry_run and _object_resource_version(meta) != 0:
+            if not dry_run and _parses_to_non_zero(meta):
                 raise storage_errors.ResourceVersionSetOnCreateError(storage_errors.ERR_RESOURCE_VERSION_SET_ON_CREATE)
             existing = self._objects.get(key)
             if existing is not None:
@@ -153,20 +165,19 @@ class Store:
     def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False,
                preconditions: Optional[dict] = None, warnings: Optional[list[str]] = None) -> dict:
         """``Store.Update`` (one ``GuaranteedUpdate`` under the lock): ``preconditions`` first
-        (the uid of a PUT's body: 409 ``Precondition failed``, even for an object that is not
-        there), then 404; a resourceVersion that does not parse is the storage's 500; none
+        (the uid of a PUT's body: 409 ``Precondition failed``) once the object is found (404); a resourceVersion that does not parse is the storage's 500; none
         (or 0) is an unconditional update, any other but the stored one a 409; ``BeforeUpdate``
         (422); an update that leaves no finalizer on an object whose deletion is due deletes it
         (``ShouldDeleteDuringUpdate``, ``deleteWithoutFinalizers``: the answer is the object as
         updated)."""
         with self._lock:
             current = self._objects.get((namespace, name))
+            if current is None:  # no create on update: etcd3's GuaranteedUpdate does not ignore a missing key
+                raise errors.new_not_found(self.resource.group_resource, name)
             try:
-                interfaces.check_preconditions(preconditions, self._storage_key(namespace, name), current or {})
+                interfaces.check_preconditions(preconditions, self._storage_key(namespace, name, dry_run), current)
             except storage_errors.StorageError as err:
                 raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
-            if current is None:
-                raise errors.new_not_found(self.resource.group_resource, name)
             obj = copy.deepcopy(obj)
             meta = obj.setdefault("metadata", {})
             new_rv = _object_resource_version(meta)
@@ -226,12 +237,12 @@ class Store:
         pre = options.get("preconditions") or {}
         with self._lock:
             current = self._objects.get((namespace, name))
-            try:
-                interfaces.check_preconditions(pre, self._storage_key(namespace, name), current or {})
-            except storage_errors.StorageError as err:
-                raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
             if current is None:
                 raise errors.new_not_found(self.resource.group_resource, name)
+            try:
+                interfaces.check_preconditions(pre, self._storage_key(namespace, name, bool(options.get("dryRun"))), current)
+            except storage_errors.StorageError as err:
+                raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
             existing = copy.deepcopy(current)
             meta = existing["metadata"]
             changed, finalizers = deletion_finalizers_for_garbage_collection(meta, options)
