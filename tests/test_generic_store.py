@@ -48,6 +48,17 @@ def test_a_finalizer_holds_a_deleted_configmap_until_an_update_takes_the_last_on
     assert r.status_code == 200 and "finalizers" not in body(r)["metadata"]  # the object as updated, and gone
     assert c.get(NS + "/a").status_code == 404
     assert [typ for _, typ, _ in store._history][-4:] == ["ADDED", "MODIFIED", "MODIFIED", "DELETED"]
+    # a watch's DELETED shows the object as it was stored last, finalizer and all (etcd's previous value)
+    assert store._history[-1][2]["metadata"]["finalizers"] == ["example.com/x"]
+
+
+def test_what_the_system_owns_of_a_new_objects_metadata_is_never_the_clients():
+    _, _, c = setup()
+    r = c.post(NS, json=cm("a", uid="u", creationTimestamp="2001-01-01T00:00:00Z", deletionTimestamp="2001-01-01T00:00:00Z",
+                           deletionGracePeriodSeconds=3, selfLink="/x"))
+    meta = body(r)["metadata"]
+    assert meta["uid"] == "uid-1" and meta["creationTimestamp"] != "2001-01-01T00:00:00Z"
+    assert not {"deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} & set(meta)
 
 
 def test_a_new_configmap_of_the_name_of_one_being_deleted():
