@@ -59,6 +59,8 @@ def test_what_the_system_owns_of_a_new_objects_metadata_is_never_the_clients():
     meta = body(r)["metadata"]
     assert meta["uid"] == "uid-1" and meta["creationTimestamp"] != "2001-01-01T00:00:00Z"
     assert not {"deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} & set(meta)
+    # nor is a selfLink stored by an update (etcd3's PrepareObjectForStorage)
+    assert "selfLink" not in body(c.put(NS + "/a", json=cm("a", selfLink="/x")))["metadata"]
 
 
 def test_a_new_configmap_of_the_name_of_one_being_deleted():

@@ -111,8 +111,10 @@ class Store:
     # -- writes ---------------------------------------------------------------------------------
 
     def _commit(self, typ: str, key: Key, obj: dict) -> dict:
-        # the caller holds the lock; a DELETED object keeps the deletion's version, as in etcd
+        # the caller holds the lock; a DELETED object keeps the deletion's version, as in etcd;
+        # what is written has no selfLink (the versioner's PrepareObjectForStorage clears it)
         self._rv += 1
+        obj["metadata"].pop("selfLink", None)
         obj["metadata"] = _with_server_fields(obj["metadata"], {"resourceVersion": str(self._rv)})
         if typ == "DELETED":
             self._objects.pop(key, None)
