@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import random
-
 import uuid
 from typing import Any, Callable, Iterable, Optional
 

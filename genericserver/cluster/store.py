@@ -21,7 +21,8 @@ Finalizers hold a deletion up (``updateForGracefulDeletionAndFinalizers``): a de
 deletion timestamp but leaves the object while any finalizer remains, even at grace 0, and the
 update that removes the last one removes the object (``ShouldDeleteDuringUpdate``). A delete's
 ``propagationPolicy`` (or ``orphanDependents``) adds or removes the garbage collector's
-``orphan`` and ``foregroundDeletion`` finalizers (``deletionFinalizersForGarbageCollection``).
+``orphan`` and ``foregroundDeletion`` finalizers (``deletionFinalizersForGarbageCollection``);
+these finalizer functions are the generic store's (:mod:`genericserver.registry.generic.registry.store`).
 
 Every change gets the next resource version, a deletion too, and is kept in a bounded history,
 so the API's watches can resume from a version (:meth:`Store.changes_after`).
