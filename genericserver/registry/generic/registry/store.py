@@ -166,12 +166,13 @@ class Store:
 
     def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False,
                preconditions: Optional[dict] = None, warnings: Optional[list[str]] = None) -> dict:
-        """``Store.Update`` (one ``GuaranteedUpdate`` under the lock): ``preconditions`` first
-        (the uid of a PUT's body: 409 ``Precondition failed``) once the object is found (404); a resourceVersion that does not parse is the storage's 500; none
-        (or 0) is an unconditional update, any other but the stored one a 409; ``BeforeUpdate``
-        (422); an update that leaves no finalizer on an object whose deletion is due deletes it
+        """``Store.Update`` (one ``GuaranteedUpdate`` under the lock): a missing object is 404;
+        then ``preconditions`` (the uid of a PUT's body: 409 ``Precondition failed``); a
+        resourceVersion that does not parse is the storage's 500; none (or 0) is an
+        unconditional update, any other but the stored one a 409; ``BeforeUpdate`` (422); an
+        update that leaves no finalizer on an object whose deletion is due deletes it
         (``ShouldDeleteDuringUpdate``, ``deleteWithoutFinalizers``: the answer is the object as
-        updated)."""
+        updated, the watch's DELETED the object as it was stored)."""
         with self._lock:
             current = self._objects.get((namespace, name))
             if current is None:  # no create on update: etcd3's GuaranteedUpdate does not ignore a missing key
