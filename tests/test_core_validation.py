@@ -80,6 +80,11 @@ def test_an_immutable_config_map_keeps_its_data_and_its_flag():
         "data: Forbidden: field is immutable when `immutable` is set",
         "binaryData: Forbidden: field is immutable when `immutable` is set"]
     assert validation.validate_config_map_update({**old, "metadata": {**old["metadata"], "labels": {"l": "v"}}}, old) == []
+    # data defaults to empty (SetDefaults_ConfigMap); binaryData has no default, so an empty map is a change
+    none = {**cm(resourceVersion="5"), "immutable": True}
+    assert validation.validate_config_map_update({**none, "data": {}}, none) == []
+    assert texts(validation.validate_config_map_update({**none, "binaryData": {}}, none)) == [
+        "binaryData: Forbidden: field is immutable when `immutable` is set"]
 
 
 def test_an_update_may_not_add_a_finalizer_to_an_object_being_deleted():

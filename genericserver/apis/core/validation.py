@@ -89,8 +89,9 @@ def validate_config_map_update(new: dict, old: dict) -> list[field.Error]:
     if old.get("immutable"):
         if not new.get("immutable"):
             errs.append(field.forbidden("immutable", IMMUTABLE_MSG))
-        # reflect.DeepEqual of the maps: an empty map and none differ
-        if new.get("data") != old.get("data"):
+        # reflect.DeepEqual of the maps: an empty map and none differ, but a ConfigMap's data is
+        # never none (SetDefaults_ConfigMap, pkg/apis/core/v1/defaults.go, makes it empty)
+        if (new.get("data") or {}) != (old.get("data") or {}):
             errs.append(field.forbidden("data", IMMUTABLE_MSG))
         if new.get("binaryData") != old.get("binaryData"):
             errs.append(field.forbidden("binaryData", IMMUTABLE_MSG))
