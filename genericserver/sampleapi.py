@@ -8,9 +8,11 @@
   ``/api`` and ``/api/v1`` (aggregated discovery too), get, list, watch, create, update, patch,
   delete and deletecollection under ``/api/v1/namespaces/{namespace}/configmaps[/{name}]``, list
   and watch across namespaces at ``/api/v1/configmaps``. The objects live in the generic store
-  (:class:`genericserver.registry.generic.registry.store.Store`); a configmap is validated as
-  the core API validates it (its name a DNS-1123 subdomain; its keys letters, digits, ``-``,
-  ``_`` or ``.``).
+  (:class:`genericserver.registry.generic.registry.store.Store`) with the ConfigMap strategy
+  (:mod:`genericserver.registry.core.configmap_strategy`): a configmap is validated as the core
+  API validates it (:mod:`genericserver.apis.core.validation`: its metadata, its keys,
+  ``immutable``), and finalizers and ``propagationPolicy`` hold its deletion up as the generic
+  store's do.
 * ``/echo?message=x``: 200 with the response header ``echo: x`` and no body (the handler of Go's
   graceful-termination test).
 * ``/slow?seconds=N``: an ordinary (not long-running) request that answers 200 after N seconds
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import uuid
 from typing import Any, Callable, Iterable, Optional
 
@@ -45,17 +46,15 @@ from genericserver import runtime as rt
 from genericserver.api.core.v1.types import CONFIG_MAP, CONFIG_MAP_LIST
 from genericserver.apigroups import APIGroups
 from genericserver.apimachinery.api.errors import StatusError
-from genericserver.apimachinery.field import errors as field
-from genericserver.apimachinery.api.objectmeta import validate_object_meta_name
 from genericserver.endpoints.handlers.rest import MAX_REQUEST_BODY_BYTES, RequestScope
 from genericserver.godur import format_go_duration
 from genericserver.printers.internalversion.printers import CONFIG_MAP_TABLE
 from genericserver.registry import reviews
+from genericserver.registry.core import configmap_strategy
 from genericserver.registry.generic.registry import store as generic_store
 from genericserver.registry.rest.rest import Resource
 
-__all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "SampleAPIOptions", "Store", "StatusError", "URLS", "echo", "install", "slow",
-           "validate_config_map"]
+__all__ = ["CONFIGMAPS", "MAX_REQUEST_BODY_BYTES", "SampleAPIOptions", "Store", "StatusError", "URLS", "echo", "install", "slow"]
 
 StartResponse = Callable[..., Any]
 
@@ -66,8 +65,6 @@ DEFAULT_HISTORY = generic_store.DEFAULT_HISTORY
 CONFIGMAPS = Resource("", "v1", "configmaps", KIND, CONFIG_MAP, CONFIG_MAP_LIST, short_names=("cm",), table=CONFIG_MAP_TABLE)
 
 _META_ORDER = generic_store._META_ORDER
-_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+\Z")
-_CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
 
 
 HOOK_NAME = "sample-pre-shutdown-hook"
@@ -126,24 +123,12 @@ class SampleAPIOptions:
 
 
 def Store(*, history: int = DEFAULT_HISTORY, new_uid: Callable[[], str] = lambda: str(uuid.uuid4())) -> generic_store.Store:
-    """A generic store of configmaps."""
-    return generic_store.Store(CONFIGMAPS, history=history, new_uid=new_uid)
+    """A generic store of configmaps, with their strategy."""
+    return generic_store.Store(CONFIGMAPS, history=history, new_uid=new_uid, strategy=configmap_strategy.STRATEGY)
 
 
 def _q(s: str) -> str:
     return json.dumps(s, ensure_ascii=False)
-
-
-def validate_config_map(obj: dict, old: Optional[dict]) -> list[field.Error]:
-    """The core API's ``ValidateConfigMap``: the name, then each key of data and binaryData."""
-    errs = validate_object_meta_name(obj.get("metadata", {}))
-    if errs and errs[0].type == field.REQUIRED:
-        return errs
-    for part in ("data", "binaryData"):
-        for key in obj.get(part) or {}:
-            if not _CONFIG_KEY.match(key) or len(key) > 253:
-                errs.append(field.invalid(f"{part}[{key}]", key, _CONFIG_KEY_MSG))
-    return errs
 
 
 # -- /echo and /slow, on werkzeug ----------------------------------------------------------------
@@ -226,8 +211,7 @@ def install(mux: Any, store: Optional[generic_store.Store] = None, *, min_reques
     ``authorizer``, ``kubectl auth can-i`` is answered too (:mod:`genericserver.registry.reviews`)."""
     store = store if store is not None else Store()
     groups = api_groups if api_groups is not None else APIGroups(mux, external_address=external_address)
-    scope = RequestScope(CONFIGMAPS, store, min_request_timeout=min_request_timeout, rand=rand, metrics=metrics,
-                         validate=validate_config_map)
+    scope = RequestScope(CONFIGMAPS, store, min_request_timeout=min_request_timeout, rand=rand, metrics=metrics)
     groups.install_legacy_api_group([scope])
     reviews.install(groups, authorizer)
     for path, app in (("/echo", echo), ("/slow", slow)):

@@ -162,6 +162,21 @@ def test_a_pod_update_may_change_images_and_labels_not_the_rest_of_the_spec():
     assert 'spec.nodeName: "node-1" -> "elsewhere"' in st_["message"]
 
 
+def test_a_pod_puts_uid_is_a_precondition_of_the_write():
+    from genericserver.cluster import apistorage
+    from genericserver.cluster.apiserver import PODS
+
+    store, view = Store(), APIView(ClusterClock())
+    pods = apistorage.ClusterStorage(store, POD, PODS, view.pod, merge=apistorage.pod_merge(view))
+    api = view.pod(store.create(new_pod("p")))
+    with pytest.raises(StatusError) as err:
+        pods.update("default", "p", api, preconditions={"uid": "wrong"})
+    assert err.value.status["code"] == 409 and err.value.status["message"] == (
+        'Operation cannot be fulfilled on pods "p": StorageError: invalid object, Code: 4, Key: /registry/pods/default/p, '
+        f'ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: wrong, UID in object meta: {api["metadata"]["uid"]}')
+    assert pods.update("default", "p", api, preconditions={"uid": api["metadata"]["uid"]})["metadata"]["name"] == "p"
+
+
 # -- IntOrString --------------------------------------------------------------------------------------
 
 

@@ -172,6 +172,8 @@ FOLDERS = [
     ("apimachinery:pkg/api/errors/", "apimachinery/api"),
     ("apimachinery:pkg/api/resource/", "apimachinery/api"),
     ("apimachinery:pkg/api/validation/", "apimachinery/api"),
+    ("apimachinery:pkg/api/validate/content/", "apimachinery/api/validate"),
+    ("kubernetes:pkg/apis/core/validation/", "apis/core"),
     ("apiserver:pkg/registry/rest/", "registry/rest"),
     ("kubernetes:pkg/registry/authentication/selfsubjectreview/", "registry/authentication"),
     ("kubernetes:pkg/registry/core/", "registry/core"),

@@ -118,7 +118,7 @@ def test_get_and_list():
 def test_update_keeps_what_the_server_owns_and_bumps_the_version():
     _, _, c = setup()
     created = json.loads(c.post(NS, json=cm("a", {"k": "1"})).data)
-    r = c.put(NS + "/a", json=cm("a", {"k": "2"}, uid="forged", resourceVersion="2"))
+    r = c.put(NS + "/a", json=cm("a", {"k": "2"}, creationTimestamp="2001-01-01T00:00:00Z", resourceVersion="2"))
     assert r.status_code == 200
     updated = json.loads(r.data)
     assert updated["data"] == {"k": "2"}

@@ -31,7 +31,9 @@ from genericserver.cluster.store import DeleteOptions, Preconditions, Store
 from genericserver.cluster.store import new_already_exists as cluster_store_already_exists
 from genericserver.registry.rest.rest import Resource
 from genericserver.registry.rest.update import take_client_metadata, take_spec
+from genericserver.registry.generic.registry import store as generic_store
 from genericserver.storage import interfaces
+from genericserver.storage.errors import StorageError
 
 ToAPI = Callable[[dict], dict]
 # (stored object, the client's object, the stored object as the API showed it) -> new stored object
@@ -88,11 +90,19 @@ class ClusterStorage:
         obj, _ = self.store.delete(self.kind, name, DeleteOptions(grace_period_seconds=0, preconditions=pre), namespace)
         return self._api(obj)
 
-    def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False) -> dict:
-        """A client's new version of the object: a stale ``resourceVersion`` is 409, as the
-        generic store's; the kind's rule (``merge``) says what of it is taken."""
+    def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False, preconditions: Optional[dict] = None) -> dict:
+        """A client's new version of the object: a uid in ``preconditions`` (a PUT's) that is
+        not the object's, or a stale ``resourceVersion``, is 409, as the generic store's; the
+        kind's rule (``merge``) says what of it is taken."""
         if self.merge is None:
             raise errors.new_method_not_supported(self.resource.group_resource, "update")
+        if preconditions:  # on the object as stored, once found (404 first)
+            key = f"{generic_store.key_root(self.resource, namespace or None)}/{name}"
+            try:
+                interfaces.check_preconditions(preconditions, key.removeprefix("/registry") if dry_run else key,
+                                               self.get(namespace, name))
+            except StorageError as err:
+                raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
         want = (obj.get("metadata") or {}).get("resourceVersion")
         conflict = errors.new_conflict(self.resource.group_resource, name,
                                        "the object has been modified; please apply your changes to the latest version and try again")
@@ -123,6 +133,13 @@ class ClusterStorage:
             return self.get(namespace, name), False
         obj, deleted = self.store.delete(self.kind, name, options, namespace)
         return self._api(obj), deleted
+
+    def update_for_graceful_deletion_and_finalizers(self, namespace: str, name: str, opts: dict) -> tuple[dict, str]:
+        """The generic store's delete of an object its finalizers hold
+        (:func:`genericserver.registry.generic.registry.store.delete`): the cluster's store does
+        it (``Store.delete`` keeps such an object, or removes it when none is left)."""
+        obj, deleted = self.delete_with_options(namespace, name, opts)
+        return obj, "gone" if deleted else "kept"
 
     # -- watch --------------------------------------------------------------------------------------
     def watch_start(self, namespace: Optional[str], resource_version: str) -> tuple[list[dict], int]:

@@ -21,7 +21,8 @@ Finalizers hold a deletion up (``updateForGracefulDeletionAndFinalizers``): a de
 deletion timestamp but leaves the object while any finalizer remains, even at grace 0, and the
 update that removes the last one removes the object (``ShouldDeleteDuringUpdate``). A delete's
 ``propagationPolicy`` (or ``orphanDependents``) adds or removes the garbage collector's
-``orphan`` and ``foregroundDeletion`` finalizers (``deletionFinalizersForGarbageCollection``).
+``orphan`` and ``foregroundDeletion`` finalizers (``deletionFinalizersForGarbageCollection``);
+these finalizer functions are the generic store's (:mod:`genericserver.registry.generic.registry.store`).
 
 Every change gets the next resource version, a deletion too, and is kept in a bounded history,
 so the API's watches can resume from a version (:meth:`Store.changes_after`).
@@ -44,6 +45,7 @@ from genericserver.cluster.clock import ClusterClock
 from genericserver.events import EventStream
 from genericserver.apimachinery.api.errors import StatusError
 from genericserver.apimachinery.runtime.converter import deep_copy_json_value
+from genericserver.registry.generic.registry import store as generic_store
 
 POD, SERVICE, ENDPOINT_SLICE, DEPLOYMENT, EVENT = "Pod", "Service", "EndpointSlice", "Deployment", "Event"
 REPLICA_SET, NODE, NAMESPACE, LEASE, PDB = "ReplicaSet", "Node", "Namespace", "Lease", "PodDisruptionBudget"
@@ -198,67 +200,19 @@ def is_terminating(obj: dict) -> bool:
     return obj["metadata"].get("deletionTimestamp") is not None
 
 
-# -- finalizers (store.go) ----------------------------------------------------------------------
+# -- finalizers (store.go: the generic store's functions, on this store's DeleteOptions) --------
 
-ORPHAN_FINALIZER, FOREGROUND_FINALIZER = "orphan", "foregroundDeletion"
-
-
-def _orphans(meta: dict, options: DeleteOptions) -> bool:
-    """``shouldOrphanDependents``: the options first, then a finalizer already set; a pod's
-    strategy has no default policy of its own, so the default is not to orphan."""
-    if options.orphan_dependents is not None:
-        return options.orphan_dependents
-    if options.propagation_policy in ("Orphan", "Background", "Foreground"):
-        return options.propagation_policy == "Orphan"
-    for f in meta.get("finalizers") or []:
-        if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER):
-            return f == ORPHAN_FINALIZER
-    return False
-
-
-def _deletes_dependents_first(meta: dict, options: DeleteOptions) -> bool:
-    """``shouldDeleteDependents``: Foreground asked for, or its finalizer already set."""
-    if options.orphan_dependents is not None:
-        return False
-    if options.propagation_policy in ("Orphan", "Background", "Foreground"):
-        return options.propagation_policy == "Foreground"
-    for f in meta.get("finalizers") or []:
-        if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER):
-            return f == FOREGROUND_FINALIZER
-    return False
+ORPHAN_FINALIZER, FOREGROUND_FINALIZER = generic_store.ORPHAN_FINALIZER, generic_store.FOREGROUND_FINALIZER
+should_delete_during_update = generic_store.should_delete_during_update
+mark_as_deleting = generic_store.mark_as_deleting  # with cluster seconds for times
 
 
 def deletion_finalizers(meta: dict, options: DeleteOptions) -> tuple[bool, list[str]]:
-    """``deletionFinalizersForGarbageCollection``: the garbage collector's two finalizers as the
-    options want them (orphan the dependents, or delete them first); (changed, finalizers)."""
-    old = list(meta.get("finalizers") or [])
-    new = [f for f in old if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
-    if _orphans(meta, options):
-        new.append(ORPHAN_FINALIZER)
-    if _deletes_dependents_first(meta, options):
-        new.append(FOREGROUND_FINALIZER)
-    if set(new) == set(old):
-        return False, old
-    return True, new
-
-
-def should_delete_during_update(new: dict, old: dict) -> bool:
-    """``ShouldDeleteDuringUpdate``: the last finalizer went, and the deletion it held up was
-    already due (grace 0, or none recorded)."""
-    if new["metadata"].get("finalizers"):
-        return False
-    if old["metadata"].get("deletionTimestamp") is None:
-        return False
-    return not old["metadata"].get("deletionGracePeriodSeconds")
-
-
-def mark_as_deleting(meta: dict, now: float) -> None:
-    """``markAsDeleting``: a kind without graceful deletion held by finalizers: due now, grace 0."""
-    if meta.get("deletionTimestamp") is None and meta.get("generation", 0) > 0:
-        meta["generation"] += 1
-    if meta.get("deletionTimestamp") is None or meta["deletionTimestamp"] > now:
-        meta["deletionTimestamp"] = now
-    meta["deletionGracePeriodSeconds"] = 0
+    """``deletionFinalizersForGarbageCollection``
+    (:func:`genericserver.registry.generic.registry.store.deletion_finalizers_for_garbage_collection`)
+    with these options: (changed, finalizers)."""
+    as_json = {"orphanDependents": options.orphan_dependents, "propagationPolicy": options.propagation_policy}
+    return generic_store.deletion_finalizers_for_garbage_collection(meta, {k: v for k, v in as_json.items() if v is not None})
 
 
 # -- the store -------------------------------------------------------------------------------

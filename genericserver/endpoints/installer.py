@@ -54,6 +54,7 @@ from genericserver.github_com.emicklei.go_restful.v3.route import RouteFunction
 from genericserver.github_com.emicklei.go_restful.v3.web_service import WebService
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.net.http import request as httprequest
+from genericserver.storage import errors as storage_errors
 
 WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 
@@ -181,6 +182,8 @@ class APIGroupVersion:
                 except errors.StatusError as err:
                     return response.write_error(scope, environ, start_response, err)
                 except httprequest.BodyError as err:  # the body was cut off or malformed on the wire
+                    return response.write_error(scope, environ, start_response, err)
+                except storage_errors.UnwrappedError as err:  # a storage's plain error: a 500 with its text
                     return response.write_error(scope, environ, start_response, err)
 
             if scope.metrics is None:

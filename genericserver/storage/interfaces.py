@@ -1,4 +1,9 @@
-"""Port of k8s.io/apiserver/pkg/storage/interfaces.go (v1.36.0): ValidateListOptions, the list's resourceVersion rules.
+"""Port of k8s.io/apiserver/pkg/storage/interfaces.go (v1.36.0): ValidateListOptions, the list's resourceVersion rules, and a write's preconditions.
+
+``Preconditions.Check`` (:func:`check_preconditions`): a write that names a uid or a
+resourceVersion the stored object does not have fails with the storage's invalid-object error
+(:mod:`genericserver.storage.errors`), ``Precondition failed: UID in precondition: ..., UID in
+object meta: ...``.
 
 What a storage checks before it lists: a ``continue`` token must decode (400 ``invalid continue
 token: ...``) and comes without a ``resourceVersion`` (other than "0"), and its version is the
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 from genericserver.apimachinery.api import errors
 from genericserver.storage import storage_continue
+from genericserver.storage.errors import new_invalid_obj_error
 
 
 class InvalidError(ValueError):
@@ -59,3 +65,17 @@ def validate_list_options(key_prefix: str, resource_version: str, resource_versi
     if resource_version_match not in ("", "NotOlderThan"):
         raise errors.new_bad_request(f"unknown ResourceVersionMatch value: {resource_version_match}")
     return 0, ""
+
+
+def check_preconditions(preconditions, key: str, obj: dict) -> None:
+    """``Preconditions.Check``: ``preconditions`` is ``{"uid"?, "resourceVersion"?}`` or None;
+    ``obj`` the stored object (``{}`` when there is none)."""
+    if not preconditions:
+        return
+    meta = obj.get("metadata") or {}
+    uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
+    if uid is not None and uid != meta.get("uid", ""):
+        raise new_invalid_obj_error(key, f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.get('uid', '')}")
+    if rv is not None and rv != meta.get("resourceVersion", ""):
+        raise new_invalid_obj_error(key, f"Precondition failed: ResourceVersion in precondition: {rv}, "
+                                         f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")

@@ -20,6 +20,12 @@ _REASONS = {REQUIRED: "FieldValueRequired", INVALID: "FieldValueInvalid", NOT_SU
             FORBIDDEN: "FieldValueForbidden", TOO_LONG: "FieldValueTooLong", DUPLICATE: "FieldValueDuplicate",
             NOT_FOUND: "FieldValueNotFound"}
 OMIT = object()  # Go's omitValue: the message leaves the value out
+NULL = object()  # a nil pointer as the bad value: json.Marshal writes it null
+
+
+def go_quote(s: str) -> str:
+    """A string as Go's ``%q`` writes it (for the printable text these messages hold)."""
+    return json.dumps(s, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -34,12 +40,14 @@ class Error:
         s = self.type
         if self.type not in (REQUIRED, FORBIDDEN, TOO_LONG) and self.bad_value is not OMIT:
             v = self.bad_value
-            if isinstance(v, bool):
+            if v is NULL:
+                s += ": null"
+            elif isinstance(v, bool):
                 s += f": {'true' if v else 'false'}"
             elif isinstance(v, (int, float)):
                 s += f": {v}"
             elif isinstance(v, str):
-                s += f": {json.dumps(v, ensure_ascii=False)}"
+                s += f": {go_quote(v)}"
             else:
                 s += f": {json.dumps(v, separators=(',', ':'), ensure_ascii=False)}"
         if self.detail:

@@ -11,13 +11,17 @@
    duplicate fields are ``Warning`` headers with Warn) (116-142);
 6. ``AcceptsGroupVersion``: a body in another registered version of the kind is 400 ``the API
    version in the data (...) does not match the expected API version (...)`` (144-149);
-7. the namespace of the object must be the path's (400) (175);
+7. what the system owns of the metadata is dropped (``WipeObjectMetaSystemFields``: the uid,
+   creation and deletion times, the grace), and the namespace of the object must be the path's
+   (400) (165-178);
 8. repeated owner references are dropped with a warning (``dedupOwnerReferencesAndAddWarning``,
    before and again after mutating admission);
 9. the finisher (:mod:`.finisher.finisher`, within the 34 s upper bound) runs mutating admission
-   (a no-op here: no admission plugin is configured) and the storage's ``Create``:
-   ``rest.BeforeCreate`` completes ``generateName`` and validates (422 Invalid), validating
-   admission (a no-op) has its place there, and the store refuses a name that exists (409
+   (a no-op here: no admission plugin is configured) and the storage's ``Create``: a name is
+   made from ``generateName`` (:mod:`genericserver.storage.names`), ``rest.BeforeCreate``
+   validates (422 Invalid; the generic store with its kind's strategy does it itself:
+   :mod:`genericserver.registry.rest.create`), validating admission (a no-op) has its place
+   there, and the store refuses a resourceVersion (500) and a name that exists (409
    AlreadyExists).
 
 The answer is 201 with the object as stored; with ``dryRun=All`` the same, stored nowhere.
@@ -29,7 +33,6 @@ the same steps (``CreateNamedResource``): the name is the path's, and what the s
 
 from __future__ import annotations
 
-import random
 from typing import Any, Iterable, Optional
 
 from genericserver import request
@@ -43,8 +46,7 @@ from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, 
                                                    accepts_group_version_error, decode, dedup_owner_references_and_add_warning,
                                                    field_validation, limited_read_body, validate_new)
 from genericserver.registry.rest import meta as restmeta
-
-_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # generateName's alphabet: no vowels, no look-alikes
+from genericserver.storage import names
 
 
 def create_handler(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str,
@@ -67,6 +69,8 @@ def create_handler(scope: RequestScope, req: Request, start_response: StartRespo
             name = meta.get("name", "")
         if not namespace and (scope.resource.group, scope.resource.name) == ("", "namespaces"):
             namespace = name
+        if not scope.resource.subresource:  # what the system owns is never the client's
+            restmeta.wipe_object_meta_system_fields(meta)
         restmeta.ensure_object_namespace_matches_request_namespace(
             restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
         dedup_owner_references_and_add_warning(obj, warnings, False)
@@ -95,7 +99,7 @@ def _create(scope: RequestScope, req: Request, namespace: str, name: str, obj: d
         return creater(req.environ, namespace, obj)
     meta = obj["metadata"]
     if not meta.get("name") and meta.get("generateName"):
-        meta["name"] = meta["generateName"] + "".join(random.choice(_NAME_CHARS) for _ in range(5))
+        meta["name"] = names.generate_name(meta["generateName"])
     validate_new(scope, obj, None)  # validating admission has its place here too (a no-op)
     return scope.store.create(namespace, obj, dry_run=bool(dry_run))
 

@@ -4,8 +4,8 @@
 line 80); the ``DeleteOptions`` from the body when there is one (413 over the limit; 415 for a
 Content-Type the meta codecs cannot read; JSON of any kind but ``DeleteOptions`` a 400 with the
 meta scheme's text, :func:`decode_delete_options_body`), else
-from the query (``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents``, ``dryRun``)
-(86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
+from the query (``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents``, ``dryRun``,
+and ``uid`` and ``resourceVersion`` as preconditions) (86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
 finisher runs the storage's ``Delete`` within the 34 s upper bound (validating admission, a
 no-op, has its place there). The generic store
 (:func:`genericserver.registry.generic.registry.store.delete`) holds the preconditions (``uid``,
@@ -107,6 +107,12 @@ def delete_options(req: Request) -> dict:
             opts["orphanDependents"] = req.args["orphanDependents"].lower() in ("1", "t", "true")
         if "dryRun" in req.args:
             opts["dryRun"] = req.args.getlist("dryRun")
+        # meta/v1 conversion.go's Convert_url_Values_To_v1_DeleteOptions: the query's uid and
+        # resourceVersion are preconditions (a deletecollection's resourceVersion, its list's
+        # too, holds each object to it)
+        pre = {k: req.args.getlist(k)[0] for k in ("uid", "resourceVersion") if req.args.getlist(k) and req.args.getlist(k)[0]}
+        if pre:
+            opts["preconditions"] = pre
     validation.validate_delete_options(opts.get("dryRun") or [], opts.get("propagationPolicy"), opts.get("orphanDependents"))
     return opts
 

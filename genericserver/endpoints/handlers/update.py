@@ -13,10 +13,13 @@
    must be the URL's (400 ``the name of the object (x) does not match the name on the URL (y)``)
    (151);
 8. repeated owner references dropped with a warning, before and after mutating admission;
-9. the finisher runs the storage's ``Update`` within the 34 s upper bound: an object that does not
-   exist is 404 (the resources here do not create on update), the strategy validates it (422),
-   validating admission (a no-op) has its place there, and the store refuses a stale
-   ``metadata.resourceVersion`` (409 Conflict) and keeps what the server owns.
+9. the finisher runs the storage's ``Update`` within the 34 s upper bound, with the body's uid as
+   a precondition (``DefaultUpdatedObjectInfo``: 409 ``Precondition failed: UID in precondition``);
+   an object that does not exist is 404 first (the resources here do not create on update), a
+   resourceVersion that does not
+   parse is the storage's 500 and a stale one a 409 Conflict, the strategy validates
+   (``BeforeUpdate``: 422), validating admission (a no-op) has its place there, and what the
+   server owns is kept.
 
 The answer is 200 with the object as stored.
 """
@@ -37,6 +40,7 @@ from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, 
                                                    dedup_owner_references_and_add_warning, field_validation,
                                                    limited_read_body, validate_new)
 from genericserver.registry.rest import meta as restmeta
+from genericserver.registry.rest import update as rest_update
 
 
 def update_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
@@ -61,10 +65,12 @@ def update_resource(scope: RequestScope, req: Request, start_response: StartResp
         def store() -> Any:
             # the storage's Update: mutating admission (no plugin is configured) and the dedup
             # after it are its transformers; validating admission sits beside the strategy's check
-            old = scope.store.get(namespace, name)
             dedup_owner_references_and_add_warning(obj, warnings, True)
-            validate_new(scope, obj, old)
-            return scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
+            if scope.validate is not None:
+                validate_new(scope, obj, scope.store.get(namespace, name))
+            # DefaultUpdatedObjectInfo: the uid of the body is a precondition of the write
+            return scope.store.update(namespace, name, obj, dry_run=bool(dry_run),
+                                      preconditions=rest_update.default_updated_object_info_preconditions(obj))
 
         result = finisher.finish_request(ctx, store, metrics=scope.metrics)
         return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), 200, media_type, result)

@@ -1,4 +1,9 @@
-"""Port of k8s.io/apiserver/pkg/registry/rest/meta.go (v1.36.0): the namespace an object must carry.
+"""Port of k8s.io/apiserver/pkg/registry/rest/meta.go (v1.36.0): the namespace an object must carry, and the metadata the system owns.
+
+``WipeObjectMetaSystemFields`` (:func:`wipe_object_meta_system_fields`): what a client sends of the
+creation time, uid, deletion timestamp and grace, and selfLink is dropped from a new object (the
+create handler does it); ``FillObjectMetaSystemFields``: the generic store sets the uid and the
+creation time (:func:`fill_object_meta_system_fields`).
 
 ``EnsureObjectNamespaceMatchesRequestNamespace``: an object that names no namespace takes the
 request's; a cluster-scoped one (the request names none) has its namespace cleared; an object
@@ -9,7 +14,21 @@ it as the object's own name).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from genericserver.apimachinery.api import errors
+
+SYSTEM_FIELDS = ("creationTimestamp", "uid", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink")
+
+
+def wipe_object_meta_system_fields(meta: dict) -> None:
+    for key in SYSTEM_FIELDS:
+        meta.pop(key, None)
+
+
+def fill_object_meta_system_fields(meta: dict, now: str, new_uid: Callable[[], str]) -> None:
+    meta["creationTimestamp"] = now
+    meta["uid"] = new_uid()
 
 
 def ensure_object_namespace_matches_request_namespace(request_namespace: str, meta: dict) -> None:

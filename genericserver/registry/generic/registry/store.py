@@ -9,8 +9,13 @@ cache:
   copies, so nobody shares an object with the store;
 * every change bumps the resource version, appends ``(rv, type, object)`` to the history and
   sets the current *changed* event (then replaces it), which is what watches wait on;
-* an update with a ``metadata.resourceVersion`` that is not the current one is Go's 409
-  Conflict; what the server owns (uid, creation timestamp, namespace, generateName) is kept;
+* a create is Go's ``Store.create`` (the uid and creation time, a name from ``generateName``,
+  the strategy's ``BeforeCreate``, etcd3's 500 for a resourceVersion set on a new object, 409 for
+  a name taken, ``object is being deleted: ...`` while finalizers hold the old one); an update is
+  ``Store.Update``'s ``GuaranteedUpdate``: the body's uid as a precondition, a resourceVersion
+  that must parse (500) and, when given, be the current one (409), the strategy's
+  ``BeforeUpdate`` (422), and an update that takes the last finalizer off an object being deleted
+  deletes it (``ShouldDeleteDuringUpdate``);
 * a watch may start at any version still in the history, else 410 Expired, with Go's text.
 
 Objects are JSON-shaped dicts already in Go's field order (the handlers decode them with the
@@ -20,11 +25,16 @@ The module's functions are the generic store's verbs on top of such a storage (t
 or the cluster's, which has the same methods): :func:`list_predicate` (``List`` with its
 ``ListPredicate``: the selection, the ``limit`` and the ``continue`` token of
 :mod:`genericserver.storage.storage_continue`, with the rules of
-:mod:`genericserver.storage.interfaces`), :func:`delete` (``Delete``: the preconditions, dry
-run, and ``finalizeDelete``'s ``Success`` Status naming the object) and
-:func:`delete_collection` (``DeleteCollection``: what the list options select, deleted one by
-one, answered as the list it was). Graceful deletion and finalizers are the cluster's pod
-store's (:mod:`genericserver.cluster.store`); TTLs and the store's hooks are not ported.
+:mod:`genericserver.storage.interfaces`), :func:`delete` (``Delete`` of a kind without graceful
+deletion: the preconditions, finalizers and the garbage collector's two (``orphan``,
+``foregroundDeletion``, as ``propagationPolicy`` or ``orphanDependents`` ask:
+``deletionFinalizersForGarbageCollection``), which keep the object, marked as being deleted
+(``markAsDeleting``), until an update takes the last one off; dry run; and ``finalizeDelete``'s
+``Success`` Status naming a deleted object) and :func:`delete_collection` (``DeleteCollection``:
+what the list options select, deleted one by one, answered as the list it was). Graceful
+deletion (a grace period, ``CheckGracefulDelete``) is the cluster's pod store's
+(:mod:`genericserver.cluster.store`), which shares this module's finalizer functions; TTLs and
+the store's hooks are not ported.
 """
 
 from __future__ import annotations
@@ -33,17 +43,45 @@ import collections
 import copy
 import uuid
 from datetime import datetime, timezone
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
-from genericserver.registry.rest.rest import Resource
+from genericserver.apimachinery.field import errors as field
+from genericserver.registry.rest import create as rest_create
 from genericserver.registry.rest import delete as rest_delete
+from genericserver.registry.rest import meta as restmeta
+from genericserver.registry.rest import update as rest_update
+from genericserver.registry.rest.rest import Resource
+from genericserver.storage import errors as storage_errors
 from genericserver.storage import interfaces, storage_continue
 from genericserver.storage.selection_predicate import SelectionPredicate
 
 DEFAULT_HISTORY = 1000
 Key = tuple[str, str]
+OPTIMISTIC_LOCK_ERROR_MSG = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+def _parses_to_non_zero(meta: dict) -> bool:
+    """etcd3's ``Create`` refuses a resourceVersion that parses to anything but 0, and lets one
+    that does not parse through (it is dropped before the write)."""
+    try:
+        return _object_resource_version(meta) != 0
+    except storage_errors.UnwrappedError:
+        return False
+
+
+def _object_resource_version(meta: dict) -> int:
+    """``APIObjectVersioner.ObjectResourceVersion``: "" is 0, else a uint64; what does not parse
+    is strconv's error, unwrapped (a 500)."""
+    text = meta.get("resourceVersion") or ""
+    if not text:
+        return 0
+    if text.isascii() and text.isdigit():
+        if int(text) >= 1 << 64:
+            raise storage_errors.UnwrappedError(f"strconv.ParseUint: parsing {errors._q(text)}: value out of range")
+        return int(text)
+    raise storage_errors.UnwrappedError(f"strconv.ParseUint: parsing {errors._q(text)}: invalid syntax")
 
 
 def timestamp() -> str:
@@ -52,11 +90,15 @@ def timestamp() -> str:
 
 
 class Store:
-    """One resource's objects, its resource version and a bounded event history."""
+    """One resource's objects, its resource version and a bounded event history. With a
+    ``strategy`` (the kind's: :mod:`genericserver.registry.core.configmap_strategy`) its create and
+    update run registry/rest's ``BeforeCreate`` and ``BeforeUpdate`` as Go's generic store does;
+    without one, the handlers' ``validate`` is all the checking there is."""
 
     def __init__(self, resource: Resource, *, history: int = DEFAULT_HISTORY,
-                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4())):
+                 new_uid: Callable[[], str] = lambda: str(uuid.uuid4()), strategy: Any = None):
         self.resource = resource
+        self.strategy = strategy
         self._lock = rt.lock()
         self._objects: dict[Key, dict] = {}
         self._rv = 1
@@ -69,8 +111,10 @@ class Store:
     # -- writes ---------------------------------------------------------------------------------
 
     def _commit(self, typ: str, key: Key, obj: dict) -> dict:
-        # the caller holds the lock; a DELETED object keeps the deletion's version, as in etcd
+        # the caller holds the lock; a DELETED object keeps the deletion's version, as in etcd;
+        # what is written has no selfLink (the versioner's PrepareObjectForStorage clears it)
         self._rv += 1
+        obj["metadata"].pop("selfLink", None)
         obj["metadata"] = _with_server_fields(obj["metadata"], {"resourceVersion": str(self._rv)})
         if typ == "DELETED":
             self._objects.pop(key, None)
@@ -83,41 +127,95 @@ class Store:
         changed.set()
         return copy.deepcopy(obj)
 
-    def create(self, namespace: str, obj: dict, *, dry_run: bool = False) -> dict:
-        """Store a new object; the server sets its namespace, uid and creation time."""
+    def _storage_key(self, namespace: str, name: str, dry_run: bool = False) -> str:
+        """The key a storage error names: etcd3's, with its ``/registry`` prefix; a dry run's
+        never reaches etcd3 and names the registry's key, without it (DryRunnableStorage)."""
+        key = f"{key_root(self.resource, namespace or None)}/{name}"
+        return key.removeprefix("/registry") if dry_run else key
+
+    def create(self, namespace: str, obj: dict, *, dry_run: bool = False, warnings: Optional[list[str]] = None) -> dict:
+        """``Store.create``: the uid and creation time set, a name made from ``generateName``,
+        ``BeforeCreate`` (with a strategy), then the storage's ``Create``: a resourceVersion
+        that parses to anything but 0 is its 500 (not on a dry run, which never reaches etcd),
+        a name that exists is 409 (``object is being deleted: ...`` while a finalizer holds it)."""
+        meta = obj.setdefault("metadata", {})
+        restmeta.fill_object_meta_system_fields(meta, timestamp(), self._new_uid)
+        if self.strategy is not None:
+            if meta.get("generateName") and not meta.get("name"):
+                meta["name"] = self.strategy.generate_name(meta["generateName"])
+            rest_create.before_create(self.strategy, self.resource.kind, self.resource.group, obj, namespace,
+                                      warnings if warnings is not None else [])
         with self._lock:
-            meta = obj["metadata"]
             key = (namespace, meta["name"])
-            if key in self._objects:
-                raise errors.new_already_exists(self.resource.group_resource, meta["name"])
-            meta.pop("resourceVersion", None)
-            server_owned = {"namespace": namespace} if self.resource.namespaced else {}
-            server_owned.update(uid=self._new_uid(), creationTimestamp=timestamp())
-            obj["metadata"] = _with_server_fields(meta, server_owned)
-            if dry_run:
+            if not dry_run and _parses_to_non_zero(meta):
+                raise storage_errors.ResourceVersionSetOnCreateError(storage_errors.ERR_RESOURCE_VERSION_SET_ON_CREATE)
+            existing = self._objects.get(key)
+            if existing is not None:
+                err = errors.new_already_exists(self.resource.group_resource, meta["name"])
+                if existing["metadata"].get("deletionTimestamp"):
+                    err.status["message"] = f"object is being deleted: {err.status['message']}"
+                raise err
+            if self.resource.namespaced:
+                meta["namespace"] = namespace
+            if dry_run:  # the object as sent, stored nowhere
+                obj["metadata"] = _with_server_fields(meta, {})
                 return copy.deepcopy(obj)
+            meta.pop("resourceVersion", None)  # PrepareObjectForStorage
+            obj["metadata"] = _with_server_fields(meta, {})
             return self._commit("ADDED", key, obj)
 
-    def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False) -> dict:
-        """Replace an object; a stale ``metadata.resourceVersion`` is a Conflict."""
+    def update(self, namespace: str, name: str, obj: dict, *, dry_run: bool = False,
+               preconditions: Optional[dict] = None, warnings: Optional[list[str]] = None) -> dict:
+        """``Store.Update`` (one ``GuaranteedUpdate`` under the lock): a missing object is 404;
+        then ``preconditions`` (the uid of a PUT's body: 409 ``Precondition failed``); a
+        resourceVersion that does not parse is the storage's 500; none (or 0) is an
+        unconditional update, any other but the stored one a 409; ``BeforeUpdate`` (422); an
+        update that leaves no finalizer on an object whose deletion is due deletes it
+        (``ShouldDeleteDuringUpdate``, ``deleteWithoutFinalizers``: the answer is the object as
+        updated, the watch's DELETED the object as it was stored)."""
         with self._lock:
             current = self._objects.get((namespace, name))
-            if current is None:
+            if current is None:  # no create on update: etcd3's GuaranteedUpdate does not ignore a missing key
                 raise errors.new_not_found(self.resource.group_resource, name)
-            meta = obj["metadata"]
-            if meta.get("resourceVersion") and meta["resourceVersion"] != current["metadata"]["resourceVersion"]:
-                raise errors.new_conflict(self.resource.group_resource, name, "the object has been modified; please apply your changes to the latest version and try again")
-            owned = {k: current["metadata"][k] for k in ("generateName", "namespace", "uid", "creationTimestamp") if k in current["metadata"]}
-            obj["metadata"] = _with_server_fields({k: v for k, v in meta.items() if k not in owned}, owned)
+            try:
+                interfaces.check_preconditions(preconditions, self._storage_key(namespace, name, dry_run), current)
+            except storage_errors.StorageError as err:
+                raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
+            obj = copy.deepcopy(obj)
+            meta = obj.setdefault("metadata", {})
+            new_rv = _object_resource_version(meta)
+            existing_rv = current["metadata"]["resourceVersion"]
+            unconditional = new_rv == 0 and (self.strategy is None or self.strategy.allow_unconditional_update())
+            if unconditional:
+                meta["resourceVersion"] = existing_rv
+            elif new_rv == 0:
+                kind = f"{self.resource.name}.{self.resource.group}" if self.resource.group else self.resource.name
+                raise errors.new_invalid(kind, name, field.to_causes(
+                    [field.invalid("metadata.resourceVersion", 0, "must be specified for an update")]))
+            elif str(new_rv) != existing_rv:
+                raise errors.new_conflict(self.resource.group_resource, name, OPTIMISTIC_LOCK_ERROR_MSG)
+            if self.strategy is not None:
+                rest_update.before_update(self.strategy, self.resource.kind, self.resource.group, obj, current, namespace,
+                                          warnings if warnings is not None else [])
+            else:  # what the server owns is kept
+                owned = {k: current["metadata"][k] for k in ("generateName", "namespace", "uid", "creationTimestamp")
+                         if k in current["metadata"]}
+                meta = {k: v for k, v in meta.items() if k not in owned}
+                meta.update(owned)
+            obj["metadata"] = _with_server_fields(obj["metadata"] if self.strategy is not None else meta, {})
+            if should_delete_during_update(obj, current):
+                if not dry_run:
+                    self._commit("DELETED", (namespace, name), copy.deepcopy(current))
+                return copy.deepcopy(obj)
             if dry_run:
-                obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
                 return copy.deepcopy(obj)
             return self._commit("MODIFIED", (namespace, name), obj)
 
     def delete(self, namespace: str, name: str, *, uid: Optional[str] = None, resource_version: Optional[str] = None,
                dry_run: bool = False) -> dict:
-        """Remove the object; returns its last state (with the deletion's resource version).
-        ``uid`` and ``resource_version`` are DeleteOptions' preconditions (409 when unmet)."""
+        """The storage's ``Delete``: removes the object and returns its last state (with the
+        deletion's resource version). ``uid`` and ``resource_version`` are preconditions (409
+        when unmet, in the storage's words)."""
         with self._lock:
             obj = self._objects.get((namespace, name))
             if obj is None:
@@ -133,6 +231,33 @@ class Store:
             if dry_run:
                 return copy.deepcopy(obj)
             return self._commit("DELETED", (namespace, name), copy.deepcopy(obj))
+
+    def update_for_graceful_deletion_and_finalizers(self, namespace: str, name: str, options: dict) -> tuple[dict, str]:
+        """``updateForGracefulDeletionAndFinalizers`` for a kind without graceful deletion: the
+        garbage collector's finalizers as ``options`` ask; an object that keeps a finalizer is
+        marked as being deleted (``markAsDeleting``: now, grace 0) and kept ("kept"); one with
+        none left is to be deleted now ("delete-now"). The preconditions hold on the write."""
+        pre = options.get("preconditions") or {}
+        with self._lock:
+            current = self._objects.get((namespace, name))
+            if current is None:
+                raise errors.new_not_found(self.resource.group_resource, name)
+            try:
+                interfaces.check_preconditions(pre, self._storage_key(namespace, name, bool(options.get("dryRun"))), current)
+            except storage_errors.StorageError as err:
+                raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
+            existing = copy.deepcopy(current)
+            meta = existing["metadata"]
+            changed, finalizers = deletion_finalizers_for_garbage_collection(meta, options)
+            if changed:
+                meta["finalizers"] = finalizers
+            if not meta.get("finalizers"):
+                return existing, "delete-now"
+            mark_as_deleting(meta, timestamp())
+            existing["metadata"] = _with_server_fields(meta, {})
+            if existing == current or options.get("dryRun"):  # etcd writes nothing for an unchanged object
+                return existing, "kept"
+            return self._commit("MODIFIED", (namespace, name), existing), "kept"
 
     # -- reads ----------------------------------------------------------------------------------
 
@@ -253,12 +378,96 @@ def finalize_delete(resource: Resource, obj: dict) -> dict:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
+# -- finalizers: the garbage collector's two, and an update that removes the last one -------------
+
+ORPHAN_FINALIZER, FOREGROUND_FINALIZER = "orphan", "foregroundDeletion"
+
+
+def should_orphan_dependents(meta: dict, options: dict) -> bool:
+    """``shouldOrphanDependents`` for a strategy without a garbage collection policy of its own
+    (every kind here): the options first (``orphanDependents``, then ``propagationPolicy``), then
+    a finalizer already set; by default not."""
+    if options.get("orphanDependents") is not None:
+        return bool(options["orphanDependents"])
+    policy = options.get("propagationPolicy")
+    if policy in ("Orphan", "Background", "Foreground"):
+        return policy == "Orphan"
+    for f in meta.get("finalizers") or []:
+        if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER):
+            return f == ORPHAN_FINALIZER
+    return False
+
+
+def should_delete_dependents(meta: dict, options: dict) -> bool:
+    """``shouldDeleteDependents``: Foreground asked for, or its finalizer already set."""
+    if options.get("orphanDependents") is not None:
+        return False
+    policy = options.get("propagationPolicy")
+    if policy in ("Orphan", "Background", "Foreground"):
+        return policy == "Foreground"
+    for f in meta.get("finalizers") or []:
+        if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER):
+            return f == FOREGROUND_FINALIZER
+    return False
+
+
+def deletion_finalizers_for_garbage_collection(meta: dict, options: dict) -> tuple[bool, list[str]]:
+    """``deletionFinalizersForGarbageCollection``: the two finalizers taken out and put back (at
+    the end) as the options want them; (whether the set changed, the finalizers)."""
+    old = list(meta.get("finalizers") or [])
+    new = [f for f in old if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    if should_orphan_dependents(meta, options):
+        new.append(ORPHAN_FINALIZER)
+    if should_delete_dependents(meta, options):
+        new.append(FOREGROUND_FINALIZER)
+    if set(new) == set(old):
+        return False, old
+    return True, new
+
+
+def should_delete_during_update(new: dict, old: dict) -> bool:
+    """``ShouldDeleteDuringUpdate``: the last finalizer went, and the deletion it held up was
+    already due (grace 0, or none recorded)."""
+    if new["metadata"].get("finalizers"):
+        return False
+    if old["metadata"].get("deletionTimestamp") is None:
+        return False
+    return not old["metadata"].get("deletionGracePeriodSeconds")
+
+
+def mark_as_deleting(meta: dict, now: Any) -> None:
+    """``markAsDeleting``: a kind without graceful deletion held by finalizers is due now, grace
+    0; a deletion already due earlier keeps its time. ``now`` is what the store's times are
+    (RFC 3339 text here, which sorts as time does; cluster seconds in the cluster's store)."""
+    if meta.get("deletionTimestamp") is None and meta.get("generation", 0) > 0:
+        meta["generation"] += 1
+    if meta.get("deletionTimestamp") is None or meta["deletionTimestamp"] > now:
+        meta["deletionTimestamp"] = now
+    meta["deletionGracePeriodSeconds"] = 0
+
+
 def delete(storage, resource: Resource, namespace: str, name: str, options: dict) -> tuple[dict, bool]:
-    """``Delete`` without graceful deletion: the preconditions of ``options`` must hold (409,
-    checked first by ``BeforeDelete`` on the object as read, then by the storage on the write),
-    ``dryRun`` deletes nothing; the Status of :func:`finalize_delete`, and whether it is gone."""
+    """``Store.Delete`` of a kind without graceful deletion: ``BeforeDelete`` holds the
+    preconditions against the object as read (409 in its words); an object with finalizers, or
+    whose garbage collector finalizers the options change (``propagationPolicy`` Orphan or
+    Foreground, ``orphanDependents``), is updated instead (:meth:`Store.update_for_graceful_deletion_and_finalizers`)
+    and answered as it now is, kept (200, or 202 when ``orphanDependents`` is false: the handler's
+    rule); otherwise it is deleted (``dryRun``: not) and the answer is :func:`finalize_delete`'s
+    Status. Returns (answer, whether it is gone)."""
     pre = options.get("preconditions") or {}
-    rest_delete.check_preconditions(storage.get(namespace, name), resource.struct.short_name, resource.group, pre)
+    obj = storage.get(namespace, name)
+    rest_delete.check_preconditions(obj, resource.struct.short_name, resource.group, pre)
+    meta = obj["metadata"]
+    should_update, _ = deletion_finalizers_for_garbage_collection(meta, options)
+    if meta.get("finalizers") or should_update:
+        out, state = storage.update_for_graceful_deletion_and_finalizers(namespace, name, options)
+        if state == "kept":
+            return out, False
+        if state == "gone":  # a storage that deleted it itself
+            return finalize_delete(resource, out), True
+        if options.get("dryRun"):
+            # Go answers the object its dry-run update left in ``out``: none was, so an empty one
+            return {"kind": resource.kind, "apiVersion": resource.object_group_version, "metadata": {}}, True
     gone = storage.delete(namespace, name, uid=pre.get("uid"), resource_version=pre.get("resourceVersion"),
                           dry_run=bool(options.get("dryRun")))
     return finalize_delete(resource, gone), True

@@ -1,9 +1,12 @@
-"""Port of k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (v1.36.0): the options' checks.
+"""Port of k8s.io/apimachinery/pkg/apis/meta/v1/validation/validation.go (v1.36.0): the options' checks, and labels.
 
 Create, update, patch and delete options are checked before anything is stored: ``dryRun`` may
 only be ``All``, ``fieldManager`` at most 128 printable characters, ``fieldValidation`` one of
 Go's four values, a delete's ``propagationPolicy`` one of Go's three. A failure is a 422 Invalid
 on the options' kind (``CreateOptions.meta.k8s.io "" is invalid: ...``), as Go's handlers make it.
+
+:func:`validate_labels` (``ValidateLabels``): each key a qualified name, each value a label value,
+both in pkg/api/validate/content's words; the errors name the ``labels`` field itself.
 """
 
 from __future__ import annotations
@@ -11,11 +14,25 @@ from __future__ import annotations
 from typing import Optional
 
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.api.validate.content import is_label_value, is_qualified_name
 from genericserver.apimachinery.field import errors as field
 
 FIELD_MANAGER_MAX_LENGTH = 128
 _FIELD_VALIDATION_VALUES = ["", "Ignore", "Strict", "Warn"]
 _PROPAGATION = ["Foreground", "Background", "Orphan", "nil"]
+
+
+def validate_label_name(name: str, path: str) -> list[field.Error]:
+    return [field.invalid(path, name, msg) for msg in is_qualified_name(name)]
+
+
+def validate_labels(labels: dict, path: str) -> list[field.Error]:
+    """``ValidateLabels``: each key, then its value, in the order the object holds them."""
+    errs: list[field.Error] = []
+    for k, v in labels.items():
+        errs.extend(validate_label_name(k, path))
+        errs.extend(field.invalid(path, v, msg) for msg in is_label_value(v))
+    return errs
 
 
 def validate_dry_run(dry_run: list[str]) -> list[field.Error]:
