@@ -26,6 +26,11 @@ CONN_HEADERS = ("connection", "keep-alive", "proxy-connection", "transfer-encodi
 NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
 
 
+def is_content_length(value: str) -> bool:
+    """Go's ``strconv.ParseUint(value, 10, 63)`` succeeds: decimal digits, under 2**63."""
+    return value.isascii() and value.isdigit() and int(value) < 1 << 63
+
+
 class HandlerSide:
     """``ServerConn``'s methods that its handlers' goroutines call (see the module docstring)."""
 
@@ -63,8 +68,12 @@ class HandlerSide:
             # before the end of the answer goes out, as Go ends the stream after the handler
             body, done = None, body
             close_iterable(done)
+            # the handler has returned: its context ends before what completes its answer goes
+            # out (Go's deferred cancelCtx runs before handlerDone flushes the end of the stream)
+            st.cancel()
             self.write_data_from_handler(st, last, end=True)
         except Exception as err:
+            st.cancel()
             with self.serve_g:
                 # a write that failed because the client left (or reset the stream) is an error
                 # Go's handler gets back, not a panic; ErrAbortHandler is a silent one
@@ -100,6 +109,8 @@ class HandlerSide:
     def write_data_from_handler(self, st: Any, data: bytes, *, end: bool) -> None:
         """Go's ``writeDataFromHandler``: DATA as the windows allow; the header first."""
         with self.serve_g:
+            if st.is_head and st.sent_headers:
+                return  # a HEAD's body is counted, never sent: its HEADERS ended the stream
             view = memoryview(data)
             while True:
                 if self.done or st.closed:  # Go's errClientDisconnected, errStreamClosed
@@ -131,18 +142,35 @@ class HandlerSide:
                     return
 
     def write_headers(self, st: Any, first: bytes, end: bool) -> bool:
-        """Go's ``writeHeaders``; True if it ended the stream (an answer without a body)."""
+        """Go's ``writeChunk`` for the first bytes of an answer (``writeHeaders``); True if it
+        ended the stream: an answer without a body, or any answer to a HEAD, whose HEADERS end
+        the stream whatever the handler writes.
+
+        ``content-length`` as Go writes it: the app's, if it is a number (one that is not is
+        dropped, and the rule below decides); else, when the handler is done (``end``) and its whole answer fits the first
+        buffer, the answer's length, 0 included, except for a status without a body and for a
+        HEAD the handler wrote nothing to."""
         code = st.status if st.status is not None else 200
-        names = {n for n, _ in st.headers}
-        headers = [(":status", str(code))] + st.headers
-        if "date" not in names:
+        app_lengths = [v for n, v in st.headers if n == "content-length"]
+        fields = st.headers
+        clen = ""
+        if app_lengths and app_lengths[0] != "":
+            fields = [(n, v) for n, v in st.headers if n != "content-length"]
+            if is_content_length(app_lengths[0]):
+                clen = app_lengths[0]
+        if not clen and not any(n == "content-length" for n, _ in fields) and end \
+                and httpresponse.body_allowed_for_status(code) and (first or not st.is_head) \
+                and len(first) <= HANDLER_CHUNK_WRITE_SIZE:
+            clen = str(len(first))  # the whole answer fit the first buffer
+        headers = [(":status", str(code))] + fields
+        if clen:
+            headers.append(("content-length", clen))
+        if not any(n == "date" for n, _ in fields):
             headers.append(("date", httpresponse.http_date()))
-        if end and "content-length" not in names and httpresponse.body_allowed_for_status(code) \
-                and 0 < len(first) <= HANDLER_CHUNK_WRITE_SIZE:
-            headers.append(("content-length", str(len(first))))  # the whole answer fit the first buffer
         st.sent_headers = True
-        self.h2.send_headers(st.id, headers, end_stream=end and not first)
-        if end and not first:
+        end_stream = (end and not first) or st.is_head
+        self.h2.send_headers(st.id, headers, end_stream=end_stream)
+        if end_stream:
             self.flush()
             self.wrote_end_stream(st)
             return True

@@ -43,10 +43,13 @@ machine; the decisions below are Go's, in methods named after Go's (``process_he
   done before the client finished its body ends with RST_STREAM NO_ERROR.
 * an answer whose chunks are all at hand (a list) goes out when the handler is done, with a
   ``content-length`` if it fits the first 4 KiB (Go's ``handlerChunkWriteSize`` buffer, full
-  before the handler returned); each chunk a streaming handler yields is sent at once, as Go's
-  ``Flush`` sends it (an empty one sends the header: a watch with nothing to report yet);
-  ``date`` is added. The end of the stream goes out after the app's iterable is closed, as Go
-  ends it after the handler's deferred calls.
+  before the handler returned), ``content-length: 0`` for an empty one; each chunk a streaming
+  handler yields is sent at once, as Go's ``Flush`` sends it (an empty one sends the header: a
+  watch with nothing to report yet); ``date`` is added. A HEAD's HEADERS end its stream: no
+  DATA, whatever the handler writes, and the length of what it wrote (``writeChunk``'s
+  ``isHeadResp``). The end of the stream goes out after the app's iterable is closed, as Go
+  ends it after the handler's deferred calls, and after the request's context ended (Go's
+  deferred ``cancelCtx`` runs before ``handlerDone``).
 
 Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``.
 
@@ -141,6 +144,7 @@ class Stream:
         self.remote_closed = False  # the client sent END_STREAM (Go's half-closed remote)
         self.closed = False  # close_stream ran: reset, finished, or the connection ended
         self.status: Optional[int] = None
+        self.is_head = environ.get("REQUEST_METHOD") == "HEAD"  # its HEADERS end the stream
         self.headers: list[tuple[str, str]] = []
         self.sent_headers = False
 
