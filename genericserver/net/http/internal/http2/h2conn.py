@@ -1,10 +1,14 @@
-"""The h2 library's connection, made to report three things Go decides otherwise (no Go twin).
+"""The h2 library's connection, made to report what Go decides otherwise (no Go twin).
 
 ``h2`` closes its state machine on any GOAWAY it reads, so nothing more could be sent or read on
-the streams in flight, and it ends the connection for one stream over the advertised limit. Go's
-server (``processGoAway``, ``processHeaders``) lets the streams in flight finish and refuses just
-the extra stream: :class:`GracefulH2Connection` only reports both, as events, for the server to
-decide, and DATA for a closed stream too, whose window Go gives back by its own rule. It writes
+the streams in flight, and it ends the connection for one stream over the advertised limit, for
+trailers without END_STREAM, for a new stream that depends on itself, and for a body that does
+not match its ``content-length``. Go's server (``processGoAway``, ``processHeaders``,
+``processTrailerHeaders``, ``checkPriority``, ``processData``) lets the streams in flight finish,
+refuses just the extra stream, and resets just the stream in error:
+:class:`GracefulH2Connection` only reports these, as events, for the server to decide (a header
+block it does not hand on is still decoded, so HPACK's table stays in step), leaves the body's
+length to the server, and reports DATA for a closed stream, whose window Go gives back by its own rule. It writes
 Go's first SETTINGS frame, not h2's. Its three overrides are of private ``h2`` methods, and that
 frame goes through h2's state machine and send buffer: setup.cfg pins ``h2`` to the release they
 were read from (tests/test_http2_h2_internals.py).
@@ -19,6 +23,7 @@ import h2.errors
 import h2.events
 from h2.connection import ConnectionInputs, _decode_headers
 from h2.settings import SettingCodes
+from h2.stream import StreamState
 from hyperframe.frame import RstStreamFrame, SettingsFrame
 
 # the SETTINGS Go's server writes first (serve's writeSettings), in its order; h2 would write every
@@ -33,6 +38,15 @@ class RequestRefused(h2.events.Event):
 
     def __init__(self, stream_id: int):
         self.stream_id = stream_id
+
+
+class StreamRejected(h2.events.Event):
+    """A HEADERS frame Go refuses with a stream error where h2 would end the connection:
+    trailers without END_STREAM, or a new stream that depends on itself. Its header block is
+    decoded all the same (HPACK's table stays in step); not one of ``h2``'s events."""
+
+    def __init__(self, stream_id: int, code: int):
+        self.stream_id, self.code = stream_id, code
 
 
 class DataOnClosedStream(h2.events.Event):
@@ -65,12 +79,27 @@ class GracefulH2Connection(h2.connection.H2Connection):
         self._data_to_send += frame.serialize()
 
     def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
-        if frame.stream_id not in self.streams and self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams:
-            # the header block is still decoded, so HPACK's table stays in step with the client's
+        sid = frame.stream_id
+        if self.config.client_side:
+            return super()._receive_headers_frame(frame)
+        stream = self.streams.get(sid)
+        receiving = stream is not None and stream.state_machine.state in (StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL)
+        if receiving and "END_STREAM" not in frame.flags:
+            # trailers that do not end the stream (Go: a stream error, "trailers_not_ended")
             _decode_headers(self.decoder, frame.data)
-            self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, frame.stream_id)
-            return [], [RequestRefused(frame.stream_id)]
-        return super()._receive_headers_frame(frame)
+            return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
+        if stream is None:
+            refused = self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams
+            if refused or ("PRIORITY" in frame.flags and frame.depends_on == sid):
+                # the header block is still decoded, so HPACK's table stays in step with the client's
+                _decode_headers(self.decoder, frame.data)
+                self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, sid)
+                return [], [RequestRefused(sid) if refused else StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
+        frames, events = super()._receive_headers_frame(frame)
+        # the server counts a body against its content-length as Go does (a stream error, or
+        # the handler's), where h2 would end the connection
+        self.streams[sid]._expected_content_length = None
+        return frames, events
 
     def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:
         event = h2.events.ConnectionTerminated()
@@ -88,4 +117,4 @@ class GracefulH2Connection(h2.connection.H2Connection):
         return [rst], events + exc._events + [DataOnClosedStream(frame.stream_id, frame.flow_controlled_length)]
 
 
-__all__ = ["DataOnClosedStream", "GracefulH2Connection", "RequestRefused"]
+__all__ = ["DataOnClosedStream", "GracefulH2Connection", "RequestRefused", "StreamRejected"]

@@ -18,6 +18,7 @@ from genericserver import request as reqctx
 from genericserver.net.http import request as httprequest
 from genericserver.net.http import response as httpresponse
 from genericserver.net.http.internal.http2.errors import ERR_CLIENT_DISCONNECTED, ERR_HANDLER_COMPLETE, ERR_STREAM_CLOSED
+from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG
 from genericserver.net.http.server import ERR_ABORT_HANDLER
 from genericserver.wsgi import close_iterable, known_chunks
 
@@ -48,6 +49,7 @@ class HandlerSide:
     close_stream: Callable[[Any, BaseException], None]
     wait_for_window: Callable[[], None]
     start_graceful_shutdown: Callable[[], None]
+    send_serve_msg: Callable[[str], None]
 
     # -- the handler (Go's runHandler and responseWriter) --------------------------------------
     def run_handler(self, st: Any) -> None:
@@ -88,6 +90,7 @@ class HandlerSide:
             except Exception:
                 pass
             st.cancel()
+            self.send_serve_msg(HANDLER_DONE_MSG)  # Go's deferred handlerDoneMsg: its place goes to the next
 
     def start_response(self, st: Any, status: str, headers: list) -> Callable[[bytes], None]:
         """WSGI's ``start_response``: the status and header for :meth:`write_headers`."""

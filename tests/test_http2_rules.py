@@ -1,0 +1,233 @@
+"""Go's decisions where the h2 library decides otherwise, made first by the port
+(genericserver.net.http.internal.http2.processframe): which frames are connection errors and what their GOAWAY
+names (Go's ``processFrameFromReader``, ``processFrame``), which are the stream's alone, the
+REFUSED_STREAM before our SETTINGS are acknowledged (``processHeaders``), a body against its
+content-length (``processData``, ``endStream``), and ``scheduleHandler``'s handler limit and
+early-reset guard."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+
+import h2.errors
+import h2.events
+import hpack
+from hyperframe.frame import (DataFrame, Frame, GoAwayFrame, HeadersFrame, PriorityFrame, RstStreamFrame,
+                              SettingsFrame, WindowUpdateFrame)
+
+from rawconn import handshake
+from test_http2server import WAIT, Gate, held_stream, serve, text  # noqa: F401 - serve is the fixture
+
+E = h2.errors.ErrorCodes
+
+
+def goaway_of(c):
+    ga = c.goaway()
+    return ga.error_code, ga.last_stream_id
+
+
+# -- connection errors, and the stream their GOAWAY names ------------------------------------------
+def test_data_on_a_stream_not_yet_opened_names_that_stream_in_the_goaway(serve):
+    # Go raises maxClientStreamID to the frame's stream (h2 named the highest stream it opened: 1)
+    h = serve(text(b"ok"))
+    c = h.client()
+    assert c.response(c.request("/"))[0] == 200
+    c.send_raw(DataFrame(5, b"x").serialize())
+    assert goaway_of(c) == (E.PROTOCOL_ERROR, 5)
+    assert any(line.endswith(": connection error: PROTOCOL_ERROR") for line in h.logs), h.logs
+
+
+def test_headers_on_an_even_stream_names_it_in_the_goaway(serve):
+    h = serve(text(b"ok"))
+    c = h.client()
+    assert c.response(c.request("/"))[0] == 200
+    block = c.conn.encoder.encode([(":method", "GET"), (":path", "/"), (":scheme", "https"), (":authority", "x")])
+    c.send_raw(HeadersFrame(2, block, flags=["END_HEADERS", "END_STREAM"]).serialize())
+    assert goaway_of(c) == (E.PROTOCOL_ERROR, 2)
+
+
+def test_a_reset_of_a_stream_not_yet_opened_is_a_connection_error(serve):
+    c = serve(text(b"ok")).client()
+    c.send_raw(RstStreamFrame(7).serialize())  # h2 let it pass
+    assert goaway_of(c) == (E.PROTOCOL_ERROR, 7)
+
+
+def test_a_settings_ack_for_no_settings_of_ours_is_a_connection_error(serve):
+    c = serve(text(b"ok")).client()
+    assert c.response(c.request("/"))[0] == 200  # our SETTINGS were acknowledged by then
+    c.send_raw(SettingsFrame(0, flags=["ACK"]).serialize())  # Go's "ack_mystery"; h2 let it pass
+    assert goaway_of(c) == (E.PROTOCOL_ERROR, 1)
+
+
+def test_a_frame_over_the_size_limit_keeps_the_last_stream_read(serve):
+    # Go's framer refuses it before the frame is read: FRAME_SIZE_ERROR, the last stream id unraised
+    c = serve(text(b"ok"), max_read_frame_size=16384).client()
+    assert c.response(c.request("/"))[0] == 200
+    c.send_raw(DataFrame(9, b"x" * 16385).serialize())
+    assert goaway_of(c) == (E.FRAME_SIZE_ERROR, 1)
+
+
+# -- errors of one stream: RST_STREAM, and the connection serves on -------------------------------
+def reset_code(c, sid):
+    c.wait_for(lambda: c.of(h2.events.StreamReset, sid), f"stream {sid}'s reset")
+    return c.of(h2.events.StreamReset, sid)[0].error_code
+
+
+def serves_on(c):
+    """A next stream is answered on the same connection, and no GOAWAY came."""
+    c.response(c.request("/next"))
+    assert not c.of(h2.events.ConnectionTerminated)
+
+
+def test_a_window_update_of_0_on_a_stream_resets_that_stream(serve):
+    # Go's framer: a stream error; h2 ended the connection
+    gate, h, c, sid = held_stream(serve)
+    c.send_raw(WindowUpdateFrame(sid, 0).serialize())
+    assert reset_code(c, sid) == E.PROTOCOL_ERROR
+    gate.open.set()
+    serves_on(c)
+
+
+def test_a_stream_that_depends_on_itself_is_reset(serve):
+    gate, h, c, sid = held_stream(serve)
+    c.send_raw(PriorityFrame(sid, depends_on=sid).serialize())  # checkPriority
+    assert reset_code(c, sid) == E.PROTOCOL_ERROR
+    gate.open.set()
+    serves_on(c)
+
+
+def test_trailers_that_do_not_end_the_stream_reset_it(serve):
+    reads = []
+
+    def app(environ, start_response):
+        try:
+            environ["wsgi.input"].read()
+        except OSError as err:
+            reads.append(str(err))
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    c = serve(app).client()
+    sid = c.request("/upload", method="POST", body=b"part", end=False)
+    block = c.conn.encoder.encode([("x-trailer", "1")])
+    c.send_raw(HeadersFrame(sid, block, flags=["END_HEADERS"]).serialize())  # "trailers_not_ended"
+    assert reset_code(c, sid) == E.PROTOCOL_ERROR
+    serves_on(c)
+
+
+def test_a_body_longer_than_its_content_length_resets_its_stream_and_the_handler_reads_why(serve):
+    reads, read = [], threading.Event()
+
+    def app(environ, start_response):
+        try:
+            environ["wsgi.input"].read()
+        except OSError as err:
+            reads.append(str(err))
+        read.set()
+        start_response("200 OK", [])
+        return [b"ok"]
+
+    c = serve(app).client()
+    sid = c.request("/upload", method="POST", headers=(("content-length", "2"),), end=False)
+    c.send_raw(DataFrame(sid, b"four").serialize())  # h2 ended the connection
+    assert reset_code(c, sid) == E.PROTOCOL_ERROR
+    assert read.wait(WAIT) and reads == ["sender tried to send more than declared Content-Length of 2 bytes"]
+    serves_on(c)
+
+
+def test_a_body_shorter_than_its_content_length_is_the_handlers_error_alone(serve):
+    reads = []
+
+    def app(environ, start_response):
+        try:
+            while environ["wsgi.input"].read(1024):  # the bytes that came, then the error
+                pass
+        except OSError as err:
+            reads.append(str(err))
+        start_response("400 Bad Request", [])
+        return [b"short"]
+
+    c = serve(app).client()
+    sid = c.request("/upload", method="POST", headers=(("content-length", "5"),), end=False)
+    c.send_raw(DataFrame(sid, b"xy", flags=["END_STREAM"]).serialize())
+    assert c.response(sid)[0] == 400
+    assert reads == ["request declared a Content-Length of 5 but only wrote 2 bytes"]
+    serves_on(c)
+
+
+# -- a stream over the limit before our SETTINGS are acknowledged ---------------------------------
+def raw_frames(h, frames, until) -> list:
+    """A client that never acknowledges our SETTINGS: its preface, its SETTINGS and ``frames``;
+    the server's frames until ``until(frames)`` holds."""
+    ctx = ssl.create_default_context(cafile=h.tls_cert[0])
+    ctx.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, ctx)
+        tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + SettingsFrame(0).serialize() + b"".join(f.serialize() for f in frames))
+        raw.sendall(outgoing.read())
+        got, plain = [], bytearray()
+        while not until(got):
+            chunk = raw.recv(65536)
+            if not chunk:
+                break
+            incoming.write(chunk)
+            try:
+                while data := tls.read(65536):
+                    plain += data
+            except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+                pass
+            while len(plain) >= 9:
+                frame, length = Frame.parse_frame_header(memoryview(plain[:9]))
+                if len(plain) < 9 + length:
+                    break
+                frame.parse_body(memoryview(plain[9:9 + length]))
+                got.append(frame)
+                del plain[:9 + length]
+            pending = outgoing.read()
+            if pending:
+                raw.sendall(pending)
+        return got
+    finally:
+        raw.close()
+
+
+def test_a_stream_over_the_limit_before_our_settings_are_acknowledged_is_refused(serve):
+    # Go's processHeaders: the client may not know the limit yet (REFUSED_STREAM, retry it);
+    # once it acknowledged our SETTINGS, PROTOCOL_ERROR (test_http2server)
+    gate = Gate()
+    h = serve(gate, max_concurrent_streams=1)
+    enc = hpack.Encoder()
+    heads = [HeadersFrame(sid, enc.encode([(":method", "GET"), (":path", f"/{sid}"), (":scheme", "https"),
+                                           (":authority", "x")]), flags=["END_HEADERS", "END_STREAM"]) for sid in (1, 3)]
+    got = raw_frames(h, heads, lambda fs: any(isinstance(f, RstStreamFrame) for f in fs))
+    gate.open.set()
+    assert [(f.stream_id, f.error_code) for f in got if isinstance(f, RstStreamFrame)] == [(3, E.REFUSED_STREAM)]
+
+
+# -- scheduleHandler ---------------------------------------------------------------------------------
+def test_a_handler_still_running_for_a_reset_stream_holds_its_place(serve):
+    # Go's scheduleHandler: at most as many handlers as streams advertised; the reset stream's
+    # place in the limit is free, its handler's is not, so the next stream's handler waits
+    gate, h, c, first = held_stream(serve, max_concurrent_streams=1)
+    c.reset(first)
+    second = c.request("/second")
+    c.ping()  # the server has read the new stream
+    assert gate.calls == 1  # (it ran at once before: two handlers for one stream allowed)
+    gate.open.set()
+    assert c.response(second)[2] == b"finished"
+    assert gate.calls == 2
+
+
+def test_streams_reset_before_their_handler_started_past_four_times_the_limit_end_the_connection(serve):
+    # the rapid-reset attack (CVE-2023-44487): Go's too_many_early_resets, ENHANCE_YOUR_CALM
+    gate, h, c, first = held_stream(serve, max_concurrent_streams=1)
+    c.reset(first)
+    for _ in range(5):  # each waits for the one running handler's place, and is reset meanwhile
+        c.reset(c.request("/queued"))
+    last = c.request("/one-more")
+    assert goaway_of(c) == (E.ENHANCE_YOUR_CALM, last)
+    gate.open.set()
+    assert gate.calls == 1  # none of the reset streams' handlers ran
