@@ -138,3 +138,39 @@ def test_the_h2_invariant_catches_a_stream_admitted_after_the_goaway(monkeypatch
         if problems:
             break
     assert problems == ["conn 1: stream 5 admitted after a GOAWAY with last stream 3"]
+
+
+def test_a_handler_that_aborts_resets_its_stream_and_the_connection_serves_on():
+    # Go's runHandler: a panic (ErrAbortHandler included) resets that stream (handlerPanicRST);
+    # the connection and its other streams go on (it was closed under them)
+    from genericserver.context import context as gocontext
+    from genericserver.events import EventStream
+    from genericserver.net.http.server import ERR_ABORT_HANDLER
+    from genericserver.testing.memclient import MemoryClient, serve_app
+    from genericserver.testing.sim import Simulation
+    from genericserver.testing.transport import ConnectionDropped, MemoryListener
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/abort":
+            raise ERR_ABORT_HANDLER
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"fine"]
+
+    def scenario():
+        events = EventStream()
+        ln = MemoryListener()
+        server = serve_app(app, ln)
+        server.events = events
+        client = MemoryClient(ln, http2=True)
+        aborted, after = client.get("/abort"), client.get("/ok")
+        ctx, cancel = gocontext.with_timeout(gocontext.background(), 60)
+        server.shutdown(ctx)
+        cancel()
+        return aborted, after, [(e.name, e.fields) for e in events.events("h2")]
+
+    sim = Simulation()
+    aborted, after, h2 = sim.run(scenario)
+    assert sim.leftover() == []
+    assert isinstance(aborted.error, ConnectionDropped)
+    assert (after.status, after.body, after.reused) == (200, b"fine", True)  # the same connection
+    assert ("reset", {"conn": 1, "stream": 1}) in h2 and not any(name == "closed" for name, _ in h2[:2])

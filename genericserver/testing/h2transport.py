@@ -19,9 +19,13 @@ shutdown interleavings with multiplexed streams on virtual time (``Scenario.http
   client once no stream of its own is open - applied when the frame is delivered, since no
   client goroutine reads here.
 
+A handler that aborts (or panics) resets its stream alone (Go's ``handlerPanicRST``): that
+request fails, the connection and its other streams go on.
+
 Events for the invariants (``h2`` kind): ``admitted`` (conn, stream), ``dropped`` (conn, stream,
-last), ``goaway`` (conn, last), ``closed`` (conn, by); the answers are the HTTP/1 ``conn`` events
-with a ``stream`` field. No flow control, priorities, idle timeout or resets by the client.
+last), ``reset`` (conn, stream), ``goaway`` (conn, last), ``closed`` (conn, by); the answers are
+the HTTP/1 ``conn`` events with a ``stream`` field. No flow control, priorities, idle timeout or
+resets by the client.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def _wake(st: H2State) -> list[rt.Event]:
 def round_trip(c: Any, req: Any, timeout: Optional[float]) -> Any:
     """Send ``req`` on the HTTP/2 connection ``c``: its response; ``"retry"`` if the GOAWAY left it
     unprocessed (or the connection takes no new stream); ``None`` if the connection closed
-    under it; ``"timeout"`` after ``timeout``."""
+    under it or the server reset the stream; ``"timeout"`` after ``timeout``."""
     st: H2State = c.h2
     with c.lk:
         if c.closed or st.goaway is not None:
@@ -144,13 +148,15 @@ def _run_stream(server: Any, c: Any, sid: int, req: Any) -> None:
     with c.lk:
         st.server_open.discard(sid)
         woken: list[rt.Event] = []
-        if resp is not None and not c.closed:
+        if not c.closed:
+            # an abort or a panic (resp None): Go resets this stream alone (handlerPanicRST,
+            # INTERNAL_ERROR); its request fails, the connection serves on
             st.responses[sid] = resp
             woken = _wake(st)
     for w in woken:
         w.set()
-    if resp is None:  # an abort or a panic: Go resets the stream; the client sees the connection drop
-        _close(c, "server")
+    if resp is None:
+        server._record_h2("reset", conn=c.id, stream=sid)
     _maybe_close_later(server, c)
 
 
