@@ -231,3 +231,54 @@ def test_streams_reset_before_their_handler_started_past_four_times_the_limit_en
     assert goaway_of(c) == (E.ENHANCE_YOUR_CALM, last)
     gate.open.set()
     assert gate.calls == 1  # none of the reset streams' handlers ran
+
+
+# -- a request's header fields, judged by Go's rules (readMetaFrame, newWriterAndRequest) ----------
+def get(enc, sid, *fields, path="/"):
+    base = [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "x")]
+    return HeadersFrame(sid, enc.encode([f for f in base if f[0] not in dict(fields)] + [f for f in fields if f[1] is not None]),
+                        flags=["END_HEADERS", "END_STREAM"])
+
+
+def answered(frames, sid):
+    return any(getattr(f, "stream_id", None) == sid and "END_STREAM" in f.flags for f in frames if isinstance(f, (HeadersFrame, DataFrame)))
+
+
+def test_a_malformed_field_resets_its_stream_alone(serve):
+    # Go's framer: a stream error (h2 ended the connection); the stream after it is answered
+    h = serve(text(b"ok"))
+    enc = hpack.Encoder()
+    for bad in ((("X-Upper", "1"),), (("x-ctl", "a\x01b"),), ((":path", None),), ((":scheme", "ftp"),),
+                ((":status", "200"),)):
+        got = raw_frames(h, [get(enc, 1, *bad), get(enc, 3)], lambda fs: answered(fs, 3))
+        assert [(f.stream_id, f.error_code) for f in got if isinstance(f, RstStreamFrame)] == [(1, E.PROTOCOL_ERROR)], bad
+        assert answered(got, 3) and not any(isinstance(f, GoAwayFrame) for f in got), bad
+        enc = hpack.Encoder()
+
+
+def test_a_connection_specific_field_is_answered_400(serve):
+    # Go's checkValidHTTP2RequestHeaders and new400Handler (h2 ended the connection)
+    h = serve(text(b"ok"))
+    for fields, why in (((("connection", "keep-alive"),), 'request header "Connection" is not valid in HTTP/2'),
+                        ((("te", "gzip"),), 'request header "TE" may only be "trailers" in HTTP/2')):
+        enc, dec = hpack.Encoder(), hpack.Decoder()
+        got = raw_frames(h, [get(enc, 1, *fields)], lambda fs: answered(fs, 1))
+        head = dict(dec.decode(next(f for f in got if isinstance(f, HeadersFrame)).data, raw=False))
+        body = b"".join(f.data for f in got if isinstance(f, DataFrame) and f.stream_id == 1)
+        assert (head[":status"], head["content-type"], body) == ("400", "text/plain; charset=utf-8", why.encode() + b"\n")
+
+
+def test_a_stream_with_a_malformed_field_is_not_the_last_stream_read(serve):
+    # the framer refused it before processHeaders: Go's GOAWAY names the stream before it
+    h = serve(text(b"ok"))
+    enc = hpack.Encoder()
+    shut = []
+
+    def until(frames):
+        if not shut and any(isinstance(f, RstStreamFrame) for f in frames):
+            shut.append(True)
+            h.h2srv.graceful_shutdown()
+        return any(isinstance(f, GoAwayFrame) for f in frames)
+
+    got = raw_frames(h, [get(enc, 1), get(enc, 3, ("X-Upper", "1"))], until)
+    assert [(f.error_code, f.last_stream_id) for f in got if isinstance(f, GoAwayFrame)] == [(E.NO_ERROR, 1)]

@@ -16,12 +16,12 @@ were read from (tests/test_http2_h2_internals.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Optional
 
 import h2.connection
 import h2.errors
 import h2.events
-from h2.connection import ConnectionInputs, _decode_headers
+from h2.connection import AllowedStreamIDs, ConnectionInputs, _decode_headers
 from h2.settings import SettingCodes
 from h2.stream import StreamState
 from hyperframe.frame import RstStreamFrame, SettingsFrame
@@ -45,8 +45,10 @@ class StreamRejected(h2.events.Event):
     trailers without END_STREAM, or a new stream that depends on itself. Its header block is
     decoded all the same (HPACK's table stays in step); not one of ``h2``'s events."""
 
-    def __init__(self, stream_id: int, code: int):
-        self.stream_id, self.code = stream_id, code
+    def __init__(self, stream_id: int, code: int, opened: bool = True, why: str = ""):
+        # opened: False for a header block Go's framer refuses (the stream never opens, and
+        # does not count as the last stream read)
+        self.stream_id, self.code, self.opened, self.why = stream_id, code, opened, why
 
 
 class DataOnClosedStream(h2.events.Event):
@@ -78,28 +80,42 @@ class GracefulH2Connection(h2.connection.H2Connection):
             frame.settings[code] = self.local_settings[code]
         self._data_to_send += frame.serialize()
 
+    def __init__(self, *args: Any, check_headers: Optional[Callable[[list], Optional[str]]] = None, **kw: Any):
+        super().__init__(*args, **kw)
+        # the server's judge of a decoded header block (Go's readMetaFrame), run where h2 would
+        # validate the fields itself (the server turns h2's validation off): the error, or None
+        self.check_headers = check_headers
+
     def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
         sid = frame.stream_id
         if self.config.client_side:
             return super()._receive_headers_frame(frame)
+        # decoded here, whatever becomes of the stream, so HPACK's table stays in step with the client's
+        headers = _decode_headers(self.decoder, frame.data)
+        invalid = self.check_headers(headers) if self.check_headers else None
+        if invalid:  # a malformed field: this stream's error, and it never opened (Go's framer)
+            return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR, opened=False, why=invalid)]
         stream = self.streams.get(sid)
-        receiving = stream is not None and stream.state_machine.state in (StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL)
-        if receiving and "END_STREAM" not in frame.flags:
-            # trailers that do not end the stream (Go: a stream error, "trailers_not_ended")
-            _decode_headers(self.decoder, frame.data)
-            return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
         if stream is None:
             refused = self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams
             if refused or ("PRIORITY" in frame.flags and frame.depends_on == sid):
-                # the header block is still decoded, so HPACK's table stays in step with the client's
-                _decode_headers(self.decoder, frame.data)
                 self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, sid)
                 return [], [RequestRefused(sid) if refused else StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
-        frames, events = super()._receive_headers_frame(frame)
+        elif stream.state_machine.state in (StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL) and "END_STREAM" not in frame.flags:
+            # trailers that do not end the stream (Go: a stream error, "trailers_not_ended")
+            return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
+        # h2's own steps, on the block decoded above
+        events = self.state_machine.process_input(ConnectionInputs.RECV_HEADERS)
+        stream = self._get_or_create_stream(sid, AllowedStreamIDs(not self.config.client_side))
+        frames, stream_events = stream.receive_headers(headers, "END_STREAM" in frame.flags, self.config.header_encoding)
+        if "PRIORITY" in frame.flags:
+            p_frames, p_events = self._receive_priority_frame(frame)
+            stream_events[0].priority_updated = p_events[0]
+            stream_events.extend(p_events)
         # the server counts a body against its content-length as Go does (a stream error, or
         # the handler's), where h2 would end the connection
-        self.streams[sid]._expected_content_length = None
-        return frames, events
+        stream._expected_content_length = None
+        return frames, events + stream_events
 
     def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:
         event = h2.events.ConnectionTerminated()

@@ -12,10 +12,16 @@ The client's bytes are cut into frames here, and each frame is judged by Go's ru
   framer refuses (a frame over the size limit: FRAME_SIZE_ERROR, and whatever h2 rejects
   besides) keeps the last stream read. Both GOAWAYs are written here, not h2's.
 * **which are the stream's alone** (RST_STREAM, the connection serves on), where h2 ends the
-  connection: a WINDOW_UPDATE of 0 on a stream, a stream that depends on itself (PRIORITY, or
+  connection: a malformed header field (Go's ``readMetaFrame``: an upper-case or non-token name,
+  a control byte in a value, a pseudo-field after a regular one, twice, or unknown; such a
+  stream never opens, so it is not the GOAWAY's last stream), a request without ``:method``,
+  ``:path`` or an http(s) ``:scheme`` (``newWriterAndRequest``), a WINDOW_UPDATE of 0 on a stream, a stream that depends on itself (PRIORITY, or
   HEADERS with a priority), trailers without END_STREAM (h2conn.py reports the last two), and a
   body longer than its ``content-length`` (PROTOCOL_ERROR; its handler reads Go's error); one
   shorter ends the handler's body with Go's error and nothing more (h2 ended the connection).
+* **a connection-specific field** (``Connection``, ``Keep-Alive``, ``Proxy-Connection``,
+  ``Transfer-Encoding``, ``Upgrade``, a ``TE`` but "trailers"): answered 400 with Go's text
+  (``checkValidHTTP2RequestHeaders``), where h2 ended the connection.
 * **a stream over the advertised limit**: REFUSED_STREAM while our SETTINGS are not yet
   acknowledged (the client may not know the limit yet), PROTOCOL_ERROR after.
 * **the handlers** (``scheduleHandler``): at most as many running as the streams advertised;
@@ -40,6 +46,7 @@ from genericserver.net.http import request as httprequest
 from genericserver.net.http.internal.http2.errors import err_code_string
 from genericserver.net.http.internal.http2.h2conn import DataOnClosedStream, RequestRefused, StreamRejected
 from genericserver.net.textproto import reader as textproto
+from genericserver.x.net.http.httpguts import httplex as httpguts
 
 E = h2.errors.ErrorCodes
 FRAME_HEADER_LEN = 9
@@ -66,6 +73,55 @@ class StreamError(Exception):
     def __init__(self, stream_id: int, code: int):
         super().__init__(f"stream error: stream ID {stream_id}; {err_code_string(code)}")
         self.stream_id, self.code = stream_id, code
+
+
+CONN_HEADERS = ("Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade")
+REQUEST_PSEUDO = (b":method", b":path", b":scheme", b":authority", b":protocol")
+
+
+def meta_headers_error(headers: list) -> str:
+    """Go's ``readMetaFrame`` and ``checkPseudos`` on a decoded header block: what makes it
+    malformed (a stream error), or "". Pseudo-fields first, each once and a request's; names
+    lower-case tokens; values without control bytes."""
+    saw_regular, pseudos = False, []
+    for name, value in headers:
+        if not httpguts.valid_header_field_value(value.decode("latin-1")):
+            return f"invalid header field value for {name.decode('latin-1')!r}"
+        if name.startswith(b":"):
+            if saw_regular:
+                return "pseudo header field after regular"
+            pseudos.append(name)
+        else:
+            saw_regular = True
+            text = name.decode("latin-1")
+            if not text or not all(httpguts.is_token_rune(r) and not "A" <= r <= "Z" for r in text):
+                return f"invalid header field name {text!r}"
+    for i, name in enumerate(pseudos):
+        if name not in REQUEST_PSEUDO:  # (":status" too: a response's, in a request)
+            return f"invalid pseudo-header {name.decode('latin-1')!r}"
+        if name in pseudos[:i]:
+            return f"duplicate pseudo-header {name.decode('latin-1')!r}"
+    return ""
+
+
+def check_valid_http2_request_headers(header: dict) -> str:
+    """Go's ``checkValidHTTP2RequestHeaders``: a connection-specific field, or a TE other
+    than "trailers", is answered 400 with this text ("" if none)."""
+    for k in CONN_HEADERS:
+        if k in header:
+            return f'request header "{k}" is not valid in HTTP/2'
+    te = header.get("Te", [])
+    if te and (len(te) > 1 or te[0] not in ("trailers", "")):
+        return 'request header "TE" may only be "trailers" in HTTP/2'
+    return ""
+
+
+def new_400_handler(text: str) -> Callable:
+    """Go's ``new400Handler``: ``http.Error(w, text, 400)``."""
+    def app(environ: dict, start_response: Callable) -> list:
+        start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff")])
+        return [text.encode() + b"\n"]
+    return app
 
 
 class FrameSide:
@@ -242,8 +298,8 @@ class FrameSide:
 
     def process_headers(self, ev: Any) -> None:
         """Go's ``processHeaders``: a new stream and its handler, or its refusal."""
-        if isinstance(ev, StreamRejected) and ev.stream_id in self.streams:
-            raise StreamError(ev.stream_id, ev.code)  # trailers without END_STREAM
+        if isinstance(ev, StreamRejected) and (ev.stream_id in self.streams or not ev.opened):
+            raise StreamError(ev.stream_id, ev.code)  # trailers without END_STREAM, a malformed field
         self.max_client_stream_id = ev.stream_id  # before the limit: a refused stream counts too
         if self.idle_timer is not None:
             self.idle_timer.stop()
@@ -259,6 +315,11 @@ class FrameSide:
                 pseudo[n] = v
             else:
                 header.setdefault(textproto.canonical_mime_header_key(n), []).append(v)
+        method = pseudo.get(":method", "")
+        if ":protocol" in pseudo or (method == "CONNECT" and (":path" in pseudo or ":scheme" in pseudo or not pseudo.get(":authority"))) \
+                or (method != "CONNECT" and (not method or not pseudo.get(":path") or pseudo.get(":scheme") not in ("http", "https"))):
+            # Go's newWriterAndRequest: "bad_connect", "bad_path_method" (extended CONNECT is off)
+            raise StreamError(ev.stream_id, E.PROTOCOL_ERROR)
         env = dict(httprequest._connection_environ(self.c))
         path, _, query = pseudo.get(":path", "").partition("?")
         env.update(REQUEST_METHOD=pseudo.get(":method", ""), PATH_INFO=path, QUERY_STRING=query,
@@ -270,6 +331,9 @@ class FrameSide:
             if key:
                 env[key] = ",".join(values)
         st = self.new_stream(ev.stream_id, env)
+        bad = check_valid_http2_request_headers(header)
+        if bad:
+            st.app = new_400_handler(bad)
         lengths = header.get("Content-Length", [])
         st.declared_length = int(lengths[0]) if len(lengths) == 1 and lengths[0].isascii() and lengths[0].isdigit() else -1
         env["wsgi.input"] = st.body
@@ -320,4 +384,4 @@ class FrameSide:
         self.send_window_update(st, pad)
 
 
-__all__ = ["HANDLER_DONE_MSG", "FrameSide", "GoConnectionError", "StreamError"]
+__all__ = ["HANDLER_DONE_MSG", "FrameSide", "GoConnectionError", "StreamError", "check_valid_http2_request_headers", "meta_headers_error"]

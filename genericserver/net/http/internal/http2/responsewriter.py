@@ -57,7 +57,8 @@ class HandlerSide:
         reqctx.with_context(st.environ, st.ctx)
         body: Any = None
         try:
-            body = self.hs.app(st.environ, lambda status, headers, exc_info=None: self.start_response(st, status, headers))
+            app = st.app or self.hs.app
+            body = app(st.environ, lambda status, headers, exc_info=None: self.start_response(st, status, headers))
             chunks = known_chunks(body)
             if chunks is not None:
                 last = b"".join(chunks)  # all at hand: it goes out with the end of the stream

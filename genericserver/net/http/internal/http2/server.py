@@ -61,9 +61,7 @@ Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HT
 Differences from Go: a frame is written by the thread that made it, under ``mu``, where Go's
 serve loop hands each to a writer goroutine; after a connection error the frames that follow are
 drained unparsed (Go parses and drops them; neither answers them); no server push, no
-priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead);
-``h2`` still judges a request's header fields, so a malformed one (an upper-case name, a
-connection-specific field) ends the connection where Go resets the stream or answers 400.
+priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead).
 """
 
 from __future__ import annotations
@@ -87,7 +85,7 @@ from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYT
 from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
                                                           err_code_string, go_away_frame_string)
 from genericserver.net.http.internal.http2.flow import Inflow
-from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG, FrameSide
+from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG, FrameSide, meta_headers_error
 from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
 from genericserver.net.http.internal.http2.pipe import Body
 from genericserver.net.http.internal.http2.responsewriter import HANDLER_CHUNK_WRITE_SIZE, HandlerSide
@@ -152,6 +150,7 @@ class Stream:
         self.closed = False  # close_stream ran: reset, finished, or the connection ended
         self.status: Optional[int] = None
         self.is_head = environ.get("REQUEST_METHOD") == "HEAD"  # its HEADERS end the stream
+        self.app: Any = None  # the handler, if not the server's (Go's new400Handler)
         self.headers: list[tuple[str, str]] = []
         self.sent_headers = False
         self.declared_length = -1  # the request's content-length, -1 if none (Go's declBodyBytes)
@@ -200,8 +199,9 @@ class ServerConn(FrameSide, HandlerSide):
         self.serve_g = ServeGoroutine(self)
         self.serve_msgs: collections.deque[str] = collections.deque()  # Go's serveMsgCh
         self.window_waiters: list[Any] = []  # handlers' writes waiting for window (or the end)
-        config = h2.config.H2Configuration(client_side=False, header_encoding=None)
-        self.h2 = GracefulH2Connection(config=config)
+        # the fields are judged by Go's rules (meta_headers_error), not h2's
+        config = h2.config.H2Configuration(client_side=False, header_encoding=None, validate_inbound_headers=False)
+        self.h2 = GracefulH2Connection(config=config, check_headers=meta_headers_error)
         self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
         self.max_client_stream_id = 0
