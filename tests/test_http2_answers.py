@@ -97,3 +97,10 @@ def test_the_request_context_ends_before_the_end_of_the_stream_goes_out(serve, m
     c = serve(text(b"ok")).client()
     assert c.response(c.request("/"))[2] == b"ok"
     assert len(seen) == 1 and seen[0] is not None, seen
+
+
+def test_a_body_written_to_a_204_is_not_sent(serve):
+    # Go's responseWriter.write: ErrBodyNotAllowed; the HEADERS end the stream
+    c = serve(text(b"not allowed", status="204 No Content")).client()
+    status, headers, data = answer(c, c.request("/"))
+    assert (status, data) == (204, []) and "content-length" not in headers

@@ -115,6 +115,8 @@ class HandlerSide:
         with self.serve_g:
             if st.is_head and st.sent_headers:
                 return  # a HEAD's body is counted, never sent: its HEADERS ended the stream
+            if data and not httpresponse.body_allowed_for_status(st.status if st.status is not None else 200):
+                data = b""  # Go refuses a body to a 1xx, 204 or 304 (ErrBodyNotAllowed): not sent
             view = memoryview(data)
             while True:
                 if self.done or st.closed:  # Go's errClientDisconnected, errStreamClosed

@@ -61,7 +61,9 @@ Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HT
 Differences from Go: a frame is written by the thread that made it, under ``mu``, where Go's
 serve loop hands each to a writer goroutine; after a connection error the frames that follow are
 drained unparsed (Go parses and drops them; neither answers them); no server push, no
-priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead).
+priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead); no
+``Content-Type`` sniffing, as over HTTP/1 (a WSGI app names its type: request.py's
+``sniff-content-type``).
 """
 
 from __future__ import annotations
