@@ -17,6 +17,7 @@ import hpack
 from hyperframe.frame import (DataFrame, Frame, GoAwayFrame, HeadersFrame, PriorityFrame, RstStreamFrame,
                               SettingsFrame, WindowUpdateFrame)
 
+from genericserver.net.http.internal.http2 import server as http2server
 from rawconn import handshake
 from test_http2server import WAIT, Gate, held_stream, serve, text  # noqa: F401 - serve is the fixture
 
@@ -282,3 +283,40 @@ def test_a_stream_with_a_malformed_field_is_not_the_last_stream_read(serve):
 
     got = raw_frames(h, [get(enc, 1), get(enc, 3, ("X-Upper", "1"))], until)
     assert [(f.error_code, f.last_stream_id) for f in got if isinstance(f, GoAwayFrame)] == [(E.NO_ERROR, 1)]
+
+
+def test_a_header_block_of_a_stream_dropped_after_the_goaway_still_keeps_hpack_in_step(serve, monkeypatch):
+    # Go's framer decodes every header block, processFrame then drops the newer stream; the
+    # in-flight stream's trailers may index what that block added to the table
+    reads, started = [], threading.Event()
+
+    def app(environ, start_response):
+        started.set()
+        reads.append(environ["wsgi.input"].read())
+        start_response("200 OK", [])
+        return [b"done"]
+
+    conns = []
+    init = http2server.ServerConn.__init__
+
+    def recorded(self, *args):
+        init(self, *args)
+        conns.append(self)
+
+    monkeypatch.setattr(http2server.ServerConn, "__init__", recorded)
+    h = serve(app)
+    c = h.client()
+    sid = c.request("/upload", method="POST", body=b"part", end=False)
+    assert started.wait(WAIT)
+    h.h2srv.graceful_shutdown()
+    c.goaway()
+    with c.cond:
+        late = c.conn.encoder.encode([(":method", "GET"), (":path", "/late"), (":scheme", "https"),
+                                      (":authority", "127.0.0.1"), ("x-shared", "in the table")])
+        trailers = c.conn.encoder.encode([("x-shared", "in the table")])  # an index into the table
+    c.send_raw(HeadersFrame(sid + 2, late, flags=["END_HEADERS", "END_STREAM"]).serialize())
+    c.send_raw(HeadersFrame(sid, trailers, flags=["END_HEADERS", "END_STREAM"]).serialize())
+    assert c.response(sid)[2] == b"done" and reads == [b"part"]
+    assert [(g.error_code, g.last_stream_id) for g in c.of(h2.events.ConnectionTerminated)] == [(E.NO_ERROR, sid)]
+    # the server's table holds what the client's does (it missed the dropped block's entries)
+    assert list(conns[0].h2.decoder.header_table.dynamic_entries) == list(c.conn.encoder.header_table.dynamic_entries)

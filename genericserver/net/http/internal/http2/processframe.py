@@ -183,11 +183,11 @@ class FrameSide:
     def process_one_frame(self, raw: bytes) -> None:
         ftype, flags, sid = raw[3], raw[4], int.from_bytes(raw[5:9], "big") & 0x7FFFFFFF
         try:
-            if self.in_go_away and (self.go_away_code != E.NO_ERROR or sid > self.max_client_stream_id) \
-                    and self.saw_first_settings:
-                self.drop_frame(ftype, raw)  # Go's processFrame: a stream newer than the GOAWAY's last
-                return
-            self.check_frame(ftype, flags, sid, memoryview(raw)[FRAME_HEADER_LEN:])
+            # a frame of a stream newer than the GOAWAY's last id is not judged (Go's processFrame
+            # drops it first), but h2 still reads it: a header block keeps HPACK's table in step,
+            # and process_frame drops what it makes of it
+            if not (self.in_go_away and self.saw_first_settings and sid > self.max_client_stream_id):
+                self.check_frame(ftype, flags, sid, memoryview(raw)[FRAME_HEADER_LEN:])
             self.flush()  # so that what h2 queues for this frame alone can be told apart
             try:
                 events = self.h2.receive_data(raw)
@@ -201,14 +201,6 @@ class FrameSide:
             self.reset_stream(err.stream_id, err.code)
         except GoConnectionError as err:
             self.connection_error(err, sid)
-
-    def drop_frame(self, ftype: int, raw: bytes) -> None:
-        """A frame of a stream newer than the GOAWAY's last id, or any after an error GOAWAY:
-        dropped unanswered (RFC 9113 6.8), a DATA frame's window still given back."""
-        if ftype == DATA:
-            n = len(raw) - FRAME_HEADER_LEN
-            self.inflow.take(n)
-            self.send_window_update(None, n)
 
     def check_frame(self, ftype: int, flags: int, sid: int, payload: memoryview) -> None:
         """Go's rules for a frame, where h2 would decide otherwise; raises Go's error."""
@@ -279,6 +271,13 @@ class FrameSide:
     def process_frame(self, ev: Any) -> None:
         """Go's ``processFrame``, for one of h2's events."""
         sid = getattr(ev, "stream_id", None) or 0
+        if self.in_go_away and (self.go_away_code != E.NO_ERROR or sid > self.max_client_stream_id):
+            # a stream newer than the GOAWAY's last id (any frame, after an error GOAWAY):
+            # dropped unanswered, its DATA still returning the connection's window (RFC 9113 6.8)
+            if isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
+                self.inflow.take(ev.flow_controlled_length)
+                self.send_window_update(None, ev.flow_controlled_length)
+            return
         if isinstance(ev, (h2.events.RequestReceived, RequestRefused, StreamRejected)):
             self.process_headers(ev)
         elif isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
