@@ -321,6 +321,21 @@ def test_a_goaway_sent_late_fails_the_replay(tls_cert, monkeypatch):
     assert any(f.startswith("request b: at ") for f in found), found
 
 
+def test_an_idle_connection_closed_late_fails_the_replay(tls_cert, monkeypatch):
+    # Go 1.26.8's client leaves an idle connection open at its GOAWAY: the server's close, a
+    # second later, is when Shutdown returns; 0.4 s later here is a difference
+    options_for = http2server.options_for
+
+    def slow_close(streams):
+        opts = options_for(streams)
+        opts.go_away_timeout += 0.4
+        return opts
+
+    monkeypatch.setattr(http2server, "options_for", slow_close)
+    found = differences(RECORDED["scenarios"]["idle-connection"]["answer"], replay("idle-connection", tls_cert))
+    assert any(f.startswith("Shutdown: at ") for f in found), found
+
+
 def test_a_head_answered_with_a_body_fails_the_replay(tls_cert, monkeypatch):
     init = http2server.Stream.__init__
 
