@@ -56,7 +56,10 @@ machine; the decisions below are Go's, in methods named after Go's (``process_he
   ends it after the handler's deferred calls, and after the request's context ended (Go's
   deferred ``cancelCtx`` runs before ``handlerDone``).
 
-Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``.
+Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``. The
+decisions follow the server kube-apiserver v1.36.0 runs: golang.org/x/net v0.49.0's http2 (which
+secure_serving.go configures), the same code as Go 1.26.8's bundled copy (net/http/h2_bundle.go);
+the recorded corpora (tests/parity/README.md) come from those programs and that Go.
 
 Differences from Go: a frame is written by the thread that made it, under ``mu``, where Go's
 serve loop hands each to a writer goroutine; after a connection error the frames that follow are
