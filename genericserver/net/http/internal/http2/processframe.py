@@ -161,6 +161,8 @@ class FrameSide:
     def process_frames_from_reader(self, data: bytes) -> None:
         """Go's ``processFrameFromReader``, frame by frame, for what one read brought (the caller
         holds mu). A frame not yet whole waits for the next read."""
+        if self.h2_broken:
+            return  # after a connection error: drained unparsed, as Go drops every frame then
         self.read_buf += data
         while not self.h2_broken:
             if len(self.read_buf) < FRAME_HEADER_LEN:
