@@ -207,3 +207,51 @@ def test_h2_replays_as_kube_apiserver(case_id, replays):
     if isinstance(ours, BaseException):
         raise ours
     judge(case_id, differences(RECORDED["cases"][case_id]["observed"], ours))
+
+
+class InProcess(h2kube.Server):
+    """Go's HTTP/2 server as ported, in this process, behind an app that answers /version with
+    JSON: enough for the connection-error case's frames (serve's chain runs in a subprocess,
+    which a test cannot break on purpose)."""
+
+    def __init__(self, tls_cert: tuple[str, str]):
+        from genericserver import runtime as rt
+        from genericserver.net.http import server as hs
+        from genericserver.net.http.internal.http2 import server as http2server
+
+        def app(environ, start_response):
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [b'{"major":"1"}']
+
+        self.srv = hs.Server(app, ssl_context=hs.ssl_context_from_files(*tls_cert, alpn=("h2", "http/1.1")),
+                             http2=http2server.Server(http2server.Options(go_away_timeout=0.2)))
+        ln = hs.listen()
+        self.port = ln.getsockname()[1]
+        self.serving = rt.go(lambda: pytest.raises(hs.ServerClosed, self.srv.serve, ln), name="test-serve")
+
+    def stop(self) -> None:
+        self.srv.close()
+        assert self.serving.join(WAIT)
+
+
+def test_a_connection_error_goaway_of_another_code_fails_the_replay(tls_cert, monkeypatch):
+    from genericserver.net.http.internal.http2 import processframe
+
+    go = RECORDED["cases"]["connection-error"]["observed"]
+    case = h2kube.CASES_BY_ID["connection-error"]
+    srv = InProcess(tls_cert)
+    try:
+        assert case.run(srv, tls_cert[0])["goaways"] == go["goaways"]  # Go's code and last stream
+        original = processframe.FrameSide.connection_error
+
+        def internal_error(self, err, sid):
+            err.code = h2kube.ErrorCodes.INTERNAL_ERROR
+            original(self, err, sid)
+
+        monkeypatch.setattr(processframe.FrameSide, "connection_error", internal_error)
+        found = differences(go, case.run(srv, tls_cert[0]))
+    finally:
+        srv.stop()
+    assert 'goaways.0.code: "PROTOCOL_ERROR" -> "INTERNAL_ERROR"' in found, found
+    with pytest.raises(AssertionError):
+        judge("connection-error", found)
