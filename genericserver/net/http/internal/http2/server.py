@@ -77,18 +77,16 @@ from typing import Any, Optional
 
 import h2.config
 import h2.errors
-import h2.events
 import h2.exceptions
 import h2.settings
 from hyperframe.frame import GoAwayFrame, RstStreamFrame
 
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
-from genericserver.net.http import request as httprequest
 from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYTES, GO_AWAY_TIMEOUT, Options,
                                                           adjust_http1_max_header_size, options_for)
 from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
-                                                          err_code_string, go_away_frame_string)
+                                                          go_away_frame_string)
 from genericserver.net.http.internal.http2.flow import Inflow
 from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG, FrameSide, meta_headers_error
 from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
