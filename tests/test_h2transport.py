@@ -65,8 +65,23 @@ def test_default_mode_goaway_comes_with_shutdown_and_the_stream_in_flight_is_ans
     signal_at = {e.name: e.at for e in run.of("signal")}
     goaway_at = next(e.at for e in run.of("h2") if e.name == "goaway")
     assert goaway_at == signal_at["NotAcceptingNewRequest"]  # Shutdown begins then, in the default mode
-    # the client hung up once its last stream ended
-    assert h2_events(run, "closed") == [{"conn": 1, "by": "client"}]
+    # stream 0's answer reached the client before the GOAWAY did: Go 1.26.8's client leaves a
+    # connection idle at its GOAWAY open, and the server closes it GO_AWAY_TIMEOUT later
+    closed = [e for e in run.of("h2") if e.name == "closed"]
+    assert [e.fields for e in closed] == [{"conn": 1, "by": "server"}]
+    assert closed[0].at == goaway_at + h2transport.GO_AWAY_TIMEOUT
+
+
+def test_a_goaway_that_meets_a_stream_in_flight_has_the_client_hang_up_when_it_ends():
+    # Go 1.26.8's forgetStreamID: the last stream of a GOAWAY'd connection ends, the client closes it
+    run = run_scenario(Scenario(http2=True, shutdown_delay=1.0, requests=(
+        RequestSpec(conn="reused", duration=3.0),  # in flight when the GOAWAY comes (at 2.0)
+    )))
+    assert check(run) == []
+    assert answers(run)["0"]["outcome"] == "ok"
+    closed = [e for e in run.of("h2") if e.name == "closed"]
+    assert [e.fields for e in closed] == [{"conn": 1, "by": "client"}]
+    assert closed[0].at == next(e.at for e in run.of("client") if e.name == "answer" and e.fields["rid"] == "0")
 
 
 def test_retry_after_429_becomes_a_goaway_and_the_next_request_takes_a_new_connection():
@@ -138,3 +153,39 @@ def test_the_h2_invariant_catches_a_stream_admitted_after_the_goaway(monkeypatch
         if problems:
             break
     assert problems == ["conn 1: stream 5 admitted after a GOAWAY with last stream 3"]
+
+
+def test_a_handler_that_aborts_resets_its_stream_and_the_connection_serves_on():
+    # Go's runHandler: a panic (ErrAbortHandler included) resets that stream (handlerPanicRST);
+    # the connection and its other streams go on (it was closed under them)
+    from genericserver.context import context as gocontext
+    from genericserver.events import EventStream
+    from genericserver.net.http.server import ERR_ABORT_HANDLER
+    from genericserver.testing.memclient import MemoryClient, serve_app
+    from genericserver.testing.sim import Simulation
+    from genericserver.testing.transport import ConnectionDropped, MemoryListener
+
+    def app(environ, start_response):
+        if environ["PATH_INFO"] == "/abort":
+            raise ERR_ABORT_HANDLER
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"fine"]
+
+    def scenario():
+        events = EventStream()
+        ln = MemoryListener()
+        server = serve_app(app, ln)
+        server.events = events
+        client = MemoryClient(ln, http2=True)
+        aborted, after = client.get("/abort"), client.get("/ok")
+        ctx, cancel = gocontext.with_timeout(gocontext.background(), 60)
+        server.shutdown(ctx)
+        cancel()
+        return aborted, after, [(e.name, e.fields) for e in events.events("h2")]
+
+    sim = Simulation()
+    aborted, after, h2 = sim.run(scenario)
+    assert sim.leftover() == []
+    assert isinstance(aborted.error, ConnectionDropped)
+    assert (after.status, after.body, after.reused) == (200, b"fine", True)  # the same connection
+    assert ("reset", {"conn": 1, "stream": 1}) in h2 and not any(name == "closed" for name, _ in h2[:2])

@@ -81,3 +81,14 @@ def test_the_first_settings_frame_is_go_s_list_through_h2_s_state_machine_and_bu
     client.initiate_connection()
     events = conn.receive_data(client.data_to_send())
     assert any(isinstance(e, h2.events.RemoteSettingsChanged) for e in events)
+
+
+def test_the_stream_attributes_the_override_reads_and_sets():
+    # h2conn reads a stream's state (trailers on a stream still receiving) and turns off h2's own
+    # content-length check (the server counts the body as Go does)
+    import h2.stream
+    stream = h2.stream.H2Stream(1, h2.config.H2Configuration(client_side=False), 65535, 65535)
+    assert stream.state_machine.state == h2.stream.StreamState.IDLE
+    assert stream._expected_content_length is None
+    assert "_expected_content_length" in inspect.getsource(h2.stream.H2Stream._track_content_length)
+    assert {"OPEN", "HALF_CLOSED_LOCAL"} <= set(h2.stream.StreamState.__members__)

@@ -13,15 +13,19 @@ shutdown interleavings with multiplexed streams on virtual time (``Scenario.http
   header is not sent; the frame reaches the client in a step of its own, so a stream the client
   sends meanwhile races it; streams newer than the GOAWAY's last id are dropped unanswered; once
   no stream is open after the GOAWAY, the connection closes ``GO_AWAY_TIMEOUT`` later;
-* the client (``MemoryClient(http2=True)``) is Go's HTTP/2 transport as the recorded corpus shows
-  it (tests/parity/README.md): one connection while it takes requests; a request the GOAWAY left
-  unprocessed is retried on a new connection; a connection that read a GOAWAY is closed by the
-  client once no stream of its own is open - applied when the frame is delivered, since no
-  client goroutine reads here.
+* the client (``MemoryClient(http2=True)``) is Go 1.26.8's HTTP/2 transport as the recorded
+  corpus shows it (tests/parity/README.md): one connection while it takes requests; a request the
+  GOAWAY left unprocessed is retried on a new connection; a connection that read a GOAWAY is
+  closed by the client when a stream of its own ends on it and none is left open
+  (``forgetStreamID``); one idle when the GOAWAY comes stays open for the server to close.
+
+A handler that aborts (or panics) resets its stream alone (Go's ``handlerPanicRST``): that
+request fails, the connection and its other streams go on.
 
 Events for the invariants (``h2`` kind): ``admitted`` (conn, stream), ``dropped`` (conn, stream,
-last), ``goaway`` (conn, last), ``closed`` (conn, by); the answers are the HTTP/1 ``conn`` events
-with a ``stream`` field. No flow control, priorities, idle timeout or resets by the client.
+last), ``reset`` (conn, stream), ``goaway`` (conn, last), ``closed`` (conn, by); the answers are
+the HTTP/1 ``conn`` events with a ``stream`` field. No flow control, priorities, idle timeout or
+resets by the client.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ def _wake(st: H2State) -> list[rt.Event]:
 def round_trip(c: Any, req: Any, timeout: Optional[float]) -> Any:
     """Send ``req`` on the HTTP/2 connection ``c``: its response; ``"retry"`` if the GOAWAY left it
     unprocessed (or the connection takes no new stream); ``None`` if the connection closed
-    under it; ``"timeout"`` after ``timeout``."""
+    under it or the server reset the stream; ``"timeout"`` after ``timeout``."""
     st: H2State = c.h2
     with c.lk:
         if c.closed or st.goaway is not None:
@@ -91,7 +95,7 @@ def round_trip(c: Any, req: Any, timeout: Optional[float]) -> Any:
         with c.lk:
             st.client_open.discard(sid)
             hang_up = st.goaway is not None and not st.client_open and not c.closed
-        if hang_up:  # Go's client closes a GOAWAY'd connection once it is idle
+        if hang_up:  # Go's client closes a GOAWAY'd connection when its last stream ends
             _close(c, "client")
 
 
@@ -144,13 +148,15 @@ def _run_stream(server: Any, c: Any, sid: int, req: Any) -> None:
     with c.lk:
         st.server_open.discard(sid)
         woken: list[rt.Event] = []
-        if resp is not None and not c.closed:
+        if not c.closed:
+            # an abort or a panic (resp None): Go resets this stream alone (handlerPanicRST,
+            # INTERNAL_ERROR); its request fails, the connection serves on
             st.responses[sid] = resp
             woken = _wake(st)
     for w in woken:
         w.set()
-    if resp is None:  # an abort or a panic: Go resets the stream; the client sees the connection drop
-        _close(c, "server")
+    if resp is None:
+        server._record_h2("reset", conn=c.id, stream=sid)
     _maybe_close_later(server, c)
 
 
@@ -174,11 +180,10 @@ def _deliver_goaway(c: Any, last: int) -> None:
     with c.lk:
         st.goaway = last
         woken = _wake(st)
-        hang_up = not st.client_open and not c.closed
     for w in woken:
         w.set()
-    if hang_up:  # Go's client closes a GOAWAY'd connection that is idle
-        _close(c, "client")
+    # Go 1.26.8's client leaves an idle connection open on reading its GOAWAY (it closes one
+    # when a stream ends on it: round_trip); the server closes it GO_AWAY_TIMEOUT later
 
 
 def _maybe_close_later(server: Any, c: Any) -> None:

@@ -4,7 +4,7 @@ shuts down (recorded by ``record_shutdown.py`` with ``h2shutdown/``), replayed a
 
 A scenario is a list of steps, read the same way by the Go recorder and the Python replay:
 
-* ``request(id, path)``: the client sends ``GET path`` in the background;
+* ``request(id, path[, method])``: the client sends ``GET path`` (or ``method``) in the background;
 * ``started(tag)``: wait until the handler of the request with ``tag=`` in its query runs;
 * ``done(id)``: wait until request ``id`` has its answer or error;
 * ``sleep(ms)``;
@@ -21,8 +21,11 @@ from dataclasses import dataclass
 from parity.shutdowns import shutdown, shutdown_returned, sleep, started
 
 
-def request(id: str, path: str) -> dict:
-    return {"op": "request", "id": id, "path": path}
+def request(id: str, path: str, method: str = "GET") -> dict:
+    step = {"op": "request", "id": id, "path": path}
+    if method != "GET":
+        step["method"] = method
+    return step
 
 
 
@@ -45,8 +48,9 @@ class Scenario:
 
 
 SCENARIOS = [
-    Scenario("idle-connection", "an HTTP/2 connection with no stream open when Shutdown starts: Go's client "
-             "closes it on reading the GOAWAY, so Shutdown returns at once; the next request dials and is refused",
+    Scenario("idle-connection", "an HTTP/2 connection with no stream open when Shutdown starts: Go 1.26's client "
+             "leaves it open on reading the GOAWAY, the server closes it goAwayTimeout (1 s) later, and Shutdown "
+             "returns at its next poll; the next request dials and is refused",
              (request("a", "/echo"), done("a"), shutdown(5000), shutdown_returned(), request("b", "/echo"), done("b"))),
     Scenario("stream-in-flight", "a request in flight when Shutdown starts gets its 200 on its connection; "
              "a request sent after the GOAWAY goes to a new connection and is refused; the client closes the "
@@ -63,6 +67,12 @@ SCENARIOS = [
     Scenario("shutdown-deadline", "a stream longer than Shutdown's deadline: Shutdown returns the "
              "deadline's error, Close then ends the connection under the stream",
              (request("a", "/slow?ms=3000&tag=a"), started("a"), shutdown(500), shutdown_returned(), close(), done("a"))),
+    Scenario("head-and-lengths", "what the answers' headers say before Shutdown: a HEAD of /echo (its "
+             "content-length, no body: Go ends the stream with the HEADERS), an empty answer (content-length: 0), "
+             "a HEAD answered 404 (http.NotFound's length and nosniff), a GET of /echo",
+             (request("a", "/echo", "HEAD"), done("a"), request("b", "/empty"), done("b"),
+              request("c", "/no-such-path", "HEAD"), done("c"), request("d", "/echo"), done("d"),
+              shutdown(5000), shutdown_returned())),
     Scenario("connection-close", "a handler's Connection: close is a graceful GOAWAY: the answer comes, "
              "the next request takes a new connection",
              (request("a", "/close"), done("a"), sleep(100), request("b", "/echo"), done("b"), shutdown(5000),

@@ -40,8 +40,11 @@ QUIET = 0.5
 TOKEN = "reference-admin-token"  # reference/pair.py's admin (system:masters)
 # the token file both sides serve (reference/pair.py's TOKENS): token,user,uid,"groups"
 TOKENS = f'{TOKEN},admin,admin-uid,"system:masters"\nreader-token,reader,reader-uid\n'
-# the headers a response is compared on (see observe)
-KEPT_HEADERS = ("content-type", "retry-after", "connection")
+# the masking rule for a response's header (see observe): Date is a time, dropped; these are
+# each server's own identities (a request's audit id, APF's uids), compared as present
+DROPPED_HEADERS = ("date",)
+MASKED_HEADERS = ("audit-id", "x-kubernetes-pf-flowschema-uid", "x-kubernetes-pf-prioritylevel-uid")
+MASK = "<masked>"
 
 
 def code_name(code: int) -> str:
@@ -224,20 +227,37 @@ class FrameClient:
             pass
 
 
+def header_of(block: dict[str, str]) -> dict[str, str]:
+    """A response's header under the masking rule: every field but the pseudo-headers and
+    ``DROPPED_HEADERS``; the values of ``MASKED_HEADERS`` masked, and ``content-length``'s for a
+    2xx JSON body (an API object, whose bytes hold each server's identity and times, such as
+    /version's or a created object's uid; a Status, an error's JSON, is compared to the byte)."""
+    ctype = block.get("content-type", "")
+    api_object = block.get(":status", "").startswith("2") and ctype.startswith("application/json")
+    out = {}
+    for name, value in block.items():
+        if name.startswith(":") or name in DROPPED_HEADERS:
+            continue
+        masked = name in MASKED_HEADERS or (name == "content-length" and api_object)
+        out[name] = MASK if masked else value
+    return out
+
+
 def observe(c: FrameClient, streams: list[int], since: int = 0, bodies: bool = True, frames: bool = True,
             resets: bool = False) -> dict:
     """The masking rule, the same on both sides: what a case records of a connection.
 
-    Kept: for each stream the case opened, its status, the values of the headers in
-    ``KEPT_HEADERS``, its body when it is ``text/plain`` (JSON bodies are the API corpus's
-    business) and how it ended (``end``: END_STREAM, ``reset CODE`` or ``none``); each GOAWAY's
+    Kept: for each stream the case opened, its status, its header (:func:`header_of`: all of
+    it but Date, a few identities masked), whether DATA came with bytes (``data``), its body
+    when it is ``text/plain`` (JSON bodies are the API corpus's business) and how it ended (``end``: END_STREAM, ``reset CODE`` or ``none``); each GOAWAY's
     error code and last stream id; whether the server closed the connection; unless ``frames`` is
     False, the frames from index ``since`` on as ``TYPE[:stream]`` (minus the SETTINGS and PING
     exchange, WINDOW_UPDATEs and DATA, whose split and pacing are each server's own); with
     ``resets``, the code of the first RST_STREAM on each stream (``reset``) even after its end.
     Where a body races the answer, the frames and the later resets depend on timing (a DATA frame
     read after the stream closed gets its own RST_STREAM STREAM_CLOSED), so those cases keep neither.
-    Dropped: everything else, such as Date, Audit-Id, Cache-Control, JSON bytes, times."""
+    Each GOAWAY's code and last stream id are two fields, compared apart. Dropped: everything
+    else: Date, JSON bytes, times."""
     out: dict[str, Any] = {"streams": {}}
     for sid in streams:
         s: dict[str, Any] = {}
@@ -245,11 +265,11 @@ def observe(c: FrameClient, streams: list[int], since: int = 0, bodies: bool = T
         if blocks:
             first = blocks[0]
             s["status"] = int(first.get(":status", 0))
-            kept = {k: v for k, v in first.items() if k in KEPT_HEADERS}
-            if kept:
-                s["headers"] = kept
+            s["headers"] = header_of(first)
+            data = b"".join(f.data for f in c.frames if isinstance(f, DataFrame) and f.stream_id == sid)
+            s["data"] = bool(data)  # whatever the body's type: a HEAD's answer has none
             if bodies and first.get("content-type", "").startswith("text/plain"):
-                s["body"] = b"".join(f.data for f in c.frames if isinstance(f, DataFrame) and f.stream_id == sid).decode("latin-1")
+                s["body"] = data.decode("latin-1")
         ends = [f for f in c.frames if getattr(f, "stream_id", None) == sid
                 and (isinstance(f, RstStreamFrame) or (isinstance(f, (HeadersFrame, DataFrame)) and "END_STREAM" in f.flags))]
         if not ends:
@@ -262,7 +282,7 @@ def observe(c: FrameClient, streams: list[int], since: int = 0, bodies: bool = T
         if resets and rsts:
             s["reset"] = code_name(rsts[0].error_code)
         out["streams"][str(sid)] = s
-    out["goaways"] = [[code_name(g.error_code), g.last_stream_id] for g in c.goaways()]
+    out["goaways"] = [{"code": code_name(g.error_code), "last_stream_id": g.last_stream_id} for g in c.goaways()]
     if frames:
         out["frames"] = [f"{type(f).__name__.removesuffix('Frame').upper()}" + (f":{f.stream_id}" if f.stream_id else "")
                          for f in c.frames[since:]
@@ -494,6 +514,39 @@ def _bad_token(srv: Server, ca: str) -> dict:
     c.pump(lambda: c.answered(sid) and c.goaways())
     c.settle()
     return observe(c, [sid], bodies=False)
+
+
+# -- what an answer's header says ----------------------------------------------------------------
+def one_answer(srv: Server, ca: str, path: str, method: str = "GET") -> dict:
+    c = FrameClient(srv.port, ca)
+    c.read_preface()
+    sid = c.request(path, method=method)
+    c.pump(lambda: c.answered(sid))
+    c.ping()  # anything sent after the end of the stream (a DATA a HEAD must not have) has come
+    return observe(c, [sid], since=len(c.preface))
+
+
+@case("head-healthz", "HEAD /healthz: the handler writes \"ok\", Go sends its length and ends the stream "
+      "with the HEADERS (no DATA)")
+def _head_healthz(srv: Server, ca: str) -> dict:
+    return one_answer(srv, ca, "/healthz", "HEAD")
+
+
+@case("head-405", "HEAD /version, a method go-restful does not serve there: 405, the Status's length, "
+      "no DATA")
+def _head_405(srv: Server, ca: str) -> dict:
+    return one_answer(srv, ca, "/version", "HEAD")
+
+
+@case("empty-answer", "serve's /echo: 200 with the message in a header and nothing written: "
+      "content-length 0", generic=True)
+def _empty_answer(srv: Server, ca: str) -> dict:
+    return one_answer(srv, ca, "/echo?message=hello")
+
+
+@case("healthz", "GET /healthz: the header of a plain-text answer, and its body")
+def _healthz(srv: Server, ca: str) -> dict:
+    return one_answer(srv, ca, "/healthz")
 
 
 # -- the window after an unread body -------------------------------------------------------------

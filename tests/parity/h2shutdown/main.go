@@ -3,19 +3,23 @@
 // input (a JSON list, written by tests/parity/record_shutdown.py from tests/parity/h2corpus.py) it
 // starts net/http's server over TLS on 127.0.0.1 port 0 (HTTP/2 negotiated by ALPN, configured
 // as k8s.io/apiserver v0.36.0's secure_serving.go configures it), runs the scenario's steps with
-// net/http's client, and prints one JSON line: each request's status, body, connection and error
-// class, and when Shutdown returned and with what, in milliseconds after Shutdown was called.
+// net/http's client, and prints one JSON line: each request's status, header (all of it but
+// Date), body, connection and error class, and when Shutdown returned and with what, in
+// milliseconds after Shutdown was called.
 //
-// Handlers (by path):
+// Handlers (by path), each naming its content type (Go's sniffing is the HTTP/1 corpus's business):
 //
 //	/echo              200 "ok".
+//	/empty             200 and nothing written.
 //	/slow?ms=N&tag=T   says it started (tag T), then 200 "slept" after N ms, or nothing if the
 //	                   request's context ends first.
 //	/stream?ms=N&tag=T the header at once (Flush), says it started, then "done" after N ms.
 //	/close             200 "closing" with Connection: close (HTTP/2: a graceful GOAWAY).
+//	anything else      http.NotFound.
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -38,6 +42,7 @@ import (
 type step struct {
 	Op        string `json:"op"`
 	ID        string `json:"id"`
+	Method    string `json:"method"`
 	Path      string `json:"path"`
 	Tag       string `json:"tag"`
 	Ms        int    `json:"ms"`
@@ -50,17 +55,18 @@ type scenario struct {
 }
 
 type outcome struct {
-	Status int     `json:"status,omitempty"`
-	Body   string  `json:"body,omitempty"`
-	Conn   int     `json:"conn"`
-	Error  string  `json:"error,omitempty"`
-	AtMs   float64 `json:"at_ms"`
+	Status int         `json:"status,omitempty"`
+	Header http.Header `json:"header,omitempty"`
+	Body   string      `json:"body,omitempty"`
+	Conn   int         `json:"conn"`
+	Error  string      `json:"error,omitempty"`
+	AtMs   float64     `json:"at_ms"`
 }
 
 type record struct {
-	ID       string              `json:"id"`
-	Requests map[string]*outcome `json:"requests"`
-	Shutdown *shutdownkit.ShutdownResult     `json:"shutdown,omitempty"`
+	ID       string                      `json:"id"`
+	Requests map[string]*outcome         `json:"requests"`
+	Shutdown *shutdownkit.ShutdownResult `json:"shutdown,omitempty"`
 }
 
 func main() { shutdownkit.Main(run) }
@@ -69,9 +75,11 @@ func handler(st *shutdownkit.Started) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		ms, _ := strconv.Atoi(q.Get("ms"))
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		switch r.URL.Path {
 		case "/echo":
 			io.WriteString(w, "ok")
+		case "/empty":
 		case "/close":
 			w.Header().Set("Connection", "close")
 			io.WriteString(w, "closing")
@@ -170,14 +178,14 @@ func run(sc scenario) *record {
 			mu.Unlock()
 			ch := make(chan struct{})
 			done[s.ID] = ch
-			go func(path string) {
+			go func(method, path string) {
 				defer close(ch)
 				trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 					mu.Lock()
 					o.Conn = conns[info.Conn]
 					mu.Unlock()
 				}}
-				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "GET", url+path, nil)
+				req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), method, url+path, nil)
 				resp, err := client.Do(req)
 				var body []byte
 				if err == nil {
@@ -188,9 +196,11 @@ func run(sc scenario) *record {
 				defer mu.Unlock()
 				if resp != nil {
 					o.Status = resp.StatusCode
+					o.Header = resp.Header.Clone()
+					o.Header.Del("Date") // the masking rule: a time
 				}
 				o.Body, o.Error, o.AtMs = string(body), classify(err), clk.Since()
-			}(s.Path)
+			}(cmp.Or(s.Method, "GET"), s.Path)
 		case "started":
 			<-st.Get(s.Tag)
 		case "done":

@@ -1,10 +1,14 @@
-"""The h2 library's connection, made to report three things Go decides otherwise (no Go twin).
+"""The h2 library's connection, made to report what Go decides otherwise (no Go twin).
 
 ``h2`` closes its state machine on any GOAWAY it reads, so nothing more could be sent or read on
-the streams in flight, and it ends the connection for one stream over the advertised limit. Go's
-server (``processGoAway``, ``processHeaders``) lets the streams in flight finish and refuses just
-the extra stream: :class:`GracefulH2Connection` only reports both, as events, for the server to
-decide, and DATA for a closed stream too, whose window Go gives back by its own rule. It writes
+the streams in flight, and it ends the connection for one stream over the advertised limit, for
+trailers without END_STREAM, for a new stream that depends on itself, and for a body that does
+not match its ``content-length``. Go's server (``processGoAway``, ``processHeaders``,
+``processTrailerHeaders``, ``checkPriority``, ``processData``) lets the streams in flight finish,
+refuses just the extra stream, and resets just the stream in error:
+:class:`GracefulH2Connection` only reports these, as events, for the server to decide (a header
+block it does not hand on is still decoded, so HPACK's table stays in step), leaves the body's
+length to the server, and reports DATA for a closed stream, whose window Go gives back by its own rule. It writes
 Go's first SETTINGS frame, not h2's. Its three overrides are of private ``h2`` methods, and that
 frame goes through h2's state machine and send buffer: setup.cfg pins ``h2`` to the release they
 were read from (tests/test_http2_h2_internals.py).
@@ -12,13 +16,14 @@ were read from (tests/test_http2_h2_internals.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Optional
 
 import h2.connection
 import h2.errors
 import h2.events
-from h2.connection import ConnectionInputs, _decode_headers
+from h2.connection import AllowedStreamIDs, ConnectionInputs, _decode_headers
 from h2.settings import SettingCodes
+from h2.stream import StreamState
 from hyperframe.frame import RstStreamFrame, SettingsFrame
 
 # the SETTINGS Go's server writes first (serve's writeSettings), in its order; h2 would write every
@@ -33,6 +38,17 @@ class RequestRefused(h2.events.Event):
 
     def __init__(self, stream_id: int):
         self.stream_id = stream_id
+
+
+class StreamRejected(h2.events.Event):
+    """A HEADERS frame Go refuses with a stream error where h2 would end the connection:
+    trailers without END_STREAM, or a new stream that depends on itself. Its header block is
+    decoded all the same (HPACK's table stays in step); not one of ``h2``'s events."""
+
+    def __init__(self, stream_id: int, code: int, opened: bool = True, why: str = ""):
+        # opened: False for a header block Go's framer refuses (the stream never opens, and
+        # does not count as the last stream read)
+        self.stream_id, self.code, self.opened, self.why = stream_id, code, opened, why
 
 
 class DataOnClosedStream(h2.events.Event):
@@ -64,13 +80,42 @@ class GracefulH2Connection(h2.connection.H2Connection):
             frame.settings[code] = self.local_settings[code]
         self._data_to_send += frame.serialize()
 
+    def __init__(self, *args: Any, check_headers: Optional[Callable[[list], Optional[str]]] = None, **kw: Any):
+        super().__init__(*args, **kw)
+        # the server's judge of a decoded header block (Go's readMetaFrame), run where h2 would
+        # validate the fields itself (the server turns h2's validation off): the error, or None
+        self.check_headers = check_headers
+
     def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
-        if frame.stream_id not in self.streams and self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams:
-            # the header block is still decoded, so HPACK's table stays in step with the client's
-            _decode_headers(self.decoder, frame.data)
-            self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, frame.stream_id)
-            return [], [RequestRefused(frame.stream_id)]
-        return super()._receive_headers_frame(frame)
+        sid = frame.stream_id
+        if self.config.client_side:
+            return super()._receive_headers_frame(frame)
+        # decoded here, whatever becomes of the stream, so HPACK's table stays in step with the client's
+        headers = _decode_headers(self.decoder, frame.data)
+        invalid = self.check_headers(headers) if self.check_headers else None
+        if invalid:  # a malformed field: this stream's error, and it never opened (Go's framer)
+            return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR, opened=False, why=invalid)]
+        stream = self.streams.get(sid)
+        if stream is None:
+            refused = self.open_inbound_streams + 1 > self.local_settings.max_concurrent_streams
+            if refused or ("PRIORITY" in frame.flags and frame.depends_on == sid):
+                self.highest_inbound_stream_id = max(self.highest_inbound_stream_id, sid)
+                return [], [RequestRefused(sid) if refused else StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
+        elif stream.state_machine.state in (StreamState.OPEN, StreamState.HALF_CLOSED_LOCAL) and "END_STREAM" not in frame.flags:
+            # trailers that do not end the stream (Go: a stream error, "trailers_not_ended")
+            return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR)]
+        # h2's own steps, on the block decoded above
+        events = self.state_machine.process_input(ConnectionInputs.RECV_HEADERS)
+        stream = self._get_or_create_stream(sid, AllowedStreamIDs(not self.config.client_side))
+        frames, stream_events = stream.receive_headers(headers, "END_STREAM" in frame.flags, self.config.header_encoding)
+        if "PRIORITY" in frame.flags:
+            p_frames, p_events = self._receive_priority_frame(frame)
+            stream_events[0].priority_updated = p_events[0]
+            stream_events.extend(p_events)
+        # the server counts a body against its content-length as Go does (a stream error, or
+        # the handler's), where h2 would end the connection
+        stream._expected_content_length = None
+        return frames, events + stream_events
 
     def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:
         event = h2.events.ConnectionTerminated()
@@ -88,4 +133,4 @@ class GracefulH2Connection(h2.connection.H2Connection):
         return [rst], events + exc._events + [DataOnClosedStream(frame.stream_id, frame.flow_controlled_length)]
 
 
-__all__ = ["DataOnClosedStream", "GracefulH2Connection", "RequestRefused"]
+__all__ = ["DataOnClosedStream", "GracefulH2Connection", "RequestRefused", "StreamRejected"]

@@ -18,12 +18,18 @@ from genericserver import request as reqctx
 from genericserver.net.http import request as httprequest
 from genericserver.net.http import response as httpresponse
 from genericserver.net.http.internal.http2.errors import ERR_CLIENT_DISCONNECTED, ERR_HANDLER_COMPLETE, ERR_STREAM_CLOSED
+from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG
 from genericserver.net.http.server import ERR_ABORT_HANDLER
 from genericserver.wsgi import close_iterable, known_chunks
 
 HANDLER_CHUNK_WRITE_SIZE = 4 << 10  # the response writer's buffer: what fits gets a content-length
 CONN_HEADERS = ("connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade")
 NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
+
+
+def is_content_length(value: str) -> bool:
+    """Go's ``strconv.ParseUint(value, 10, 63)`` succeeds: decimal digits, under 2**63."""
+    return value.isascii() and value.isdigit() and int(value) < 1 << 63
 
 
 class HandlerSide:
@@ -43,6 +49,7 @@ class HandlerSide:
     close_stream: Callable[[Any, BaseException], None]
     wait_for_window: Callable[[], None]
     start_graceful_shutdown: Callable[[], None]
+    send_serve_msg: Callable[[str], None]
 
     # -- the handler (Go's runHandler and responseWriter) --------------------------------------
     def run_handler(self, st: Any) -> None:
@@ -50,7 +57,8 @@ class HandlerSide:
         reqctx.with_context(st.environ, st.ctx)
         body: Any = None
         try:
-            body = self.hs.app(st.environ, lambda status, headers, exc_info=None: self.start_response(st, status, headers))
+            app = st.app or self.hs.app
+            body = app(st.environ, lambda status, headers, exc_info=None: self.start_response(st, status, headers))
             chunks = known_chunks(body)
             if chunks is not None:
                 last = b"".join(chunks)  # all at hand: it goes out with the end of the stream
@@ -63,8 +71,12 @@ class HandlerSide:
             # before the end of the answer goes out, as Go ends the stream after the handler
             body, done = None, body
             close_iterable(done)
+            # the handler has returned: its context ends before what completes its answer goes
+            # out (Go's deferred cancelCtx runs before handlerDone flushes the end of the stream)
+            st.cancel()
             self.write_data_from_handler(st, last, end=True)
         except Exception as err:
+            st.cancel()
             with self.serve_g:
                 # a write that failed because the client left (or reset the stream) is an error
                 # Go's handler gets back, not a panic; ErrAbortHandler is a silent one
@@ -79,6 +91,7 @@ class HandlerSide:
             except Exception:
                 pass
             st.cancel()
+            self.send_serve_msg(HANDLER_DONE_MSG)  # Go's deferred handlerDoneMsg: its place goes to the next
 
     def start_response(self, st: Any, status: str, headers: list) -> Callable[[bytes], None]:
         """WSGI's ``start_response``: the status and header for :meth:`write_headers`."""
@@ -100,6 +113,10 @@ class HandlerSide:
     def write_data_from_handler(self, st: Any, data: bytes, *, end: bool) -> None:
         """Go's ``writeDataFromHandler``: DATA as the windows allow; the header first."""
         with self.serve_g:
+            if st.is_head and st.sent_headers:
+                return  # a HEAD's body is counted, never sent: its HEADERS ended the stream
+            if data and not httpresponse.body_allowed_for_status(st.status if st.status is not None else 200):
+                data = b""  # Go refuses a body to a 1xx, 204 or 304 (ErrBodyNotAllowed): not sent
             view = memoryview(data)
             while True:
                 if self.done or st.closed:  # Go's errClientDisconnected, errStreamClosed
@@ -131,18 +148,35 @@ class HandlerSide:
                     return
 
     def write_headers(self, st: Any, first: bytes, end: bool) -> bool:
-        """Go's ``writeHeaders``; True if it ended the stream (an answer without a body)."""
+        """Go's ``writeChunk`` for the first bytes of an answer (``writeHeaders``); True if it
+        ended the stream: an answer without a body, or any answer to a HEAD, whose HEADERS end
+        the stream whatever the handler writes.
+
+        ``content-length`` as Go writes it: the app's, if it is a number (one that is not is
+        dropped, and the rule below decides); else, when the handler is done (``end``) and its whole answer fits the first
+        buffer, the answer's length, 0 included, except for a status without a body and for a
+        HEAD the handler wrote nothing to."""
         code = st.status if st.status is not None else 200
-        names = {n for n, _ in st.headers}
-        headers = [(":status", str(code))] + st.headers
-        if "date" not in names:
+        app_lengths = [v for n, v in st.headers if n == "content-length"]
+        fields = st.headers
+        clen = ""
+        if app_lengths and app_lengths[0] != "":
+            fields = [(n, v) for n, v in st.headers if n != "content-length"]
+            if is_content_length(app_lengths[0]):
+                clen = app_lengths[0]
+        if not clen and not any(n == "content-length" for n, _ in fields) and end \
+                and httpresponse.body_allowed_for_status(code) and (first or not st.is_head) \
+                and len(first) <= HANDLER_CHUNK_WRITE_SIZE:
+            clen = str(len(first))  # the whole answer fit the first buffer
+        headers = [(":status", str(code))] + fields
+        if clen:
+            headers.append(("content-length", clen))
+        if not any(n == "date" for n, _ in fields):
             headers.append(("date", httpresponse.http_date()))
-        if end and "content-length" not in names and httpresponse.body_allowed_for_status(code) \
-                and 0 < len(first) <= HANDLER_CHUNK_WRITE_SIZE:
-            headers.append(("content-length", str(len(first))))  # the whole answer fit the first buffer
         st.sent_headers = True
-        self.h2.send_headers(st.id, headers, end_stream=end and not first)
-        if end and not first:
+        end_stream = (end and not first) or st.is_head
+        self.h2.send_headers(st.id, headers, end_stream=end_stream)
+        if end_stream:
             self.flush()
             self.wrote_end_stream(st)
             return True

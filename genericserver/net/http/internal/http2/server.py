@@ -24,9 +24,14 @@ machine; the decisions below are Go's, in methods named after Go's (``process_he
   wait for the GIL behind the busy streams, so a turn of the serve goroutine that finds the
   HTTP/1 server shutting down (``shutting_down()``) takes the message itself, first: no
   connection reads a new stream once the listener is shut without its GOAWAY going out first.
-* **a connection error** (a frame ``h2`` rejects, a first frame that is not SETTINGS): logged, a GOAWAY with its code, then every
-  frame is dropped, no handler's frame is written, and the connection closes ``goAwayTimeout``
-  later, as Go lingers so the client reads the GOAWAY before a reset could destroy it.
+* **frames** are cut out of each read and judged one by one by Go's rules before ``h2`` sees
+  them (processframe.py): which errors end the connection and which reset one stream, the
+  GOAWAY's last stream id with the frame that caused it, REFUSED_STREAM before our SETTINGS are
+  acknowledged, a body against its ``content-length``, and ``scheduleHandler``'s handler limit
+  and early-reset guard.
+* **a connection error**: logged, a GOAWAY with its code (ours, not h2's), then every frame is
+  dropped, no handler's frame is written, and the connection closes ``goAwayTimeout`` later, as
+  Go lingers so the client reads the GOAWAY before a reset could destroy it.
 * **timeouts**: the client's 24-byte preface within 10 s (``prefaceTimeout``, closed quietly),
   its first frame within 2 s more (``firstSettingsTimeout``, logged); ``idle_timeout``: a
   connection without open streams that long gets a graceful GOAWAY.
@@ -43,18 +48,25 @@ machine; the decisions below are Go's, in methods named after Go's (``process_he
   done before the client finished its body ends with RST_STREAM NO_ERROR.
 * an answer whose chunks are all at hand (a list) goes out when the handler is done, with a
   ``content-length`` if it fits the first 4 KiB (Go's ``handlerChunkWriteSize`` buffer, full
-  before the handler returned); each chunk a streaming handler yields is sent at once, as Go's
-  ``Flush`` sends it (an empty one sends the header: a watch with nothing to report yet);
-  ``date`` is added. The end of the stream goes out after the app's iterable is closed, as Go
-  ends it after the handler's deferred calls.
+  before the handler returned), ``content-length: 0`` for an empty one; each chunk a streaming
+  handler yields is sent at once, as Go's ``Flush`` sends it (an empty one sends the header: a
+  watch with nothing to report yet); ``date`` is added. A HEAD's HEADERS end its stream: no
+  DATA, whatever the handler writes, and the length of what it wrote (``writeChunk``'s
+  ``isHeadResp``). The end of the stream goes out after the app's iterable is closed, as Go
+  ends it after the handler's deferred calls, and after the request's context ended (Go's
+  deferred ``cancelCtx`` runs before ``handlerDone``).
 
-Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``.
+Requests reach the same WSGI chain as HTTP/1 ones, with ``SERVER_PROTOCOL`` ``HTTP/2.0``. The
+decisions follow the server kube-apiserver v1.36.0 runs: golang.org/x/net v0.49.0's http2 (which
+secure_serving.go configures), the same code as Go 1.26.8's bundled copy (net/http/h2_bundle.go);
+the recorded corpora (tests/parity/README.md) come from those programs and that Go.
 
 Differences from Go: a frame is written by the thread that made it, under ``mu``, where Go's
-serve loop hands each to a writer goroutine; after a connection error ``h2``'s state machine is
-closed, so the frames that follow are drained unparsed (Go parses and drops them; neither answers
-them), and the frames before the bad one in the same read are lost with it; no server push, no
-priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead).
+serve loop hands each to a writer goroutine; after a connection error the frames that follow are
+drained unparsed (Go parses and drops them; neither answers them); no server push, no
+priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead); no
+``Content-Type`` sniffing, as over HTTP/1 (a WSGI app names its type: request.py's
+``sniff-content-type``).
 """
 
 from __future__ import annotations
@@ -65,20 +77,19 @@ from typing import Any, Optional
 
 import h2.config
 import h2.errors
-import h2.events
 import h2.exceptions
 import h2.settings
 from hyperframe.frame import GoAwayFrame, RstStreamFrame
 
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
-from genericserver.net.http import request as httprequest
 from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYTES, GO_AWAY_TIMEOUT, Options,
                                                           adjust_http1_max_header_size, options_for)
 from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
-                                                          err_code_string, go_away_frame_string)
+                                                          go_away_frame_string)
 from genericserver.net.http.internal.http2.flow import Inflow
-from genericserver.net.http.internal.http2.h2conn import DataOnClosedStream, GracefulH2Connection, RequestRefused
+from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG, FrameSide, meta_headers_error
+from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
 from genericserver.net.http.internal.http2.pipe import Body
 from genericserver.net.http.internal.http2.responsewriter import HANDLER_CHUNK_WRITE_SIZE, HandlerSide
 from genericserver.net.textproto import reader as textproto
@@ -141,13 +152,21 @@ class Stream:
         self.remote_closed = False  # the client sent END_STREAM (Go's half-closed remote)
         self.closed = False  # close_stream ran: reset, finished, or the connection ended
         self.status: Optional[int] = None
+        self.is_head = environ.get("REQUEST_METHOD") == "HEAD"  # its HEADERS end the stream
+        self.app: Any = None  # the handler, if not the server's (Go's new400Handler)
         self.headers: list[tuple[str, str]] = []
         self.sent_headers = False
+        self.declared_length = -1  # the request's content-length, -1 if none (Go's declBodyBytes)
+        self.body_bytes = 0  # the body's bytes read so far
 
     def end_stream(self) -> None:
-        """Go's ``endStream``: the client's END_STREAM; the body reads to its end."""
+        """Go's ``endStream``: the client's END_STREAM; the body reads to its end, or to Go's
+        error if it was shorter than its content-length."""
         self.remote_closed = True
-        self.body.end()
+        if self.declared_length not in (-1, self.body_bytes):
+            self.body.end(EOFError(f"request declared a Content-Length of {self.declared_length} but only wrote {self.body_bytes} bytes"))
+        else:
+            self.body.end()
 
 
 class ServeGoroutine:
@@ -173,7 +192,7 @@ class ServeGoroutine:
         self.sc.unlock()
 
 
-class ServerConn(HandlerSide):
+class ServerConn(FrameSide, HandlerSide):
     """Go's ``serverConn``: one HTTP/2 connection."""
 
     def __init__(self, srv: Server, hs: Any, c: Any):
@@ -183,11 +202,16 @@ class ServerConn(HandlerSide):
         self.serve_g = ServeGoroutine(self)
         self.serve_msgs: collections.deque[str] = collections.deque()  # Go's serveMsgCh
         self.window_waiters: list[Any] = []  # handlers' writes waiting for window (or the end)
-        config = h2.config.H2Configuration(client_side=False, header_encoding=None)
-        self.h2 = GracefulH2Connection(config=config)
+        # the fields are judged by Go's rules (meta_headers_error), not h2's
+        config = h2.config.H2Configuration(client_side=False, header_encoding=None, validate_inbound_headers=False)
+        self.h2 = GracefulH2Connection(config=config, check_headers=meta_headers_error)
         self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
         self.max_client_stream_id = 0
+        self.read_buf = bytearray()  # the client's bytes not yet a whole frame
+        self.unacked_settings = 1  # our first SETTINGS, until the client's ACK
+        self.cur_handlers = 0  # handlers running (Go's curHandlers)
+        self.unstarted_handlers: collections.deque[Stream] = collections.deque()
         self.in_go_away = self.sent_go_away = self.done = self.h2_broken = self.saw_first_settings = False
         self.go_away_code = NO_ERROR
         self.ctx, self.cancel = gocontext.with_cancel(c.ctx)
@@ -275,126 +299,8 @@ class ServerConn(HandlerSide):
             self.h2.receive_data(buf)  # h2 checks it too, and then reads frames
         return None
 
-    def process_frames_from_reader(self, data: bytes) -> None:
-        """Go's ``processFrameFromReader``, for the frames one read brought (the caller holds mu)."""
-        if self.h2_broken:
-            return  # after a connection error: dropped, as Go drops every frame then
-        try:
-            events = self.h2.receive_data(data)
-        except h2.exceptions.ProtocolError as err:
-            # h2 queued its GOAWAY (the highest stream id it saw, as Go's maxClientStreamID
-            # counts the frame's) and reads nothing more
-            self.h2_broken = True
-            self.max_client_stream_id = max(self.max_client_stream_id, self.h2.highest_inbound_stream_id)
-            self.connection_error(getattr(err, "error_code", h2.errors.ErrorCodes.PROTOCOL_ERROR))
-            return
-        for ev in events:
-            self.run_serve_msgs()  # a message sent meanwhile goes first, as Go's select takes it between two frames
-            self.process_frame(ev)
-        if events and self.settings_timer is not None:
-            self.settings_timer.stop()
-            self.settings_timer = None
-        self.flush()
-
-    def connection_error(self, code: int) -> None:
-        """Go's ``ConnectionError`` in ``processFrameFromReader``: logged, then a GOAWAY with its
-        code; the connection lives ``goAwayTimeout`` on, every frame dropped."""
-        self.logf("http2: server connection error from %s: connection error: %s", self.c.remote_addr, err_code_string(code))
-        if not self.h2_broken:
-            self.go_away(code)
-        else:  # h2 queued its own GOAWAY
-            self.flush()
-            if not self.in_go_away:
-                self.in_go_away, self.go_away_code, self.sent_go_away = True, code, not self.done
-            elif self.go_away_code == NO_ERROR:
-                self.go_away_code = code
-        self.notify_window_waiters()  # a handler's write stops: nothing more is written
-
-    def process_frame(self, ev: Any) -> None:
-        """Go's ``processFrame``, for one of h2's events."""
-        if not self.saw_first_settings:
-            if not isinstance(ev, (h2.events.RemoteSettingsChanged, h2.events.SettingsAcknowledged)):
-                self.connection_error(h2.errors.ErrorCodes.PROTOCOL_ERROR)  # "first_settings"
-                return
-            self.saw_first_settings = True
-        sid = getattr(ev, "stream_id", None) or 0
-        if self.in_go_away and (self.go_away_code != NO_ERROR or sid > self.max_client_stream_id):
-            # a stream newer than the GOAWAY's last id (any frame, after an error GOAWAY):
-            # dropped unanswered, its DATA still returning the connection's window (RFC 9113 6.8)
-            if isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
-                self.inflow.take(ev.flow_controlled_length)
-                self.send_window_update(None, ev.flow_controlled_length)
-            return
-        if isinstance(ev, (h2.events.RequestReceived, RequestRefused)):
-            self.process_headers(ev)
-        elif isinstance(ev, (h2.events.DataReceived, DataOnClosedStream)):
-            self.process_data(ev)
-        elif isinstance(ev, h2.events.StreamEnded):
-            st = self.streams.get(sid)
-            if st is not None:
-                st.end_stream()
-        elif isinstance(ev, h2.events.StreamReset):
-            self.process_reset_stream(ev)
-        elif isinstance(ev, h2.events.WindowUpdated):
-            self.process_window_update(ev)
-        elif isinstance(ev, h2.events.RemoteSettingsChanged):
-            self.process_settings(ev)
-        elif isinstance(ev, h2.events.ConnectionTerminated):
-            self.process_go_away(ev)
-
-    # -- frames in --------------------------------------------------------------------------------
-    def process_headers(self, ev: Any) -> None:
-        """Go's ``processHeaders``: a new stream and its handler, or its refusal."""
-        self.max_client_stream_id = ev.stream_id  # before the limit: a refused stream counts too
-        if self.idle_timer is not None:
-            self.idle_timer.stop()
-        if isinstance(ev, RequestRefused):
-            # over the advertised limit, which the client knew: a stream error ("over_max_streams")
-            self.reset_stream(ev.stream_id, h2.errors.ErrorCodes.PROTOCOL_ERROR)
-            return
-        pseudo, header = {}, {}
-        for name, value in ev.headers:
-            n, v = name.decode("latin-1"), value.decode("latin-1")
-            if n.startswith(":"):
-                pseudo[n] = v
-            else:
-                header.setdefault(textproto.canonical_mime_header_key(n), []).append(v)
-        env = dict(httprequest._connection_environ(self.c))
-        path, _, query = pseudo.get(":path", "").partition("?")
-        env.update(REQUEST_METHOD=pseudo.get(":method", ""), PATH_INFO=path, QUERY_STRING=query,
-                   REQUEST_URI=pseudo.get(":path", ""), RAW_URI=pseudo.get(":path", ""), SERVER_PROTOCOL="HTTP/2.0")
-        if pseudo.get(":authority"):
-            env["HTTP_HOST"] = pseudo[":authority"]
-        for name, values in header.items():
-            key = httprequest.wsgi_key(name)
-            if key:
-                env[key] = ",".join(values)
-        st = Stream(self, ev.stream_id, env)
-        env["wsgi.input"] = st.body
-        if ev.stream_ended is not None:
-            st.end_stream()
-        self.streams[ev.stream_id] = st
-        self.schedule_handler(st)
-
-    def schedule_handler(self, st: Stream) -> None:
-        """Go's ``scheduleHandler``: the handler's goroutine."""
-        rt.go(self.run_handler, st, name=f"http2-stream-{self.c.remote_addr}-{st.id}")
-
-    def process_data(self, ev: Any) -> None:
-        """Go's ``processData``: body bytes for the handler, padding's window back at once."""
-        n = ev.flow_controlled_length
-        st = self.streams.get(ev.stream_id)
-        if st is None or st.remote_closed:  # (h2 sends the RST_STREAM, STREAM_CLOSED)
-            self.inflow.take(n)  # the stream is over here: the connection's window comes back
-            self.send_window_update(None, n)
-            return
-        self.inflow.take(n)
-        st.inflow.take(n)
-        if ev.data:
-            st.body.feed(ev.data)
-        pad = n - len(ev.data)  # refunded now, since no read will
-        self.send_window_update(None, pad)
-        self.send_window_update(st, pad)
+    def new_stream(self, stream_id: int, environ: dict) -> Stream:
+        return Stream(self, stream_id, environ)
 
     def process_reset_stream(self, ev: Any) -> None:
         """Go's ``processResetStream``: the client gave up; the handler's context ends."""
@@ -463,6 +369,8 @@ class ServerConn(HandlerSide):
                 self.close_conn()
             elif msg == SHUTDOWN_TIMER_MSG:
                 self.close_conn()
+            elif msg == HANDLER_DONE_MSG:
+                self.handler_done()
 
     def unlock(self) -> None:
         """The end of a turn of Go's serve loop: the messages that came, the shutdown timer
