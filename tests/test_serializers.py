@@ -267,3 +267,33 @@ def test_a_table_answers_kubes_columns_and_a_watch_sends_them_once(client):
     assert "object" not in none["rows"][0]
     bad = c.get(NS + "?includeObject=All", headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     assert bad.status_code == 400
+
+
+def test_a_protobuf_watch_frame_is_the_bare_watch_event_and_only_its_object_is_an_envelope():
+    # client-go's typed client with ContentType protobuf read "watch closed without event" when each
+    # frame was itself a k8s\x00 envelope: Go's codec factory gives protobuf's stream the raw
+    # serializer (apimachinery pkg/runtime/serializer/codec_factory.go, protobuf.NewRawSerializer),
+    # and watch.go's embedded encoder writes the object with the ordinary one
+    from werkzeug.test import EnvironBuilder
+
+    from genericserver.testing.sim import Simulation
+
+    def main():
+        mux = PathRecorderMux("sim")
+        sampleapi.install(mux)
+        Client(mux).post(NS, json={"metadata": {"name": "w"}, "data": {"k": "v"}})
+        env = EnvironBuilder(path=NS, query_string="watch=1&timeoutSeconds=1", headers={"Accept": PB}).get_environ()
+        heads = []
+        body = b"".join(mux(env, lambda status, headers, *a: heads.append(dict(headers))))
+        return heads[0]["Content-Type"], body
+
+    content_type, stream = Simulation().run(main)
+    assert content_type == PB + ";stream=watch"
+    size = int.from_bytes(stream[:4], "big")
+    assert len(stream) == 4 + size  # one event, the ADDED of the one object
+    frame = stream[4:]
+    # field 1 (type) "ADDED", then field 2 (object: a RawExtension, its field 1 the raw bytes)
+    assert frame[:7] == b"\x0a\x05ADDED" and frame[7] == 0x12
+    inner = frame[frame.index(b"k8s\x00"):]
+    assert protobuf.decode(inner)["data"] == {"k": "v"}
+    assert protobuf.decode_watch_events(stream) == [("ADDED", protobuf.decode(inner))]

@@ -46,8 +46,8 @@ def watch_content_type(info: SerializerInfo) -> str:
 
 
 def encode_watch_event(info: SerializerInfo, typ: str, obj: Any) -> bytes:
-    """One ``metav1.WatchEvent`` framed for the stream: a JSON line, or a length-prefixed
-    protobuf envelope whose object is itself an encoded envelope."""
+    """One ``metav1.WatchEvent`` framed for the stream: a JSON line, or a length-prefixed bare
+    protobuf message (the stream's raw serializer) whose object is an encoded envelope."""
     if info is PROTOBUF:
         return protobuf.encode_watch_event(typ, obj)
     return jsonserializer.encode({"type": typ, "object": obj})

@@ -16,7 +16,8 @@ message and read back as absent.
 
 :func:`encode` and :func:`decode` go between these bytes and the JSON-shaped dicts the server
 keeps; :func:`encode_watch_event` is one frame of a protobuf watch stream (a 4-byte big-endian
-length, then a ``WatchEvent`` envelope whose object's ``raw`` is the object's own envelope).
+length, then the bare ``WatchEvent`` message, whose object's ``raw`` is the object's own
+envelope); :func:`decode_watch_events` reads such a stream back as a client does.
 """
 
 from __future__ import annotations
@@ -304,13 +305,42 @@ def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> d
 
 
 def encode_watch_event(typ: str, obj: dict) -> bytes:
-    """One length-prefixed frame of a protobuf watch: a WatchEvent whose object is ``obj``'s envelope."""
+    """One frame of a protobuf watch stream: a 4-byte big-endian length (``LengthDelimitedFramer``),
+    then the ``WatchEvent`` message as the stream's serializer writes it: codec_factory.go gives
+    protobuf's stream the ``RawSerializer``, which writes the message alone, with no ``k8s\\x00``
+    and no ``runtime.Unknown`` around it. Only the event's object (its ``RawExtension``'s raw
+    bytes) is written by the ordinary serializer, as watch.go's embedded encoder does: that one is
+    an envelope."""
     m = _messages()
     event = m.classes[WATCH_EVENT.proto]()
     event.type = typ
     event.object.raw = encode(obj)
-    frame = _envelope(m, "v1", "WatchEvent", event.SerializeToString(deterministic=True))
+    frame = event.SerializeToString(deterministic=True)
     return binary.pack(">I", len(frame)) + frame
+
+
+def decode_watch_events(stream: bytes) -> list[tuple[str, dict]]:
+    """The events of a protobuf watch stream as a client reads them (client-go's
+    ``streaming`` decoder with the ``RawSerializer``, then the object's envelope): each frame's
+    type and object. A stream cut inside a frame raises :class:`ProtobufError`."""
+    m = _messages()
+    events = []
+    at = 0
+    while at < len(stream):
+        if len(stream) - at < 4:
+            raise ProtobufError("unexpected EOF: a frame's length was cut short")
+        (size,) = binary.unpack(">I", stream[at:at + 4])
+        frame = stream[at + 4:at + 4 + size]
+        if len(frame) < size:
+            raise ProtobufError("unexpected EOF: a frame was cut short")
+        at += 4 + size
+        event = m.classes[WATCH_EVENT.proto]()
+        try:
+            event.ParseFromString(frame)
+        except Exception as err:  # the library's DecodeError: Go's unmarshal error
+            raise ProtobufError(f"unexpected EOF: {err}") from None
+        events.append((event.type, decode(event.object.raw)))
+    return events
 
 
 def as_status_error(err: ProtobufError) -> errors.StatusError:
