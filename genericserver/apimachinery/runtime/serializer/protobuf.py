@@ -121,11 +121,13 @@ class _Messages:
 _cache: dict[frozenset, _Messages] = {}
 
 
-def _messages() -> _Messages:
-    key = frozenset(s.proto for s in KINDS.values())
+def _messages(*extra: Struct) -> _Messages:
+    """The message classes of the registered kinds, the watch event, and `extra` (a struct decoded
+    as another scheme knows it: the meta scheme's DeleteOptions)."""
+    key = frozenset(s.proto for s in list(KINDS.values()) + list(extra))
     if key not in _cache:
         _cache.clear()
-        _cache[key] = _Messages(list(KINDS.values()) + [WATCH_EVENT])
+        _cache[key] = _Messages(list(KINDS.values()) + [WATCH_EVENT, *extra])
     return _cache[key]
 
 
@@ -277,11 +279,13 @@ def _envelope(m: _Messages, api_version: str, kind: str, raw: bytes) -> bytes:
     return PREFIX + unknown.SerializeToString(deterministic=True)
 
 
-def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> dict:
-    """The object of a ``k8s\\x00`` envelope, as a JSON-shaped dict in Go's field order."""
+def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None, struct: Optional[Struct] = None) -> dict:
+    """The object of a ``k8s\\x00`` envelope, as a JSON-shaped dict in Go's field order. With
+    `struct`, the message is read as that struct whatever kind the envelope names (the caller
+    checks the kind, as a scheme of its own would)."""
     if not data.startswith(PREFIX):
         raise ProtobufError(f"provided data does not appear to be a protobuf message, expected prefix {list(PREFIX)}")
-    m = _messages()
+    m = _messages(*([struct] if struct is not None else []))
     unknown = m.unknown()
     try:
         unknown.ParseFromString(data[len(PREFIX):])
@@ -291,7 +295,7 @@ def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> d
     if default_gvk and not kind:
         group, version, kind = default_gvk
         api_version = api_version or (f"{group}/{version}" if group else version)
-    s = kind_for(api_version, kind)
+    s = struct or kind_for(api_version, kind)
     if s is None:
         err = ProtobufError(f"no kind {json.dumps(kind)} is registered for version {json.dumps(api_version)}")
         err.raw = {"apiVersion": api_version, "kind": kind}
