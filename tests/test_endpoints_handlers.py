@@ -53,6 +53,28 @@ def test_a_list_is_cut_at_its_limit_and_continues_where_it_stopped(setup):
     assert "continue" not in last["metadata"]
 
 
+def test_resource_version_0_lists_whole_whatever_the_limit(setup):
+    # the watch cache serves resourceVersion=0 and ignores its limit (storage/cacher/cacher.go's
+    # computeListLimit): every item, no continue token
+    _, c = setup
+    doc = json.loads(c.get(NS + "?resourceVersion=0&limit=1").data)
+    assert [i["metadata"]["name"] for i in doc["items"]] == list("abcde")
+    assert set(doc["metadata"]) == {"resourceVersion"}
+
+
+def test_a_page_a_selector_narrows_still_continues_while_keys_follow(setup):
+    # the cache's GetList (and etcd's list) has more whenever a key follows the last item taken,
+    # matching or not: the page after it may be empty, and the token has no remainingItemCount
+    _, c = setup
+    first = json.loads(c.get(NS + "?labelSelector=n+in+(a,b)&limit=2").data)
+    assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
+    assert "continue" in first["metadata"] and "remainingItemCount" not in first["metadata"]
+    rest = json.loads(c.get(NS + f"?labelSelector=n+in+(a,b)&limit=2&continue={first['metadata']['continue']}").data)
+    assert (rest["items"], set(rest["metadata"])) == ([], {"resourceVersion"})
+    last = json.loads(c.get(NS + "?labelSelector=n%3De&limit=1").data)
+    assert [i["metadata"]["name"] for i in last["items"]] == ["e"] and "continue" not in last["metadata"]
+
+
 @pytest.mark.parametrize("token", ["!!!", base64.urlsafe_b64encode(b'{"v":"other","rv":1,"start":"x"}').decode()])
 def test_a_continue_token_it_cannot_read_is_400(setup, token):
     _, c = setup
