@@ -264,7 +264,7 @@ def test_a_table_answers_kubes_columns_and_a_watch_sends_them_once(client):
     assert t["rows"][0]["cells"][:2] == ["t", 2]
     assert t["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
     none = json.loads(c.get(NS + "?includeObject=None", headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).data)
-    assert "object" not in none["rows"][0]
+    assert none["rows"][0]["object"] is None  # the row's RawExtension left empty: kube-apiserver writes null
     bad = c.get(NS + "?includeObject=All", headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     assert bad.status_code == 400
 
@@ -297,3 +297,24 @@ def test_a_protobuf_watch_frame_is_the_bare_watch_event_and_only_its_object_is_a
     inner = frame[frame.index(b"k8s\x00"):]
     assert protobuf.decode(inner)["data"] == {"k": "v"}
     assert protobuf.decode_watch_events(stream) == [("ADDED", protobuf.decode(inner))]
+
+
+def test_partial_object_metadata_lists_have_typed_items_and_the_wrong_shape_is_406(client):
+    # response.go's asPartialObjectMetadataList: each item a PartialObjectMetadata with its kind and
+    # apiVersion (they had neither here); asking for one object's form of a list, or the list's of
+    # one object, is a 406 naming the storage's internal type
+    _, c = client
+    c.post(NS, json={"metadata": {"name": "p", "labels": {"x": "y"}}, "data": {"a": "1"}})
+    pom = "application/json;as=PartialObjectMetadata{};g=meta.k8s.io;v={}"
+    doc = json.loads(c.get(NS, headers={"Accept": pom.format("List", "v1")}).data)
+    assert (doc["kind"], doc["apiVersion"]) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
+    assert [(i["kind"], i["apiVersion"], i["metadata"]["labels"]) for i in doc["items"]] == [
+        ("PartialObjectMetadata", "meta.k8s.io/v1", {"x": "y"})]
+    beta = json.loads(c.get(NS, headers={"Accept": pom.format("List", "v1beta1")}).data)
+    assert beta["items"][0]["apiVersion"] == "meta.k8s.io/v1beta1"
+    one = c.get(NS + "/p", headers={"Accept": pom.format("List", "v1")})
+    assert (one.status_code, json.loads(one.data)["message"]) == (
+        406, "you requested PartialObjectMetadataList, but the requested object is not a list (*core.ConfigMap)")
+    many = c.get(NS, headers={"Accept": pom.format("", "v1")})
+    assert (many.status_code, json.loads(many.data)["message"]) == (
+        406, "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)")
