@@ -257,13 +257,14 @@ def _json_scalar(value: Any, t: str) -> Any:
 # -- the envelope ------------------------------------------------------------------------------------
 
 
-def encode(obj: dict) -> bytes:
-    """The ``k8s\\x00`` envelope of ``obj`` (which names its apiVersion and kind)."""
+def encode(obj: dict, struct: Optional[Struct] = None) -> bytes:
+    """The ``k8s\\x00`` envelope of ``obj`` (which names its apiVersion and kind); with `struct`,
+    written as that struct (a kind another scheme knows)."""
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
-    s = kind_for(api_version, kind)
+    s = struct or kind_for(api_version, kind)
     if s is None:
         raise ProtobufError(f"protobuf: no kind {json.dumps(kind)} is registered for version {json.dumps(api_version)}")
-    m = _messages()
+    m = _messages(*([struct] if struct is not None else []))
     body = m.classes[s.proto]()
     _fill(body, obj, s)
     return _envelope(m, api_version, kind, body.SerializeToString(deterministic=True))
