@@ -240,9 +240,12 @@ def has_uid(obj: Optional[dict]) -> bool:
 
 
 def check_name(obj: dict, name: str, namespace: str) -> None:
-    """``checkName``: the object's name must be the URL's, and a namespace it names the request's."""
+    """``checkName``: the object must have a name (400 "undeterminable"), the URL's, and a
+    namespace it names must be the request's."""
     meta = obj.get("metadata") or {}
     obj_name, obj_namespace = meta.get("name", ""), meta.get("namespace", "")
+    if not obj_name:  # the scope's namer (namer.go's ObjectName): an empty name is errEmptyName
+        raise errors.new_bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be provided")
     if obj_name != name:
         raise errors.new_bad_request(f"the name of the object ({obj_name}) does not match the name on the URL ({name})")
     if namespace and obj_namespace and obj_namespace != namespace:

@@ -110,6 +110,9 @@ def yaml_to_json(data: bytes) -> bytes:
     return json.dumps(doc, default=str).encode()
 
 
+# what null leaves in a map's value or a list's item of a scalar type: Go's zero value
+_ZERO = {"string": "", "bool": False, "int32": 0, "int64": 0, "float64": 0.0}
+
 _JSON_TYPES = {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}
 
 
@@ -191,12 +194,18 @@ class _Reader:
         if isinstance(t, MapOf):
             if not isinstance(value, dict):
                 raise self.fail(value, struct, path, t)
-            return {k: self.value(v, t.value, struct, path) for k, v in value.items()}
+            return {k: self.element(v, t.value, struct, path) for k, v in value.items()}
         if isinstance(t, ListOf):
             if not isinstance(value, list):
                 raise self.fail(value, struct, path, t)
-            return [self.value(v, t.item, struct, path) for v in value]
+            return [self.element(v, t.item, struct, path) for v in value]
         return self.scalar(value, t, struct, path)
+
+    def element(self, value: Any, t: Type, struct: str, path: str) -> Any:
+        """A map's value or a list's item: null is the element type's zero value (a string's "")."""
+        if value is None and t in _ZERO:
+            return _ZERO[t]
+        return self.value(value, t, struct, path)
 
     def scalar(self, value: Any, t: str, struct: str, path: str) -> Any:
         assert t in SCALARS, t
@@ -242,13 +251,49 @@ class _Reader:
         return out
 
 
-def _duplicates(pairs: list[tuple[str, Any]], found: list[str]) -> dict:
-    seen: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in seen and f'duplicate field "{k}"' not in found:
-            found.append(f'duplicate field "{k}"')
-        seen[k] = v
-    return seen
+class _Pairs(list):
+    """A JSON object's (key, value) pairs in order, duplicates kept (what the decoder meets)."""
+
+
+def _resolve(value: Any, path: str, found: list[str], merge: bool) -> Any:
+    """The value as Go's decoder keeps it, each duplicate key reported in ``found`` with its path
+    (``duplicate field "data.a"``, ``"e[0].g"``: sigs.k8s.io/json's strict errors, in the order
+    met). A key met again replaces its value, except where ``merge``: decoding into a struct, Go
+    decodes the later object into what the earlier one filled (a struct's fields, a map's keys),
+    so two objects merge. (A map of structs would take the later value whole; no served kind
+    has one where a body would repeat a key.)"""
+    if isinstance(value, _Pairs):
+        out: dict[str, Any] = {}
+        for k, v in value:
+            at = f"{path}.{k}" if path else k
+            if k in out and f'duplicate field "{at}"' not in found:
+                found.append(f'duplicate field "{at}"')
+            v = _resolve(v, at, found, merge)
+            out[k] = _merged(out[k], v) if merge and k in out else v
+        return out
+    if isinstance(value, list):
+        return [_resolve(v, f"{path}[{i}]", found, merge) for i, v in enumerate(value)]
+    return value
+
+
+def _merged(earlier: Any, later: Any) -> Any:
+    if not (isinstance(earlier, dict) and isinstance(later, dict)):
+        return later
+    out = dict(earlier)
+    for k, v in later.items():
+        out[k] = _merged(out[k], v) if k in out else v
+    return out
+
+
+def duplicate_fields(body: bytes) -> list[str]:
+    """``kjson.UnmarshalStrict`` of a patch into a ``map[string]interface{}``: its duplicate
+    fields, with their paths (a body that is not JSON has none here: the caller's decode says so)."""
+    found: list[str] = []
+    try:
+        _resolve(gojson.loads(body, object_pairs_hook=_Pairs), "", found, merge=False)
+    except scanner.SyntaxError:
+        return []
+    return found
 
 
 def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[dict, dict, list[str]]:
@@ -258,9 +303,11 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
     unstructured converter's (``FromUnstructured``: how Go reads a strategic patch's result)."""
     dups: list[str] = []
     try:
-        raw = gojson.loads(body, object_pairs_hook=lambda pairs: _duplicates(pairs, dups))
+        raw = _resolve(gojson.loads(body, object_pairs_hook=_Pairs), "", dups, merge=True)
     except scanner.SyntaxError as err:  # what SimpleMetaFactory.Interpret says of it (meta.go)
         raise DecodeError(f"couldn't get version/kind; json parse error: {err}") from None
+    if raw is None:  # null read into the kind's struct leaves it empty, and names no kind either
+        raw = {}
     if not isinstance(raw, dict):
         raise DecodeError("couldn't get version/kind; json parse error: json: cannot unmarshal "
                           f"{_JSON_TYPES.get(type(raw), 'value')} into Go value of type struct {{ APIVersion string "
