@@ -60,7 +60,10 @@ def test_an_unknown_patch_type_is_415_listing_the_three(setup):
     (MERGE, {"metadata": {"resourceVersion": "1"}}, 409,
      'Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again'),
     (SMP, {"data": {"bad key": "x"}}, 422, None),
-    (SMP, {"$patch": "explode"}, 400, "invalid value for special directive: explode"),
+    # patch.go passes mergepatch.ErrBadPatchType on as it is: kube-apiserver v1.36.0 answers 500
+    (SMP, {"$patch": "explode"}, 500, "unknown patch type: explode in map: map[$patch:explode]"),
+    (SMP, {"data": {"$patch": "frob"}}, 500, "unknown patch type: frob in map: map[$patch:frob]"),
+    (SMP, {"$patch": 1}, 500, "unknown patch type: %!s(int64=1) in map: map[$patch:1]"),
 ])
 def test_a_refused_patch_changes_nothing(setup, content_type, body, code, message):
     store, c = setup

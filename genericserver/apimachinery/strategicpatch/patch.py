@@ -36,14 +36,30 @@ SET_ELEMENT_ORDER = "$setElementOrder"
 
 
 class PatchError(ValueError):
-    """A patch Go refuses; ``bad_request`` when Go answers 400, else 422."""
+    """A patch Go refuses; ``bad_request`` when Go answers 400, else 422; ``internal`` for an
+    error patch.go's ``interpretStrategicMergePatchError`` passes on as it is (a 500)."""
 
-    def __init__(self, message: str, bad_request: bool = True):
+    def __init__(self, message: str, bad_request: bool = True, internal: bool = False):
         super().__init__(message)
-        self.bad_request = bad_request
+        self.bad_request = bad_request and not internal
+        self.internal = internal
 
 
-ERR_BAD_PATCH_TYPE = "invalid value for special directive"
+def go_sprint_s(value: Any) -> str:
+    """fmt's ``%s`` of a decoded JSON value: a string as it is, anything else as Go's bad verb."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "%!s(<nil>)"
+    if isinstance(value, bool):
+        return f"%!s(bool={go_sprint(value)})"
+    if isinstance(value, int):
+        return f"%!s(int64={value})"
+    if isinstance(value, float):
+        return f"%!s(float64={go_sprint(value)})"
+    return go_sprint(value)
+
+
 ERR_NO_LIST_OF_LISTS = "lists of lists are not supported"
 ERR_BAD_PRIMITIVE_LIST = "invalid patch format of primitive list"
 ERR_BAD_SET_ELEMENT_ORDER = "invalid patch format of setElementOrder list"
@@ -67,14 +83,15 @@ def strategic_merge_patch(original: dict, patch: dict, struct: Optional[Struct])
 
 
 def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
+    if DIRECTIVE in patch and patch[DIRECTIVE] not in ("replace", "delete"):
+        # handleDirectiveInMergeMap: mergepatch.ErrBadPatchType, with the patch map as it came
+        raise PatchError(f"unknown patch type: {go_sprint_s(patch[DIRECTIVE])} in map: {go_sprint(patch)}", internal=True)
     patch = dict(patch)
     directive = patch.pop(DIRECTIVE, None)
     if directive == "replace":
         return _strip(patch)
     if directive == "delete":
         return {}
-    if directive not in (None, "merge"):
-        raise PatchError(f"{ERR_BAD_PATCH_TYPE}: {directive}")
     retain = patch.pop(RETAIN_KEYS, None)
     if retain is not None:
         if not isinstance(retain, list):

@@ -161,6 +161,8 @@ def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope
     try:
         return strategic_merge_patch(current, patch, scope.resource.struct)
     except PatchError as err:
+        if err.internal:  # no API error: ErrorToAPIStatus makes it a 500 with its text and no reason
+            raise errors.StatusError(errors.status(500, "", str(err))) from None
         if err.bad_request:
             raise errors.new_bad_request(str(err)) from None
         raise errors.StatusError(errors.status(422, "Invalid", str(err), {})) from None
