@@ -221,8 +221,13 @@ def test_protobuf_and_yaml_in_and_out(client):
     assert protobuf.decode(r.data)["data"] == {"k": "v"}
     y = c.get(NS + "/p", headers={"Accept": "application/yaml"})
     assert y.headers["Content-Type"] == "application/yaml" and b"kind: ConfigMap\n" in y.data
-    made = c.post(NS, data=b"kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: y\n", content_type="application/yaml")
+    made = c.post(NS, data=b"kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: yy\n", content_type="application/yaml")
     assert made.status_code == 201
+    # YAML 1.1 (yaml.v2): a bare y is true, no name; kube-apiserver v1.36.0 answers the same 400
+    bool_name = c.post(NS, data=b"kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: y\n", content_type="application/yaml")
+    assert (bool_name.status_code, json.loads(bool_name.data)["message"]) == (
+        400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal bool into Go struct field '
+             "ObjectMeta.metadata.name of type string")
 
 
 def test_an_error_to_a_client_that_accepts_protobuf_is_a_protobuf_status(client):
@@ -318,3 +323,20 @@ def test_partial_object_metadata_lists_have_typed_items_and_the_wrong_shape_is_4
     many = c.get(NS, headers={"Accept": pom.format("", "v1")})
     assert (many.status_code, json.loads(many.data)["message"]) == (
         406, "you requested PartialObjectMetadata, but the requested object is a list (*core.ConfigMapList)")
+
+
+def test_yaml_reads_yaml_1_1_booleans_and_reports_repeated_keys_as_yaml_v2_does(client):
+    # kube-apiserver v1.36.0 (sigs.k8s.io/yaml over yaml.v2): y, on, N, off and yes are booleans, so
+    # the keys repeat; each repeat a warning under Warn, one strict error under Strict (400)
+    _, c = client
+    body = 'metadata:\n  name: y1\ndata:\n  y: "1"\n  on: "2"\n  N: "3"\n  off: "4"\n  yes: "5"\n'
+    r = c.post(NS, data=body, content_type="application/yaml")
+    assert (r.status_code, json.loads(r.data)["data"]) == (201, {"false": "4", "true": "5"})
+    assert r.headers.getlist("Warning") == ['299 - "line 5: key true already set in map"', '299 - "line 7: key false already set in map"',
+                                            '299 - "line 8: key true already set in map"']
+    r = c.post(NS + "?fieldValidation=Strict", data='metadata:\n  name: y2\ndata:\n  a: "1"\n  a: "2"\n', content_type="application/yaml")
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: yaml: unmarshal errors:\n'
+             '  line 5: key "a" already set in map')
+    r = c.post(NS + "?fieldValidation=Ignore", data='metadata:\n  name: y3\ndata:\n  a: "1"\n  a: "2"\n', content_type="application/yaml")
+    assert (r.status_code, json.loads(r.data)["data"], r.headers.get("Warning")) == (201, {"a": "2"}, None)

@@ -38,6 +38,7 @@ from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
 from genericserver.apimachinery.runtime import scheme
 from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.apimachinery.runtime.serializer.json import DecodeError
 from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
 from genericserver.endpoints.handlers.negotiation import negotiate
@@ -207,7 +208,7 @@ def decode(scope: RequestScope, info: Any, body: bytes, directive: str, warnings
         if directive == "Strict":
             raise transform_decode_error(want_kind, (kind, body_version), f"strict decoding error: {', '.join(strict)}", body)
         if directive == "Warn":
-            warnings.extend(strict)
+            warnings.extend(jsonserializer.strict_warnings(strict))
     obj = {"kind": want_kind, "apiVersion": gv, **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
     return obj, gv
 

@@ -35,8 +35,10 @@ def decode(info: SerializerInfo, body: bytes, struct: Struct) -> tuple[dict, dic
     if info is PROTOBUF:
         obj = protobuf.decode(body)
         return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}, obj, []
-    if info is YAML:
-        body = jsonserializer.yaml_to_json(body)
+    if info is YAML:  # YAMLToJSONStrict's duplicate keys come first among the strict errors
+        body, duplicates = jsonserializer.yaml_to_json_strict(body)
+        raw, obj, strict = jsonserializer.decode(body, struct)
+        return raw, obj, ([jsonserializer.YAMLStrictError(duplicates)] if duplicates else []) + strict
     return jsonserializer.decode(body, struct)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any, Optional
 
 import yaml
@@ -101,13 +102,78 @@ def encode_yaml(obj: Any) -> bytes:
     return goyaml.json_to_yaml(json.loads(json.dumps(obj))).encode()
 
 
-def yaml_to_json(data: bytes) -> bytes:
-    """sigs.k8s.io/yaml's ``YAMLToJSON``: a YAML body read as the JSON it stands for."""
+class _GoYAMLLoader(yaml.SafeLoader):
+    """YAML as gopkg.in/yaml.v2 (sigs.k8s.io/yaml's) reads it: YAML 1.1's booleans include
+    ``y``, ``Y``, ``n`` and ``N`` besides yes/no/on/off (PyYAML's SafeLoader stops at those), and
+    each key met again in a mapping is written down as yaml.v2's strict decoding reports it
+    (``line 5: key true already set in map``), the later value kept."""
+
+    bool_values = {**yaml.SafeLoader.bool_values, "y": True, "n": False}
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen and not isinstance(key, (list, dict)):
+                self.duplicates.append(f"line {key_node.start_mark.line + 1}: key {_go_sharp_v(key)} already set in map")
+            seen.add(key) if not isinstance(key, (list, dict)) else None
+        return super().construct_mapping(node, deep)
+
+
+_GoYAMLLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
+
+
+def _go_sharp_v(key: Any) -> str:
+    """fmt's ``%#v`` of a YAML key: a string quoted, a bool or number as it is."""
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=False)
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "<nil>" if key is None else str(key)
+
+
+class YAMLStrictError(str):
+    """yaml.v2's ``*yaml.TypeError`` of a YAML body's duplicate keys: as one strict error, its
+    text (``yaml: unmarshal errors:`` and a line each); as warnings, each line on its own (what
+    the handlers' ``addStrictDecodingWarnings`` does with it)."""
+
+    lines: list[str]
+
+    def __new__(cls, lines: list[str]) -> "YAMLStrictError":
+        err = super().__new__(cls, "yaml: unmarshal errors:\n  " + "\n  ".join(lines))
+        err.lines = list(lines)
+        return err
+
+
+def strict_warnings(strict: list[str]) -> list[str]:
+    """The warnings a Warn directive adds for these strict errors (a YAML error's lines each)."""
+    out: list[str] = []
+    for e in strict:
+        out.extend(e.lines if isinstance(e, YAMLStrictError) else [e])
+    return out
+
+
+def yaml_to_json_strict(data: bytes) -> tuple[bytes, list[str]]:
+    """sigs.k8s.io/yaml's ``YAMLToJSON`` (the JSON a YAML body stands for), and what
+    ``YAMLToJSONStrict`` would refuse of it: its duplicate keys."""
     try:
-        doc = yaml.safe_load(data.decode("utf-8"))
+        loader = _GoYAMLLoader(data.decode("utf-8"))
+        try:
+            doc = loader.get_single_data()
+        finally:
+            loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise DecodeError(f"error converting YAML to JSON: {err}") from None
-    return json.dumps(doc, default=str).encode()
+    return json.dumps(doc, default=str).encode(), loader.duplicates
+
+
+def yaml_to_json(data: bytes) -> bytes:
+    """sigs.k8s.io/yaml's ``YAMLToJSON``: a YAML body read as the JSON it stands for."""
+    return yaml_to_json_strict(data)[0]
 
 
 # what null leaves in a map's value or a list's item of a scalar type: Go's zero value
