@@ -404,3 +404,35 @@ def test_duplicate_maps_in_a_body_merge_as_go_decodes_them(setup, directive, war
                data='{"metadata":{"name":"dup"},"data":{"a":"1"},"data":{"b":"2"},"data":{"c":"3","c":"4"}}')
     warnings = ", ".join(r.headers.getlist("Warning")) or None
     assert (r.status_code, json.loads(r.data)["data"], warnings) == (201, {"a": "1", "b": "2", "c": "4"}, warning)
+
+
+NONSENSE_AS = {"Accept": "application/json;as=Nonsense;g=x;v=y"}
+
+
+def _answer_to_a_missing_object_asked_as_nothing_converts_to() -> tuple[int, str]:
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux)
+    r = Client(mux).get(NS + "/missing", headers=NONSENSE_AS)
+    return r.status_code, json.loads(r.data)["message"]
+
+
+def test_a_get_negotiates_before_it_reads_the_store():
+    # get.go's getResourceHandler: NegotiateOutputMediaType (go-restful takes application/json with any
+    # parameters; the handler refuses the conversion) comes before the getter, so a missing object is
+    # 406, not 404, as kube-apiserver v1.36.0 answers
+    assert _answer_to_a_missing_object_asked_as_nothing_converts_to() == (
+        406, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
+
+
+def test_a_get_that_read_the_store_first_would_fail_the_test_above(monkeypatch):
+    # the order the test above holds: a handler that reads the store before it negotiates answers 404
+    from genericserver.endpoints import installer
+    from genericserver.endpoints.handlers import get, response
+
+    def store_first(scope, req, start_response, namespace, name):
+        result = scope.store.get(namespace, name)
+        return response.transform_response_object(scope, req, start_response, 200, response.negotiate_output(scope, req.environ), result)
+
+    monkeypatch.setitem(installer._ITEM, "GET", (store_first, "GET"))
+    assert get.get_resource is not store_first
+    assert _answer_to_a_missing_object_asked_as_nothing_converts_to()[0] == 404
