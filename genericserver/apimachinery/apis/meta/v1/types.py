@@ -228,3 +228,18 @@ API_RESOURCE_LIST = register(_s(
     Field("resources", 2, ListOf(API_RESOURCE), "The resources.", required=True),
     type_meta=True, gvks=(("", "v1", "APIResourceList"), ("", "", "APIResourceList")),
 ))
+
+# -- an object's metadata alone: what as=PartialObjectMetadata[List] answers (protobuf included) --
+
+PARTIAL_OBJECT_METADATA = register(_s(
+    "PartialObjectMetadata", "An object's metadata, without the rest of it.",
+    Field("metadata", 1, OBJECT_META, "The object's metadata."),
+    type_meta=True, gvks=(("meta.k8s.io", "v1", "PartialObjectMetadata"), ("meta.k8s.io", "v1beta1", "PartialObjectMetadata")),
+))
+
+PARTIAL_OBJECT_METADATA_LIST = register(_s(
+    "PartialObjectMetadataList", "A list's items' metadata.",
+    Field("metadata", 1, LIST_META, "The list's metadata."),
+    Field("items", 2, ListOf(PARTIAL_OBJECT_METADATA), "Each item's metadata.", required=True),
+    type_meta=True, gvks=(("meta.k8s.io", "v1", "PartialObjectMetadataList"),),
+))
