@@ -254,3 +254,16 @@ def test_a_patch_s_duplicate_fields_are_strict_errors_with_their_paths(setup):
         200, '299 - "duplicate field \\"data\\""', {"k": "v", "b": "3"})
     r = patch(c, '[{"op":"add","op":"add","path":"/data/j","value":"1"}]', JSONP, query="?fieldValidation=Warn")
     assert (r.status_code, r.headers.get("Warning")) == (200, '299 - "json patch duplicate field \\"[0].op\\""')
+
+
+@pytest.mark.parametrize("body, data, finalizers", [
+    # a key the object lacks takes the patch's value less removeDirectives' cut (an object holding a
+    # $patch goes, whatever its directive): kube-apiserver v1.36.0 answers 200, the object unchanged
+    ({"binaryData": {"$patch": "frob", "x": "MQ=="}}, {"k": "v"}, None),
+    ({"metadata": {"finalizers": [{"$patch": "frob"}, "a/b"]}}, {"k": "v"}, ["a/b"]),
+])
+def test_a_new_key_s_directives_are_cut_as_remove_directives_cuts_them(setup, body, data, finalizers):
+    _, c = setup
+    r = patch(c, body, SMP)
+    doc = json.loads(r.data)
+    assert (r.status_code, doc["data"], doc.get("binaryData"), doc["metadata"].get("finalizers")) == (200, data, None, finalizers)

@@ -119,6 +119,14 @@ def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
             original[key] = _merge_list(current, value, f)
         elif isinstance(value, list) and any(isinstance(v, list) for v in value):
             raise PatchError(ERR_NO_LIST_OF_LISTS, bad_request=False)
+        elif key not in original or type(current) is not type(value):
+            # mergeMap takes the patch's value as it is, less removeDirectives' cut: an object
+            # holding a $patch (of any kind) goes, so the key goes too
+            kept, keep = _remove_directives(value)
+            if keep:
+                original[key] = kept
+            else:
+                original.pop(key, None)
         else:
             original[key] = _strip(value)
     for key, order in orders.items():
@@ -128,6 +136,23 @@ def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
             f = _field(struct, key)
             original[key] = _reorder(original[key], order, f.patch_merge_key if f else "")
     return original
+
+
+def _remove_directives(value: Any) -> tuple[Any, bool]:
+    """``removeDirectives``: the value without the objects that hold a ``$patch`` (a list's such
+    items dropped), and whether anything is left to keep (not when the value itself holds one)."""
+    if isinstance(value, dict):
+        if DIRECTIVE in value:
+            return None, False
+        out = {}
+        for k, v in value.items():
+            kept, keep = _remove_directives(v)
+            if keep:
+                out[k] = kept
+        return out, True
+    if isinstance(value, list):
+        return [kept for kept, keep in map(_remove_directives, value) if keep], True
+    return value, True
 
 
 def _strip(value: Any) -> Any:
