@@ -12,7 +12,10 @@ knows, from the Go struct's tags, which lists to merge instead of replace. Appli
 * directives: ``$patch: replace`` (the map or list is the patch's, not a merge), ``$patch:
   delete`` (the map is emptied), ``$retainKeys`` (keys not listed are dropped),
   ``$deleteFromPrimitiveList/<field>`` (values removed from a set), ``$setElementOrder/<field>``
-  (the merged list in that order, items the patch does not name after them).
+  (the merged list in that order, items the patch does not name after them). Any other
+  ``$patch`` in a map is mergepatch's ``unknown patch type`` (a 500: patch.go passes it on), and
+  a value for a key the original lacks is taken as it is, less every object holding a ``$patch``
+  (``removeDirectives``).
 
 The patch meta of a field (strategy and merge key) comes from the kind's
 :class:`~genericserver.apimachinery.structs.Struct`, as Go's ``PatchMetaFromStruct`` reads it

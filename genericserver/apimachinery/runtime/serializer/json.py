@@ -10,10 +10,15 @@ Decoding reads a body into a kind's :class:`~genericserver.apimachinery.structs.
 Go's strict decoder reads it into the Go struct: a value of the wrong JSON type is an error with
 ``encoding/json``'s text (``json: cannot unmarshal number into Go struct field ConfigMap.data of
 type string``); fields the struct does not have, and fields given twice, are *strict* errors
-(``unknown field "spec"``, ``duplicate field "data"``), which the handlers turn into a 400 or
-into warnings by ``fieldValidation``. The object that comes out is what a Go round trip leaves:
-the struct's fields only, in its order, empty ``omitempty`` fields dropped. A body that is not
-JSON at all is refused with Go's scanner's text (:mod:`genericserver.encoding.json.scanner`).
+(``unknown field "spec"``, ``duplicate field "data.a"``: with their paths), which the handlers
+turn into a 400 or into warnings by ``fieldValidation``. A field given twice with an object
+both times merges, as Go decodes the second into what the first filled; null in a map or a list
+is the element's zero value; a body of ``null`` is an empty object. The object that comes out is
+what a Go round trip leaves: the struct's fields only, in its order, empty ``omitempty`` fields
+dropped. A body that is not JSON at all is refused with Go's scanner's text
+(:mod:`genericserver.encoding.json.scanner`). A YAML body is read as yaml.v2 reads it (YAML 1.1:
+``y``, ``on`` and ``off`` are booleans) and its repeated keys are yaml.v2's strict errors
+(``line 5: key true already set in map``).
 """
 
 from __future__ import annotations
