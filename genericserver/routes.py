@@ -1,4 +1,9 @@
-"""Port of k8s.io/apiserver/pkg/server/routes/{metrics,version}.go (v1.36.0): ``/metrics``, ``/metrics/slis`` and ``/version``.
+"""Port of k8s.io/apiserver/pkg/server/routes/{index,metrics,version}.go (v1.36.0): ``/``, ``/metrics``, ``/metrics/slis`` and ``/version``.
+
+``install_index`` is ``Index{}.Install``: ``/`` and ``/index.html`` (unlisted, on the
+non-go-restful mux) answer 200 with ``{"paths": [...]}``, the server's listed paths and its
+delegates' (``ListedPathProviders``), sorted, as indented JSON (``WriteRawJSON``), whatever the
+method and the Accept.
 
 ``install_metrics`` is Go's ``DefaultMetrics{}.Install`` plus ``slis.SLIMetrics{}.Install``
 (config.go's ``installAPI`` calls both when ``EnableMetrics``): ``/metrics`` serves the server's
@@ -17,8 +22,8 @@ go-restful container as a web service of one route, ``GET /`` producing and cons
 under ``/version``), so go-restful answers another method (405), an Accept other than JSON or
 ``*/*`` (406) and a Content-Type other than JSON (415) with the server's Status.
 
-Two Go files in one module: each installs one small route, and config.go's ``installAPI`` installs
-both.
+Three Go files in one module: each installs one small route, and config.go's ``installAPI`` installs
+them.
 """
 
 from __future__ import annotations
@@ -50,6 +55,18 @@ def metrics_handler(registry: CollectorRegistry) -> Callable[[dict, StartRespons
         return [body]
 
     return serve_metrics
+
+
+def install_index(mux: Any, listed_paths: Callable[[], list[str]]) -> None:
+    """``/`` and ``/index.html``: the listed paths (see the module docstring)."""
+
+    def index(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
+        body = json.dumps({"paths": sorted(set(listed_paths()))}, indent=2).encode()
+        start_response(status_line(200), [("Content-Type", "application/json")])  # WriteRawJSON: no length of its own
+        return [body]
+
+    mux.unlisted_handle("/", index)
+    mux.unlisted_handle("/index.html", index)
 
 
 def install_metrics(mux: Any, registry: CollectorRegistry, sli_registry: CollectorRegistry) -> None:

@@ -116,7 +116,8 @@ LONGEST_FIRST = [
     "test_parity_h1shutdown.py", "test_kubectl_watch.py",
     "test_parity_h2shutdown.py", "test_http2_shutdown.py", "test_demo.py", "test_kubectl_http2.py",
     "test_httpserver.py", "test_graceful_termination.py", "test_python_client.py", "test_fuzz_lifecycle.py",
-    "test_zygote.py", "test_conventions.py", "test_connreader.py", "test_sim.py", "test_forkdist.py",
+    "test_parity_clientgo.py", "test_zygote.py", "test_conventions.py", "test_connreader.py", "test_sim.py",
+    "test_forkdist.py",
     "test_cluster_rollout.py", "test_parity_lifecycle_limits.py", "test_parity_lifecycle_retry_after.py",
     "test_parity_lifecycle_default.py", "test_parity_lifecycle_hooks.py", "test_parity_api.py",
 ]

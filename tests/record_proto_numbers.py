@@ -28,7 +28,7 @@ API_TAG = "v0.36.0"
 APIMACHINERY_COMMIT = "debe1eba03a0c4134fd07a8f7586c44bb94ec7b0"  # v0.36.0 (design.md section 2)
 PACKAGES = [("api", API_TAG, d, "k8s.io.api." + d.replace("/", "."))
             for d in ("core/v1", "apps/v1", "discovery/v1", "autoscaling/v1", "authentication/v1", "authorization/v1",
-                      "coordination/v1", "policy/v1")] + [
+                      "coordination/v1", "policy/v1", "apidiscovery/v2")] + [
            ("apimachinery", APIMACHINERY_COMMIT, d, "k8s.io.apimachinery." + d.replace("/", "."))
             for d in ("pkg/apis/meta/v1", "pkg/util/intstr", "pkg/runtime", "pkg/api/resource")]
 MESSAGE = re.compile(r"^message (\w+) \{(.*?)^\}", re.S | re.M)

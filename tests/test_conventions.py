@@ -157,6 +157,7 @@ FOLDERS = [
     ("kubernetes:pkg/apis/core/v1/helper/qos/", "api/core/v1"),
     ("api:authentication/v1/", "api/authentication/v1"),
     ("api:apps/v1/", "api/apps/v1"),
+    ("api:apidiscovery/v2/", "api/apidiscovery/v2"),
     ("api:discovery/v1/", "api/discovery/v1"),
     ("api:autoscaling/v1/", "api/autoscaling/v1"),
     ("api:coordination/v1/", "api/coordination/v1"),

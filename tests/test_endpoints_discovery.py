@@ -110,3 +110,51 @@ def test_a_review_is_listed_as_kube_apiserver_lists_it(client):
 ])
 def test_the_first_acceptable_media_range_decides(accept, aggregated):
     assert wants_aggregated(accept) is aggregated
+
+
+PB = "application/vnd.kubernetes.protobuf"
+# what kube-apiserver v1.36.0 answered an Accept of protobuf (curl, 2026-12-02): /api (its address
+# 127.0.0.1:54363), /apis/authentication.k8s.io and its v1 (which kube also serves tokenreviews in)
+KUBE_PROTOBUF = {
+    "/api": "6b3873000a0f0a00120b41504956657273696f6e7312220a027631121c0a09302e302e302e302f30120f3132372e302e302e313a"
+            "35343336331a002200",
+    "/apis/authentication.k8s.io": "6b3873000a0e0a027631120841504947726f757012570a1561757468656e7469636174696f6e2e6b"
+            "38732e696f121e0a1861757468656e7469636174696f6e2e6b38732e696f2f7631120276311a1e0a1861757468656e7469636174"
+            "696f6e2e6b38732e696f2f7631120276311a002200",
+    "/apis/authentication.k8s.io/v1": "6b3873000a150a027631120f4150495265736f757263654c69737412a4010a1861757468656e"
+            "7469636174696f6e2e6b38732e696f2f7631124c0a1273656c667375626a6563747265766965777310001a1153656c665375626a"
+            "65637452657669657722080a06637265617465321173656c667375626a65637472657669657742004a005200123a0a0c746f6b65"
+            "6e7265766965777310001a0b546f6b656e52657669657722080a06637265617465320b746f6b656e72657669657742004a005200"
+            "1a002200",
+}
+
+
+@pytest.mark.parametrize("path", sorted(KUBE_PROTOBUF))
+def test_kube_apiserver_s_protobuf_discovery_documents_read_and_write_back_byte_for_byte(path):
+    from genericserver.apimachinery.runtime.serializer import protobuf
+
+    data = bytes.fromhex(KUBE_PROTOBUF[path])
+    assert protobuf.encode(protobuf.decode(data)) == data
+
+
+def test_discovery_answers_protobuf_to_a_client_that_asks_as_kube_apiserver_does(client):
+    # every discovery document, the aggregated one too, is written in protobuf (they were JSON, and
+    # the aggregated one asked in protobuf a 406): the legacy ones with an empty apiVersion in the envelope
+    from genericserver.apimachinery.runtime.serializer import protobuf
+
+    group = client.get("/apis/authentication.k8s.io", headers={"Accept": PB})
+    assert (group.status_code, group.headers["Content-Type"]) == (200, PB)
+    assert group.data == bytes.fromhex(KUBE_PROTOBUF["/apis/authentication.k8s.io"])
+    legacy = client.get("/api", headers={"Accept": PB})
+    assert legacy.headers["Content-Type"] == PB
+    assert protobuf.decode(legacy.data) == {"kind": "APIVersions", "apiVersion": "", "versions": ["v1"],
+                                            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.1:6443"}]}
+    for path in ("/apis", "/api/v1", "/apis/authentication.k8s.io/v1"):
+        r = client.get(path, headers={"Accept": PB})
+        assert (r.status_code, r.headers["Content-Type"], r.data[:4]) == (200, PB, b"k8s\x00"), path
+    agg = PB + ";g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    r = client.get("/api", headers={"Accept": agg + ",application/json"})
+    assert (r.status_code, r.headers["Content-Type"]) == (200, agg)
+    doc = protobuf.decode(r.data)
+    assert (doc["kind"], doc["items"][0]["versions"][0]["resources"][0]["resource"]) == ("APIGroupDiscoveryList", "configmaps")
+    assert r.headers["ETag"] == client.get("/api", headers={"Accept": KUBECTL_ACCEPT}).headers["ETag"]

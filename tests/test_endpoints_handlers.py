@@ -53,6 +53,28 @@ def test_a_list_is_cut_at_its_limit_and_continues_where_it_stopped(setup):
     assert "continue" not in last["metadata"]
 
 
+def test_resource_version_0_lists_whole_whatever_the_limit(setup):
+    # the watch cache serves resourceVersion=0 and ignores its limit (storage/cacher/cacher.go's
+    # computeListLimit): every item, no continue token
+    _, c = setup
+    doc = json.loads(c.get(NS + "?resourceVersion=0&limit=1").data)
+    assert [i["metadata"]["name"] for i in doc["items"]] == list("abcde")
+    assert set(doc["metadata"]) == {"resourceVersion"}
+
+
+def test_a_page_a_selector_narrows_still_continues_while_keys_follow(setup):
+    # the cache's GetList (and etcd's list) has more whenever a key follows the last item taken,
+    # matching or not: the page after it may be empty, and the token has no remainingItemCount
+    _, c = setup
+    first = json.loads(c.get(NS + "?labelSelector=n+in+(a,b)&limit=2").data)
+    assert [i["metadata"]["name"] for i in first["items"]] == ["a", "b"]
+    assert "continue" in first["metadata"] and "remainingItemCount" not in first["metadata"]
+    rest = json.loads(c.get(NS + f"?labelSelector=n+in+(a,b)&limit=2&continue={first['metadata']['continue']}").data)
+    assert (rest["items"], set(rest["metadata"])) == ([], {"resourceVersion"})
+    last = json.loads(c.get(NS + "?labelSelector=n%3De&limit=1").data)
+    assert [i["metadata"]["name"] for i in last["items"]] == ["e"] and "continue" not in last["metadata"]
+
+
 @pytest.mark.parametrize("token", ["!!!", base64.urlsafe_b64encode(b'{"v":"other","rv":1,"start":"x"}').decode()])
 def test_a_continue_token_it_cannot_read_is_400(setup, token):
     _, c = setup
@@ -330,3 +352,87 @@ def test_a_self_subject_review_without_a_user_is_gos_400():
     r = Client(mux).post(REVIEWS, json=REVIEW)
     assert (r.status_code, json.loads(r.data)["message"]) == (400, "no user present on request")
     assert Client(mux).get(REVIEWS).status_code == 405  # create is its only verb
+
+
+# what client-go v0.36's typed Delete sent with a uid precondition (reference/clientgo): its typed
+# clients send protobuf unless told otherwise (rest.Request's UseProtobufAsDefault)
+PROTOBUF_DELETE_OPTIONS = (b'k8s\x00\n\x13\n\x02v1\x12\rDeleteOptions\x12(\x12&\n$00000000-0000-0000-0000-000000000000'
+                           b'\x1a\x00"\x00')
+
+
+def test_a_protobuf_delete_options_body_is_read_with_the_serializer_its_content_type_names(setup):
+    # delete.go reads the body with NegotiateInputSerializer's serializer: it was read as JSON here,
+    # a 400 "couldn't get version/kind; json parse error: invalid character 'k'" for every client-go delete
+    store, c = setup
+    r = c.delete(NS + "/a", data=PROTOBUF_DELETE_OPTIONS, content_type="application/vnd.kubernetes.protobuf")
+    doc = json.loads(r.data)
+    assert (r.status_code, doc["reason"]) == (409, "Conflict")
+    assert "the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match" in doc["message"]
+    wrong_kind = PROTOBUF_DELETE_OPTIONS.replace(b"\x12\rDeleteOptions", b"\x12\rDeleteOptionz")
+    r = c.delete(NS + "/a", data=wrong_kind, content_type="application/vnd.kubernetes.protobuf")
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        400, 'no kind "DeleteOptionz" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"')
+    assert c.delete(NS + "/a", data=b"k8s\x00\n\x13\n\x02v1\x12\rDeleteOptions\x12\x00",
+                    content_type="application/vnd.kubernetes.protobuf").status_code == 200
+
+
+def test_a_yaml_delete_options_body_is_read_as_yaml(setup):
+    store, c = setup
+    r = c.delete(NS + "/a", data=b"kind: DeleteOptions\napiVersion: v1\npreconditions:\n  uid: nope\n", content_type="application/yaml")
+    assert (r.status_code, json.loads(r.data)["reason"]) == (409, "Conflict")
+
+
+def test_a_body_of_null_is_an_empty_object_as_go_decodes_it(setup):
+    # kube-apiserver v1.36.0: null read into the kind's struct leaves it empty, so a create lacks its
+    # name (422), a PUT's name is undeterminable (400), and a DELETE's options are the defaults (200)
+    store, c = setup
+    r = c.post(NS, data="null", content_type="application/json")
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        422, 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required')
+    r = c.put(NS + "/a", data="null", content_type="application/json")
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        400, "the name of the object (a based on URL) was undeterminable: name must be provided")
+    assert c.delete(NS + "/a", data="null", content_type="application/json").status_code == 200
+
+
+@pytest.mark.parametrize("directive, warning", [
+    ("Warn", '299 - "duplicate field \\"data\\"", 299 - "duplicate field \\"data.c\\""'), ("Ignore", None)])
+def test_duplicate_maps_in_a_body_merge_as_go_decodes_them(setup, directive, warning):
+    # encoding/json decodes a repeated object field into what the first filled: a map's keys merge
+    _, c = setup
+    r = c.post(NS + f"?fieldValidation={directive}", content_type="application/json",
+               data='{"metadata":{"name":"dup"},"data":{"a":"1"},"data":{"b":"2"},"data":{"c":"3","c":"4"}}')
+    warnings = ", ".join(r.headers.getlist("Warning")) or None
+    assert (r.status_code, json.loads(r.data)["data"], warnings) == (201, {"a": "1", "b": "2", "c": "4"}, warning)
+
+
+NONSENSE_AS = {"Accept": "application/json;as=Nonsense;g=x;v=y"}
+
+
+def _answer_to_a_missing_object_asked_as_nothing_converts_to() -> tuple[int, str]:
+    mux = PathRecorderMux("test")
+    sampleapi.install(mux)
+    r = Client(mux).get(NS + "/missing", headers=NONSENSE_AS)
+    return r.status_code, json.loads(r.data)["message"]
+
+
+def test_a_get_negotiates_before_it_reads_the_store():
+    # get.go's getResourceHandler: NegotiateOutputMediaType (go-restful takes application/json with any
+    # parameters; the handler refuses the conversion) comes before the getter, so a missing object is
+    # 406, not 404, as kube-apiserver v1.36.0 answers
+    assert _answer_to_a_missing_object_asked_as_nothing_converts_to() == (
+        406, "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf")
+
+
+def test_a_get_that_read_the_store_first_would_fail_the_test_above(monkeypatch):
+    # the order the test above holds: a handler that reads the store before it negotiates answers 404
+    from genericserver.endpoints import installer
+    from genericserver.endpoints.handlers import get, response
+
+    def store_first(scope, req, start_response, namespace, name):
+        result = scope.store.get(namespace, name)
+        return response.transform_response_object(scope, req, start_response, 200, response.negotiate_output(scope, req.environ), result)
+
+    monkeypatch.setitem(installer._ITEM, "GET", (store_first, "GET"))
+    assert get.get_resource is not store_first
+    assert _answer_to_a_missing_object_asked_as_nothing_converts_to()[0] == 404

@@ -60,7 +60,10 @@ def test_an_unknown_patch_type_is_415_listing_the_three(setup):
     (MERGE, {"metadata": {"resourceVersion": "1"}}, 409,
      'Operation cannot be fulfilled on configmaps "a": the object has been modified; please apply your changes to the latest version and try again'),
     (SMP, {"data": {"bad key": "x"}}, 422, None),
-    (SMP, {"$patch": "explode"}, 400, "invalid value for special directive: explode"),
+    # patch.go passes mergepatch.ErrBadPatchType on as it is: kube-apiserver v1.36.0 answers 500
+    (SMP, {"$patch": "explode"}, 500, "unknown patch type: explode in map: map[$patch:explode]"),
+    (SMP, {"data": {"$patch": "frob"}}, 500, "unknown patch type: frob in map: map[$patch:frob]"),
+    (SMP, {"$patch": 1}, 500, "unknown patch type: %!s(int64=1) in map: map[$patch:1]"),
 ])
 def test_a_refused_patch_changes_nothing(setup, content_type, body, code, message):
     store, c = setup
@@ -198,3 +201,69 @@ def test_a_patch_whose_result_does_not_decode_has_no_kind_in_its_details(setup):
     assert r.status_code == 422
     details = json.loads(r.data)["details"]
     assert list(details) == ["causes"] and details["causes"][0]["field"] == "patch"
+
+
+# what kube-apiserver v1.36.0 answered each, on a configmap of data {"k": "v"} and labels {"x": "1"}:
+# gopkg.in/evanphx/json-patch.v4 (what patch.go applies a JSON patch with) is more lenient than RFC 6902
+@pytest.mark.parametrize("ops, data, labels, warning", [
+    ([{"op": "replace", "path": "/data/missing", "value": "x"}], {"k": "v", "missing": "x"}, {"x": "1"}, None),
+    ([{"op": "replace", "path": "/metadata/labels/new", "value": "y"}], {"k": "v"}, {"x": "1", "new": "y"}, None),
+    ([{"op": "copy", "from": "/data/k", "path": "/data/c"}], {"k": "v", "c": "v"}, {"x": "1"}, None),
+    # no leading slash: the first segment is dropped, the key lands at the root, an unknown field
+    ([{"op": "add", "path": "data/noslash", "value": "x"}], {"k": "v"}, {"x": "1"}, '299 - "unknown field \\"noslash\\""'),
+    ([{"op": "replace", "path": "data/k", "value": "x"}], {"k": "v"}, {"x": "1"}, '299 - "unknown field \\"k\\""'),
+])
+def test_a_json_patch_is_applied_as_evanphx_json_patch_v4_does(setup, ops, data, labels, warning):
+    _, c = setup
+    r = patch(c, ops, JSONP)
+    doc = json.loads(r.data)
+    assert (r.status_code, doc["data"], doc["metadata"]["labels"], r.headers.get("Warning")) == (200, data, labels, warning)
+
+
+@pytest.mark.parametrize("ops", [
+    [{"op": "remove", "path": "/data/missing"}],
+    [{"op": "move", "from": "/data/missing", "path": "/data/m"}],
+    [{"op": "add", "path": "/spec/x", "value": 1}],
+    [{"op": "test", "path": "/data/k", "value": "w"}],
+    [{"op": "frob", "path": "/data/k"}],
+])
+def test_what_even_evanphx_json_patch_v4_cannot_do_is_422(setup, ops):
+    _, c = setup
+    assert patch(c, ops, JSONP).status_code == 422
+
+
+@pytest.mark.parametrize("content_type", [JSONP, SMP])
+def test_a_null_json_or_strategic_patch_changes_nothing(setup, content_type):
+    # DecodePatch(null) is no operations, and null read into the strategic patch's map leaves it empty:
+    # kube-apiserver answers the object as it was (a merge patch of null is 400 "Invalid JSON Patch")
+    _, c = setup
+    r = patch(c, "null", content_type)
+    assert (r.status_code, json.loads(r.data)["data"]) == (200, {"k": "v"})
+    assert patch(c, "null", MERGE).status_code == 400
+
+
+def test_a_patch_s_duplicate_fields_are_strict_errors_with_their_paths(setup):
+    # kube-apiserver v1.36.0: the patch's own kjson.UnmarshalStrict reports "data.a" and "data"; under
+    # Strict a 422 on the field patch, under Warn a warning and the patch (whose last "data" wins) applied
+    _, c = setup
+    r = patch(c, '{"data":{"k":"2","k":"3"}}', MERGE, query="?fieldValidation=Strict")
+    assert r.status_code == 422
+    assert json.loads(r.data)["message"].endswith('": strict decoding error: duplicate field "data.k"')
+    r = patch(c, '{"data":{"a":"2"},"data":{"b":"3"}}', MERGE, query="?fieldValidation=Warn")
+    assert (r.status_code, r.headers.get("Warning"), json.loads(r.data)["data"]) == (
+        200, '299 - "duplicate field \\"data\\""', {"k": "v", "b": "3"})
+    r = patch(c, '[{"op":"add","op":"add","path":"/data/j","value":"1"}]', JSONP, query="?fieldValidation=Warn")
+    assert (r.status_code, r.headers.get("Warning")) == (200, '299 - "json patch duplicate field \\"[0].op\\""')
+
+
+@pytest.mark.parametrize("body, data, finalizers", [
+    # a key the object lacks takes the patch's value less removeDirectives' cut (an object holding a
+    # $patch goes, whatever its directive): kube-apiserver v1.36.0 answers 200, the object unchanged
+    ({"binaryData": {"$patch": "frob", "x": "MQ=="}}, {"k": "v"}, None),
+    ({"metadata": {"finalizers": [{"$patch": "frob"}, "a/b"]}}, {"k": "v"}, ["a/b"]),
+])
+def test_a_new_key_s_directives_are_cut_as_remove_directives_cuts_them(setup, body, data, finalizers):
+    _, c = setup
+    r = patch(c, body, SMP)
+    doc = json.loads(r.data)
+    assert (r.status_code, doc["data"], doc.get("binaryData"), doc["metadata"].get("finalizers")) == (200, data, None, finalizers)

@@ -347,3 +347,16 @@ def wait_for(condition, timeout: float = WAIT) -> bool:
             return True
         pause.wait(0.01)
     return False
+
+
+def test_the_index_lists_the_listed_paths_whatever_the_method():
+    # routes/index.go: / and /index.html answer metav1.RootPaths with WriteRawJSON, 200, for any
+    # method and Accept (kube-apiserver v1.36.0 lists its paths there); they were a 404 here
+    s = new_config().complete().new("test")
+    s.prepare_run()
+    client = WSGIClient(s.handler)
+    for method, path in (("GET", "/"), ("GET", "/index.html"), ("POST", "/"), ("OPTIONS", "/")):
+        r = client.open(path, method=method, buffered=True)
+        assert (r.status_code, r.headers["Content-Type"]) == (200, "application/json"), (method, path)
+        assert r.get_data(as_text=True).startswith('{\n  "paths": [\n    "/')
+        assert r.json["paths"] == sorted(s.listed_paths()) and "/metrics" in r.json["paths"] and "/" not in r.json["paths"]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import pathlib
 
-import genericserver.api.apps.v1.types  # noqa: F401 - each module registers its kinds
+import genericserver.api.apidiscovery.v2.types  # noqa: F401 - each module registers its kinds
+import genericserver.api.apps.v1.types  # noqa: F401
 import genericserver.api.authentication.v1.types  # noqa: F401
 import genericserver.api.authorization.v1.types  # noqa: F401
 import genericserver.api.autoscaling.v1.types  # noqa: F401

@@ -55,7 +55,7 @@ def test_the_original_is_not_changed():
 
 
 @pytest.mark.parametrize("patch, message", [
-    ({"$patch": "explode"}, "invalid value for special directive: explode"),
+    ({"$patch": "explode"}, "unknown patch type: explode in map: map[$patch:explode]"),
     ({"mergingList": [{"value": "x"}]}, "map: map[value:x] does not contain declared merge key: name"),
     ({"$deleteFromPrimitiveList/mergingIntList": 3}, "invalid patch format of primitive list"),
 ])

@@ -47,6 +47,8 @@ PLACEHOLDERS = {"uid": "<uid>", "resourceVersion": "<rv>", "creationTimestamp": 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 RV_IN_TEXT = re.compile(r'(resourceVersion\\?":\\?")\d+')
+# a precondition's Conflict names the stored object's resourceVersion: "in record (N)"
+RV_IN_RECORD = re.compile(r"(ResourceVersion in record \()\d+\)")
 AGE = re.compile(r"^(\d+(s|m|h|d|y))+$|^<invalid>$")
 
 
@@ -61,6 +63,7 @@ def _mask_meta(meta: Any) -> None:
 
 
 def _mask_text(text: str) -> str:
+    text = RV_IN_RECORD.sub(r"\1<rv>)", text)
     return RV_IN_TEXT.sub(r"\1<rv>", TIME.sub("<time>", UUID.sub("<uid>", text)))
 
 

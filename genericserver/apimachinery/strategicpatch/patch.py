@@ -12,7 +12,10 @@ knows, from the Go struct's tags, which lists to merge instead of replace. Appli
 * directives: ``$patch: replace`` (the map or list is the patch's, not a merge), ``$patch:
   delete`` (the map is emptied), ``$retainKeys`` (keys not listed are dropped),
   ``$deleteFromPrimitiveList/<field>`` (values removed from a set), ``$setElementOrder/<field>``
-  (the merged list in that order, items the patch does not name after them).
+  (the merged list in that order, items the patch does not name after them). Any other
+  ``$patch`` in a map is mergepatch's ``unknown patch type`` (a 500: patch.go passes it on), and
+  a value for a key the original lacks is taken as it is, less every object holding a ``$patch``
+  (``removeDirectives``).
 
 The patch meta of a field (strategy and merge key) comes from the kind's
 :class:`~genericserver.apimachinery.structs.Struct`, as Go's ``PatchMetaFromStruct`` reads it
@@ -36,14 +39,30 @@ SET_ELEMENT_ORDER = "$setElementOrder"
 
 
 class PatchError(ValueError):
-    """A patch Go refuses; ``bad_request`` when Go answers 400, else 422."""
+    """A patch Go refuses; ``bad_request`` when Go answers 400, else 422; ``internal`` for an
+    error patch.go's ``interpretStrategicMergePatchError`` passes on as it is (a 500)."""
 
-    def __init__(self, message: str, bad_request: bool = True):
+    def __init__(self, message: str, bad_request: bool = True, internal: bool = False):
         super().__init__(message)
-        self.bad_request = bad_request
+        self.bad_request = bad_request and not internal
+        self.internal = internal
 
 
-ERR_BAD_PATCH_TYPE = "invalid value for special directive"
+def go_sprint_s(value: Any) -> str:
+    """fmt's ``%s`` of a decoded JSON value: a string as it is, anything else as Go's bad verb."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "%!s(<nil>)"
+    if isinstance(value, bool):
+        return f"%!s(bool={go_sprint(value)})"
+    if isinstance(value, int):
+        return f"%!s(int64={value})"
+    if isinstance(value, float):
+        return f"%!s(float64={go_sprint(value)})"
+    return go_sprint(value)
+
+
 ERR_NO_LIST_OF_LISTS = "lists of lists are not supported"
 ERR_BAD_PRIMITIVE_LIST = "invalid patch format of primitive list"
 ERR_BAD_SET_ELEMENT_ORDER = "invalid patch format of setElementOrder list"
@@ -67,14 +86,15 @@ def strategic_merge_patch(original: dict, patch: dict, struct: Optional[Struct])
 
 
 def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
+    if DIRECTIVE in patch and patch[DIRECTIVE] not in ("replace", "delete"):
+        # handleDirectiveInMergeMap: mergepatch.ErrBadPatchType, with the patch map as it came
+        raise PatchError(f"unknown patch type: {go_sprint_s(patch[DIRECTIVE])} in map: {go_sprint(patch)}", internal=True)
     patch = dict(patch)
     directive = patch.pop(DIRECTIVE, None)
     if directive == "replace":
         return _strip(patch)
     if directive == "delete":
         return {}
-    if directive not in (None, "merge"):
-        raise PatchError(f"{ERR_BAD_PATCH_TYPE}: {directive}")
     retain = patch.pop(RETAIN_KEYS, None)
     if retain is not None:
         if not isinstance(retain, list):
@@ -102,6 +122,14 @@ def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
             original[key] = _merge_list(current, value, f)
         elif isinstance(value, list) and any(isinstance(v, list) for v in value):
             raise PatchError(ERR_NO_LIST_OF_LISTS, bad_request=False)
+        elif key not in original or type(current) is not type(value):
+            # mergeMap takes the patch's value as it is, less removeDirectives' cut: an object
+            # holding a $patch (of any kind) goes, so the key goes too
+            kept, keep = _remove_directives(value)
+            if keep:
+                original[key] = kept
+            else:
+                original.pop(key, None)
         else:
             original[key] = _strip(value)
     for key, order in orders.items():
@@ -111,6 +139,23 @@ def _merge_map(original: dict, patch: dict, struct: Optional[Struct]) -> dict:
             f = _field(struct, key)
             original[key] = _reorder(original[key], order, f.patch_merge_key if f else "")
     return original
+
+
+def _remove_directives(value: Any) -> tuple[Any, bool]:
+    """``removeDirectives``: the value without the objects that hold a ``$patch`` (a list's such
+    items dropped), and whether anything is left to keep (not when the value itself holds one)."""
+    if isinstance(value, dict):
+        if DIRECTIVE in value:
+            return None, False
+        out = {}
+        for k, v in value.items():
+            kept, keep = _remove_directives(v)
+            if keep:
+                out[k] = kept
+        return out, True
+    if isinstance(value, list):
+        return [kept for kept, keep in map(_remove_directives, value) if keep], True
+    return value, True
 
 
 def _strip(value: Any) -> Any:

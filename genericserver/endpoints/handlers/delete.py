@@ -2,8 +2,9 @@
 
 ``DeleteResource``'s steps, in Go's order (delete.go at v1.36.0): the output media type (406,
 line 80); the ``DeleteOptions`` from the body when there is one (413 over the limit; 415 for a
-Content-Type the meta codecs cannot read; JSON of any kind but ``DeleteOptions`` a 400 with the
-meta scheme's text, :func:`decode_delete_options_body`), else
+Content-Type the meta codecs cannot read; a body of any kind but ``DeleteOptions`` a 400 with the
+meta scheme's text, :func:`decode_delete_options_body`; JSON, YAML or protobuf as its
+Content-Type says), else
 from the query (``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents``, ``dryRun``,
 and ``uid`` and ``resourceVersion`` as preconditions) (86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
 finisher runs the storage's ``Delete`` within the 34 s upper bound (validating admission, a
@@ -32,6 +33,7 @@ from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.runtime import scheme
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.apimachinery.runtime.serializer import json as jsonserializer
+from genericserver.apimachinery.runtime.serializer import protobuf
 from genericserver.context import context as gocontext
 from genericserver.endpoints.handlers import get, response
 from genericserver.endpoints.handlers.finisher import finisher
@@ -57,14 +59,20 @@ _KINDS = {
 META_GROUP_VERSION = "meta.k8s.io/v1"
 
 
-def decode_delete_options_body(body: bytes) -> dict:
-    """A DELETE's body as delete.go:96-107 decodes it, through the meta internal version codecs,
+def decode_delete_options_body(body: bytes, info: negotiate.SerializerInfo = codec_factory.JSON) -> dict:
+    """A DELETE's body as delete.go:96-107 decodes it, through the meta internal version codecs
+    with the serializer its Content-Type chose (JSON; YAML, read as JSON; protobuf, the
+    ``k8s\\x00`` envelope client-go v0.36's typed clients send by default),
     defaulting to ``DeleteOptions`` of ``meta.k8s.io/v1``: not JSON, or not an object, is the
     serializer's ``couldn't get version/kind`` text; a kind the scheme does not know in that
     version is its ``no kind ... is registered`` (in its name, ``pkg/runtime/scheme.go:111`` in the
     reference build: :mod:`genericserver.apimachinery.runtime.scheme`); a kind it knows but
     another than DeleteOptions cannot be converted to it; a field of the wrong type is
     encoding/json's text. Each is a 400."""
+    if info is codec_factory.PROTOBUF:
+        return _decode_protobuf_delete_options(body)
+    if info is codec_factory.YAML:
+        body = jsonserializer.yaml_to_json(body)
     try:
         raw, opts, _ = jsonserializer.decode(body, meta_types.DELETE_OPTIONS)
         wrong_type: Optional[str] = None
@@ -73,6 +81,15 @@ def decode_delete_options_body(body: bytes) -> dict:
             raise errors.new_bad_request(str(err)) from None
         raw, opts, wrong_type = err.raw, {}, str(err)
     api_version, kind = jsonserializer.type_meta(raw)
+    _check_kind(api_version, kind)
+    if wrong_type is not None:
+        raise errors.new_bad_request(wrong_type)
+    return opts
+
+
+def _check_kind(api_version: str, kind: str) -> None:
+    """The kind the body names, as the meta scheme takes it (400 for one it cannot make a
+    DeleteOptions of)."""
     kind = kind or "DeleteOptions"
     # gvkWithDefaults: a body with no group and no version takes the default's
     gv = api_version or META_GROUP_VERSION
@@ -81,17 +98,27 @@ def decode_delete_options_body(body: bytes) -> dict:
     if kind != "DeleteOptions":
         go_type = _KINDS.get(gv, {}).get(kind, "v1." + kind)
         raise errors.new_bad_request(f"converting ({go_type}) to (v1.DeleteOptions): unknown conversion")
-    if wrong_type is not None:
-        raise errors.new_bad_request(wrong_type)
-    return opts
+
+
+def _decode_protobuf_delete_options(body: bytes) -> dict:
+    """A protobuf DeleteOptions body: the envelope's kind checked as a JSON body's, then the message."""
+    try:
+        obj = protobuf.decode(body, default_gvk=("meta.k8s.io", "v1", "DeleteOptions"), struct=meta_types.DELETE_OPTIONS)
+    except protobuf.ProtobufError as err:
+        if err.raw is None:
+            raise errors.new_bad_request(str(err)) from None
+        _check_kind(err.raw.get("apiVersion", ""), err.raw.get("kind", ""))
+        raise errors.new_bad_request(str(err)) from None
+    _check_kind(obj.get("apiVersion", ""), obj.get("kind", ""))
+    return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
 
 
 def delete_options(req: Request) -> dict:
     """The DeleteOptions of the request (body or query), checked as Go checks them."""
     body = limited_read_body(req)
     if body:
-        negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
-        opts = decode_delete_options_body(body)
+        info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
+        opts = decode_delete_options_body(body, info)
     else:
         opts = {}
         grace = req.args.get("gracePeriodSeconds")

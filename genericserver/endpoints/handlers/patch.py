@@ -16,7 +16,9 @@
 
 The three patch types:
 
-* ``application/json-patch+json`` (RFC 6902, the ``jsonpatch`` library): a patch that does not
+* ``application/json-patch+json`` (RFC 6902 as gopkg.in/evanphx/json-patch.v4 applies it,
+  :func:`apply_json_patch`: ``replace`` of a missing key sets it, a path without its leading
+  slash names a key of the root, which kube-apiserver then warns of as an unknown field): a patch that does not
   decode is 400 with the decoder's text (``error decoding patch: json: cannot unmarshal object
   into Go value of type []handlers.jsonPatchOp`` unless ``fieldValidation=Ignore``); more than 10,000 operations is 413; one that does not
   apply (a failed ``test``, a missing path) is Go's 422 ``the server rejected our request due
@@ -44,8 +46,6 @@ from __future__ import annotations
 import copy
 import json
 from typing import Any, Iterable
-
-import jsonpatch
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
@@ -128,15 +128,17 @@ def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope
     if patch_type == JSON_PATCH:
         if strict_decoding:
             json_patch_ops(body)
-        ops = _load(body)  # jsonpatch.DecodePatch
+        ops = _load(body)  # jsonpatch.DecodePatch: null is a patch of no operations
+        if ops is None:
+            ops = []
         if not isinstance(ops, list):
             raise errors.new_bad_request(f"json: cannot unmarshal {gojson.kind_of(ops)} into Go value of type jsonpatch.Patch")
         if len(ops) > MAX_JSON_PATCH_OPERATIONS:
             raise errors.new_request_entity_too_large(
                 f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}")
         try:
-            return jsonpatch.JsonPatch(ops).apply(copy.deepcopy(current))
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError, IndexError, TypeError):
+            return apply_json_patch(current, ops)
+        except _PatchFailed:
             raise _rejected() from None
     if patch_type == MERGE_PATCH:
         if strict_decoding:  # into a map[string]interface{}: null is no error here
@@ -152,14 +154,140 @@ def apply_patch(patch_type: str, current: dict, body: bytes, scope: RequestScope
             raise errors.new_bad_request("Invalid JSON Patch")
         return merge_patch(current, patch)
     patch = _load(body)
+    if patch is None:  # json.Unmarshal of null into the patch's map leaves it empty
+        patch = {}
     if not isinstance(patch, dict):
         raise errors.new_bad_request(f"json: cannot unmarshal {gojson.kind_of(patch)} into Go value of type map[string]interface {{}}")
     try:
         return strategic_merge_patch(current, patch, scope.resource.struct)
     except PatchError as err:
+        if err.internal:  # no API error: ErrorToAPIStatus makes it a 500 with its text and no reason
+            raise errors.StatusError(errors.status(500, "", str(err))) from None
         if err.bad_request:
             raise errors.new_bad_request(str(err)) from None
         raise errors.StatusError(errors.status(422, "Invalid", str(err), {})) from None
+
+
+# -- RFC 6902 as gopkg.in/evanphx/json-patch.v4 (v4.13.0) applies it, the library patch.go calls ---------
+#
+# It is more lenient than the RFC, and kube-apiserver is with it: ``replace`` of a key an object
+# lacks sets it; a path without its leading slash names a key of the document's root (its first
+# segment is dropped: "data/x" is "/x"); ``copy`` from a key an object lacks copies null; a
+# negative array index counts from the end. Anything it cannot do fails the whole patch.
+
+
+class _PatchFailed(Exception):
+    pass
+
+
+def _decode_patch_key(k: str) -> str:
+    return k.replace("~1", "/").replace("~0", "~")
+
+
+def _index(key: str, length: int) -> int:
+    """An array index of an array of ``length`` items (negative: from the end)."""
+    try:
+        idx = int(key)
+    except ValueError:
+        raise _PatchFailed(f"value was not a proper array index: {key!r}") from None
+    if idx < 0:
+        if idx < -length:
+            raise _PatchFailed(f"Unable to access invalid index: {idx}")
+        idx += length
+    if idx >= length:
+        raise _PatchFailed(f"Unable to access invalid index: {idx}")
+    return idx
+
+
+def _get(con: Any, key: str) -> Any:
+    """``get``: an object's missing key is None (no error), an array's bad index is one."""
+    if isinstance(con, dict):
+        return con.get(key)
+    return con[_index(key, len(con))]
+
+
+def _add(con: Any, key: str, value: Any) -> None:
+    if isinstance(con, dict):
+        con[key] = value
+    elif key == "-":
+        con.append(value)
+    else:  # an index of the array as it will be, one longer
+        con.insert(_index(key, len(con) + 1), value)
+
+
+def _remove(con: Any, key: str) -> None:
+    if isinstance(con, dict):
+        if key not in con:
+            raise _PatchFailed(f"Unable to remove nonexistent key: {key}")
+        del con[key]
+    else:
+        del con[_index(key, len(con))]
+
+
+def _find_object(doc: Any, path: str) -> tuple[Any, str]:
+    """``findObject``: the container of the path's last segment, and that segment (None when a
+    segment on the way is missing or no container)."""
+    split = path.split("/")
+    if len(split) < 2:
+        return None, ""
+    for part in split[1:-1]:
+        try:
+            nxt = _get(doc, _decode_patch_key(part))
+        except _PatchFailed:
+            return None, ""
+        if not isinstance(nxt, (dict, list)):
+            return None, ""
+        doc = nxt
+    return doc, _decode_patch_key(split[-1])
+
+
+def apply_json_patch(doc: Any, ops: list) -> Any:
+    """``Patch.Apply``: each operation in turn on a copy of ``doc``; :class:`_PatchFailed` (Go's
+    422) for the first that cannot be done."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        op = op if isinstance(op, dict) else {}
+        kind = op.get("op") if isinstance(op.get("op"), str) else "unknown"
+        path, value = op.get("path"), copy.deepcopy(op.get("value"))
+        if kind not in ("add", "remove", "replace", "move", "test", "copy"):
+            raise _PatchFailed(f"Unexpected kind: {kind}")
+        if not isinstance(path, str):
+            raise _PatchFailed(f"{kind} operation failed to decode path")
+        if kind == "replace" and path == "":
+            if not isinstance(value, (dict, list)):
+                raise _PatchFailed("replace operation value must be object or array")
+            doc = value
+            continue
+        if kind == "test" and path == "":
+            if doc != value:
+                raise _PatchFailed(f"testing value {path} failed")
+            continue
+        if kind in ("move", "copy"):
+            source = op.get("from")
+            if not isinstance(source, str):
+                raise _PatchFailed(f"{kind} operation failed to decode from")
+            con, key = _find_object(doc, source)
+            if con is None:
+                raise _PatchFailed(f"{kind} operation does not apply: doc is missing from path: {source}")
+            value = copy.deepcopy(_get(con, key))
+            if kind == "move":
+                _remove(con, key)
+        con, key = _find_object(doc, path)
+        if con is None:
+            raise _PatchFailed(f"{kind} operation does not apply: doc is missing path: {path}")
+        if kind in ("add", "move", "copy"):
+            _add(con, key, value)
+        elif kind == "remove":
+            _remove(con, key)
+        elif kind == "replace":
+            _get(con, key)  # an array's index must exist; an object's key need not
+            if isinstance(con, dict):
+                con[key] = value
+            else:
+                con[_index(key, len(con))] = value
+        elif _get(con, key) != value:  # test: a missing key equals null
+            raise _PatchFailed(f"testing value {path} failed")
+    return doc
 
 
 def patch_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: str, name: str) -> Iterable[bytes]:
@@ -211,6 +339,11 @@ def patched_object(scope: RequestScope, patch_type: str, current: dict, body: by
                                                unstructured=patch_type == STRATEGIC_MERGE_PATCH)
     except jsonserializer.DecodeError as err:
         raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", shown(patch_type, current, body, scope), str(err))])) from None
+    # the patch's own strict errors come first (its duplicate fields: kjson.UnmarshalStrict of the
+    # body, under Strict and Warn), then the result's
+    if directive in ("Strict", "Warn"):
+        prefix = "json patch " if patch_type == JSON_PATCH else ""
+        strict = [prefix + e for e in jsonserializer.duplicate_fields(body)] + strict
     warnings: list[str] = []
     if strict:
         if directive == "Strict":
@@ -254,7 +387,7 @@ def shown(patch_type: str, current: dict, body: bytes, scope: RequestScope) -> s
         for key in ("path", "from"):
             tokens = [t.replace("~1", "/").replace("~0", "~") for t in str(op.get(key, "")).split("/")[1:]]
             sorted_at.update(tuple(tokens[:i]) for i in range(len(tokens)))
-    return _written(jsonpatch.JsonPatch(patch).apply(base), sorted_at, deep_at)
+    return _written(apply_json_patch(base, patch), sorted_at, deep_at)
 
 
 def _merge_reached(doc: dict, patch: dict, at: tuple, sorted_at: set, deep_at: set) -> None:

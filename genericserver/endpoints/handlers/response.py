@@ -74,12 +74,45 @@ def transform(scope: RequestScope, options: negotiate.MediaTypeOptions, obj: dic
         t = convertor.convert_to_table(obj, rt.wall(), no_headers=no_headers, is_list=is_list)
         t["apiVersion"] = gv
         return table.include(t, include, gv, scope.kind, scope.resource.object_group_version)
-    if target.kind == "PartialObjectMetadata" and not is_list:
-        return table.partial_object_metadata(obj, gv)
-    if target.kind == "PartialObjectMetadataList" and is_list:
-        return {"kind": "PartialObjectMetadataList", "apiVersion": gv, "metadata": obj.get("metadata", {}),
-                "items": [{"metadata": i.get("metadata", {})} for i in obj.get("items", [])]}
-    raise errors.new_not_acceptable(f"only the following media types are accepted: application/json, application/yaml")
+    if target.kind == "PartialObjectMetadata":
+        return as_partial_object_metadata(scope, obj, gv, is_list)
+    if target.kind == "PartialObjectMetadataList":
+        return as_partial_object_metadata_list(scope, obj, gv, is_list)
+    raise negotiate.new_not_acceptable_error(negotiate.media_types(codec_factory.SUPPORTED)[0])
+
+
+META_GROUP_VERSIONS = ("meta.k8s.io/v1", "meta.k8s.io/v1beta1")
+
+
+def _go_type(scope: RequestScope, is_list: bool) -> str:
+    """How Go's ``%T`` names the storage's object: its internal type, in k8s.io/kubernetes's
+    pkg/apis/<group> (``*core.ConfigMap``, ``*apps.DeploymentList``)."""
+    package = scope.resource.group.split(".")[0] or "core"
+    return f"*{package}.{scope.kind}{'List' if is_list else ''}"
+
+
+def as_partial_object_metadata(scope: RequestScope, obj: dict, gv: str, is_list: bool) -> dict:
+    """``asPartialObjectMetadata``: one object's metadata as a kind of its own (406 for a list, or
+    a group version other than meta.k8s.io's v1 and v1beta1)."""
+    if is_list:
+        raise errors.new_not_acceptable(f"you requested PartialObjectMetadata, but the requested object is a list ({_go_type(scope, True)})")
+    if gv not in META_GROUP_VERSIONS:
+        raise errors.new_not_acceptable(f"no PartialObjectMetadataList exists in group version {gv}")
+    return table.partial_object_metadata(obj, gv)
+
+
+def as_partial_object_metadata_list(scope: RequestScope, obj: dict, gv: str, is_list: bool) -> dict:
+    """``asPartialObjectMetadataList``: each item's metadata, each item a ``PartialObjectMetadata``
+    with its kind and apiVersion (406 for what is not a list); the list's resourceVersion,
+    continue and remainingItemCount."""
+    if not is_list:
+        raise errors.new_not_acceptable(f"you requested PartialObjectMetadataList, but the requested object is not a list "
+                                        f"({_go_type(scope, False)})")
+    if gv not in META_GROUP_VERSIONS:
+        raise errors.new_not_acceptable(f"no PartialObjectMetadataList exists in group version {gv}")
+    meta = {k: v for k, v in obj.get("metadata", {}).items() if k in ("resourceVersion", "continue", "remainingItemCount")}
+    return {"kind": "PartialObjectMetadataList", "apiVersion": gv, "metadata": meta,
+            "items": [table.partial_object_metadata(i, gv) for i in obj.get("items", [])]}
 
 
 def write_encoded(environ: dict, start_response: StartResponse, code: int, obj: dict, options: negotiate.MediaTypeOptions,

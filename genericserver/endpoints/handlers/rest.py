@@ -38,6 +38,7 @@ from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
 from genericserver.apimachinery.runtime import scheme
 from genericserver.apimachinery.runtime.serializer import codec_factory
+from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.apimachinery.runtime.serializer.json import DecodeError
 from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
 from genericserver.endpoints.handlers.negotiation import negotiate
@@ -207,7 +208,7 @@ def decode(scope: RequestScope, info: Any, body: bytes, directive: str, warnings
         if directive == "Strict":
             raise transform_decode_error(want_kind, (kind, body_version), f"strict decoding error: {', '.join(strict)}", body)
         if directive == "Warn":
-            warnings.extend(strict)
+            warnings.extend(jsonserializer.strict_warnings(strict))
     obj = {"kind": want_kind, "apiVersion": gv, **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
     return obj, gv
 
@@ -240,9 +241,12 @@ def has_uid(obj: Optional[dict]) -> bool:
 
 
 def check_name(obj: dict, name: str, namespace: str) -> None:
-    """``checkName``: the object's name must be the URL's, and a namespace it names the request's."""
+    """``checkName``: the object must have a name (400 "undeterminable"), the URL's, and a
+    namespace it names must be the request's."""
     meta = obj.get("metadata") or {}
     obj_name, obj_namespace = meta.get("name", ""), meta.get("namespace", "")
+    if not obj_name:  # the scope's namer (namer.go's ObjectName): an empty name is errEmptyName
+        raise errors.new_bad_request(f"the name of the object ({name} based on URL) was undeterminable: name must be provided")
     if obj_name != name:
         raise errors.new_bad_request(f"the name of the object ({obj_name}) does not match the name on the URL ({name})")
     if namespace and obj_namespace and obj_namespace != namespace:

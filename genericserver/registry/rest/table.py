@@ -66,7 +66,8 @@ def partial_object_metadata(obj: dict, group_version: str = "meta.k8s.io/v1") ->
 def include(table: dict, include_object: Optional[str], group_version: str = "meta.k8s.io/v1",
             kind: str = "", api_version: str = "") -> dict:
     """What each row carries, by ``includeObject`` (response.go's ``asTable``): the metadata
-    (the default), the whole object, or nothing. A whole object is written with its ``kind`` and
+    (the default), the whole object, or nothing (the row's ``RawExtension`` left empty, which Go
+    writes as ``"object": null``). A whole object is written with its ``kind`` and
     ``apiVersion`` (an item of a list has none of its own; Go's encoder sets them on the embedded
     object, and kubectl's ``--sort-by`` decodes each row's object by them)."""
     for row in table["rows"]:
@@ -77,5 +78,5 @@ def include(table: dict, include_object: Optional[str], group_version: str = "me
         if include_object in ("Metadata", "", None):
             row["object"] = partial_object_metadata(row["object"], group_version)
         else:
-            row.pop("object")
+            row["object"] = None
     return table

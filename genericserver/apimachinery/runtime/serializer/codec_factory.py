@@ -35,8 +35,10 @@ def decode(info: SerializerInfo, body: bytes, struct: Struct) -> tuple[dict, dic
     if info is PROTOBUF:
         obj = protobuf.decode(body)
         return {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}, obj, []
-    if info is YAML:
-        body = jsonserializer.yaml_to_json(body)
+    if info is YAML:  # YAMLToJSONStrict's duplicate keys come first among the strict errors
+        body, duplicates = jsonserializer.yaml_to_json_strict(body)
+        raw, obj, strict = jsonserializer.decode(body, struct)
+        return raw, obj, ([jsonserializer.YAMLStrictError(duplicates)] if duplicates else []) + strict
     return jsonserializer.decode(body, struct)
 
 
@@ -46,8 +48,8 @@ def watch_content_type(info: SerializerInfo) -> str:
 
 
 def encode_watch_event(info: SerializerInfo, typ: str, obj: Any) -> bytes:
-    """One ``metav1.WatchEvent`` framed for the stream: a JSON line, or a length-prefixed
-    protobuf envelope whose object is itself an encoded envelope."""
+    """One ``metav1.WatchEvent`` framed for the stream: a JSON line, or a length-prefixed bare
+    protobuf message (the stream's raw serializer) whose object is an encoded envelope."""
     if info is PROTOBUF:
         return protobuf.encode_watch_event(typ, obj)
     return jsonserializer.encode({"type": typ, "object": obj})

@@ -10,10 +10,15 @@ Decoding reads a body into a kind's :class:`~genericserver.apimachinery.structs.
 Go's strict decoder reads it into the Go struct: a value of the wrong JSON type is an error with
 ``encoding/json``'s text (``json: cannot unmarshal number into Go struct field ConfigMap.data of
 type string``); fields the struct does not have, and fields given twice, are *strict* errors
-(``unknown field "spec"``, ``duplicate field "data"``), which the handlers turn into a 400 or
-into warnings by ``fieldValidation``. The object that comes out is what a Go round trip leaves:
-the struct's fields only, in its order, empty ``omitempty`` fields dropped. A body that is not
-JSON at all is refused with Go's scanner's text (:mod:`genericserver.encoding.json.scanner`).
+(``unknown field "spec"``, ``duplicate field "data.a"``: with their paths), which the handlers
+turn into a 400 or into warnings by ``fieldValidation``. A field given twice with an object
+both times merges, as Go decodes the second into what the first filled; null in a map or a list
+is the element's zero value; a body of ``null`` is an empty object. The object that comes out is
+what a Go round trip leaves: the struct's fields only, in its order, empty ``omitempty`` fields
+dropped. A body that is not JSON at all is refused with Go's scanner's text
+(:mod:`genericserver.encoding.json.scanner`). A YAML body is read as yaml.v2 reads it (YAML 1.1:
+``y``, ``on`` and ``off`` are booleans) and its repeated keys are yaml.v2's strict errors
+(``line 5: key true already set in map``).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any, Optional
 
 import yaml
@@ -101,14 +107,82 @@ def encode_yaml(obj: Any) -> bytes:
     return goyaml.json_to_yaml(json.loads(json.dumps(obj))).encode()
 
 
-def yaml_to_json(data: bytes) -> bytes:
-    """sigs.k8s.io/yaml's ``YAMLToJSON``: a YAML body read as the JSON it stands for."""
+class _GoYAMLLoader(yaml.SafeLoader):
+    """YAML as gopkg.in/yaml.v2 (sigs.k8s.io/yaml's) reads it: YAML 1.1's booleans include
+    ``y``, ``Y``, ``n`` and ``N`` besides yes/no/on/off (PyYAML's SafeLoader stops at those), and
+    each key met again in a mapping is written down as yaml.v2's strict decoding reports it
+    (``line 5: key true already set in map``), the later value kept."""
+
+    bool_values = {**yaml.SafeLoader.bool_values, "y": True, "n": False}
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen and not isinstance(key, (list, dict)):
+                self.duplicates.append(f"line {key_node.start_mark.line + 1}: key {_go_sharp_v(key)} already set in map")
+            seen.add(key) if not isinstance(key, (list, dict)) else None
+        return super().construct_mapping(node, deep)
+
+
+_GoYAMLLoader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
+
+
+def _go_sharp_v(key: Any) -> str:
+    """fmt's ``%#v`` of a YAML key: a string quoted, a bool or number as it is."""
+    if isinstance(key, str):
+        return json.dumps(key, ensure_ascii=False)
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "<nil>" if key is None else str(key)
+
+
+class YAMLStrictError(str):
+    """yaml.v2's ``*yaml.TypeError`` of a YAML body's duplicate keys: as one strict error, its
+    text (``yaml: unmarshal errors:`` and a line each); as warnings, each line on its own (what
+    the handlers' ``addStrictDecodingWarnings`` does with it)."""
+
+    lines: list[str]
+
+    def __new__(cls, lines: list[str]) -> "YAMLStrictError":
+        err = super().__new__(cls, "yaml: unmarshal errors:\n  " + "\n  ".join(lines))
+        err.lines = list(lines)
+        return err
+
+
+def strict_warnings(strict: list[str]) -> list[str]:
+    """The warnings a Warn directive adds for these strict errors (a YAML error's lines each)."""
+    out: list[str] = []
+    for e in strict:
+        out.extend(e.lines if isinstance(e, YAMLStrictError) else [e])
+    return out
+
+
+def yaml_to_json_strict(data: bytes) -> tuple[bytes, list[str]]:
+    """sigs.k8s.io/yaml's ``YAMLToJSON`` (the JSON a YAML body stands for), and what
+    ``YAMLToJSONStrict`` would refuse of it: its duplicate keys."""
     try:
-        doc = yaml.safe_load(data.decode("utf-8"))
+        loader = _GoYAMLLoader(data.decode("utf-8"))
+        try:
+            doc = loader.get_single_data()
+        finally:
+            loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise DecodeError(f"error converting YAML to JSON: {err}") from None
-    return json.dumps(doc, default=str).encode()
+    return json.dumps(doc, default=str).encode(), loader.duplicates
 
+
+def yaml_to_json(data: bytes) -> bytes:
+    """sigs.k8s.io/yaml's ``YAMLToJSON``: a YAML body read as the JSON it stands for."""
+    return yaml_to_json_strict(data)[0]
+
+
+# what null leaves in a map's value or a list's item of a scalar type: Go's zero value
+_ZERO = {"string": "", "bool": False, "int32": 0, "int64": 0, "float64": 0.0}
 
 _JSON_TYPES = {bool: "bool", int: "number", float: "number", str: "string", list: "array", dict: "object"}
 
@@ -191,12 +265,18 @@ class _Reader:
         if isinstance(t, MapOf):
             if not isinstance(value, dict):
                 raise self.fail(value, struct, path, t)
-            return {k: self.value(v, t.value, struct, path) for k, v in value.items()}
+            return {k: self.element(v, t.value, struct, path) for k, v in value.items()}
         if isinstance(t, ListOf):
             if not isinstance(value, list):
                 raise self.fail(value, struct, path, t)
-            return [self.value(v, t.item, struct, path) for v in value]
+            return [self.element(v, t.item, struct, path) for v in value]
         return self.scalar(value, t, struct, path)
+
+    def element(self, value: Any, t: Type, struct: str, path: str) -> Any:
+        """A map's value or a list's item: null is the element type's zero value (a string's "")."""
+        if value is None and t in _ZERO:
+            return _ZERO[t]
+        return self.value(value, t, struct, path)
 
     def scalar(self, value: Any, t: str, struct: str, path: str) -> Any:
         assert t in SCALARS, t
@@ -242,13 +322,49 @@ class _Reader:
         return out
 
 
-def _duplicates(pairs: list[tuple[str, Any]], found: list[str]) -> dict:
-    seen: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in seen and f'duplicate field "{k}"' not in found:
-            found.append(f'duplicate field "{k}"')
-        seen[k] = v
-    return seen
+class _Pairs(list):
+    """A JSON object's (key, value) pairs in order, duplicates kept (what the decoder meets)."""
+
+
+def _resolve(value: Any, path: str, found: list[str], merge: bool) -> Any:
+    """The value as Go's decoder keeps it, each duplicate key reported in ``found`` with its path
+    (``duplicate field "data.a"``, ``"e[0].g"``: sigs.k8s.io/json's strict errors, in the order
+    met). A key met again replaces its value, except where ``merge``: decoding into a struct, Go
+    decodes the later object into what the earlier one filled (a struct's fields, a map's keys),
+    so two objects merge. (A map of structs would take the later value whole; no served kind
+    has one where a body would repeat a key.)"""
+    if isinstance(value, _Pairs):
+        out: dict[str, Any] = {}
+        for k, v in value:
+            at = f"{path}.{k}" if path else k
+            if k in out and f'duplicate field "{at}"' not in found:
+                found.append(f'duplicate field "{at}"')
+            v = _resolve(v, at, found, merge)
+            out[k] = _merged(out[k], v) if merge and k in out else v
+        return out
+    if isinstance(value, list):
+        return [_resolve(v, f"{path}[{i}]", found, merge) for i, v in enumerate(value)]
+    return value
+
+
+def _merged(earlier: Any, later: Any) -> Any:
+    if not (isinstance(earlier, dict) and isinstance(later, dict)):
+        return later
+    out = dict(earlier)
+    for k, v in later.items():
+        out[k] = _merged(out[k], v) if k in out else v
+    return out
+
+
+def duplicate_fields(body: bytes) -> list[str]:
+    """``kjson.UnmarshalStrict`` of a patch into a ``map[string]interface{}``: its duplicate
+    fields, with their paths (a body that is not JSON has none here: the caller's decode says so)."""
+    found: list[str] = []
+    try:
+        _resolve(gojson.loads(body, object_pairs_hook=_Pairs), "", found, merge=False)
+    except scanner.SyntaxError:
+        return []
+    return found
 
 
 def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[dict, dict, list[str]]:
@@ -258,9 +374,11 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
     unstructured converter's (``FromUnstructured``: how Go reads a strategic patch's result)."""
     dups: list[str] = []
     try:
-        raw = gojson.loads(body, object_pairs_hook=lambda pairs: _duplicates(pairs, dups))
+        raw = _resolve(gojson.loads(body, object_pairs_hook=_Pairs), "", dups, merge=True)
     except scanner.SyntaxError as err:  # what SimpleMetaFactory.Interpret says of it (meta.go)
         raise DecodeError(f"couldn't get version/kind; json parse error: {err}") from None
+    if raw is None:  # null read into the kind's struct leaves it empty, and names no kind either
+        raw = {}
     if not isinstance(raw, dict):
         raise DecodeError("couldn't get version/kind; json parse error: json: cannot unmarshal "
                           f"{_JSON_TYPES.get(type(raw), 'value')} into Go value of type struct {{ APIVersion string "

@@ -16,7 +16,8 @@ message and read back as absent.
 
 :func:`encode` and :func:`decode` go between these bytes and the JSON-shaped dicts the server
 keeps; :func:`encode_watch_event` is one frame of a protobuf watch stream (a 4-byte big-endian
-length, then a ``WatchEvent`` envelope whose object's ``raw`` is the object's own envelope).
+length, then the bare ``WatchEvent`` message, whose object's ``raw`` is the object's own
+envelope); :func:`decode_watch_events` reads such a stream back as a client does.
 """
 
 from __future__ import annotations
@@ -120,11 +121,13 @@ class _Messages:
 _cache: dict[frozenset, _Messages] = {}
 
 
-def _messages() -> _Messages:
-    key = frozenset(s.proto for s in KINDS.values())
+def _messages(*extra: Struct) -> _Messages:
+    """The message classes of the registered kinds, the watch event, and `extra` (a struct decoded
+    as another scheme knows it: the meta scheme's DeleteOptions)."""
+    key = frozenset(s.proto for s in list(KINDS.values()) + list(extra))
     if key not in _cache:
         _cache.clear()
-        _cache[key] = _Messages(list(KINDS.values()) + [WATCH_EVENT])
+        _cache[key] = _Messages(list(KINDS.values()) + [WATCH_EVENT, *extra])
     return _cache[key]
 
 
@@ -254,13 +257,14 @@ def _json_scalar(value: Any, t: str) -> Any:
 # -- the envelope ------------------------------------------------------------------------------------
 
 
-def encode(obj: dict) -> bytes:
-    """The ``k8s\\x00`` envelope of ``obj`` (which names its apiVersion and kind)."""
+def encode(obj: dict, struct: Optional[Struct] = None) -> bytes:
+    """The ``k8s\\x00`` envelope of ``obj`` (which names its apiVersion and kind); with `struct`,
+    written as that struct (a kind another scheme knows)."""
     api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
-    s = kind_for(api_version, kind)
+    s = struct or kind_for(api_version, kind)
     if s is None:
         raise ProtobufError(f"protobuf: no kind {json.dumps(kind)} is registered for version {json.dumps(api_version)}")
-    m = _messages()
+    m = _messages(*([struct] if struct is not None else []))
     body = m.classes[s.proto]()
     _fill(body, obj, s)
     return _envelope(m, api_version, kind, body.SerializeToString(deterministic=True))
@@ -276,11 +280,13 @@ def _envelope(m: _Messages, api_version: str, kind: str, raw: bytes) -> bytes:
     return PREFIX + unknown.SerializeToString(deterministic=True)
 
 
-def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> dict:
-    """The object of a ``k8s\\x00`` envelope, as a JSON-shaped dict in Go's field order."""
+def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None, struct: Optional[Struct] = None) -> dict:
+    """The object of a ``k8s\\x00`` envelope, as a JSON-shaped dict in Go's field order. With
+    `struct`, the message is read as that struct whatever kind the envelope names (the caller
+    checks the kind, as a scheme of its own would)."""
     if not data.startswith(PREFIX):
         raise ProtobufError(f"provided data does not appear to be a protobuf message, expected prefix {list(PREFIX)}")
-    m = _messages()
+    m = _messages(*([struct] if struct is not None else []))
     unknown = m.unknown()
     try:
         unknown.ParseFromString(data[len(PREFIX):])
@@ -290,7 +296,7 @@ def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> d
     if default_gvk and not kind:
         group, version, kind = default_gvk
         api_version = api_version or (f"{group}/{version}" if group else version)
-    s = kind_for(api_version, kind)
+    s = struct or kind_for(api_version, kind)
     if s is None:
         err = ProtobufError(f"no kind {json.dumps(kind)} is registered for version {json.dumps(api_version)}")
         err.raw = {"apiVersion": api_version, "kind": kind}
@@ -304,13 +310,42 @@ def decode(data: bytes, default_gvk: Optional[tuple[str, str, str]] = None) -> d
 
 
 def encode_watch_event(typ: str, obj: dict) -> bytes:
-    """One length-prefixed frame of a protobuf watch: a WatchEvent whose object is ``obj``'s envelope."""
+    """One frame of a protobuf watch stream: a 4-byte big-endian length (``LengthDelimitedFramer``),
+    then the ``WatchEvent`` message as the stream's serializer writes it: codec_factory.go gives
+    protobuf's stream the ``RawSerializer``, which writes the message alone, with no ``k8s\\x00``
+    and no ``runtime.Unknown`` around it. Only the event's object (its ``RawExtension``'s raw
+    bytes) is written by the ordinary serializer, as watch.go's embedded encoder does: that one is
+    an envelope."""
     m = _messages()
     event = m.classes[WATCH_EVENT.proto]()
     event.type = typ
     event.object.raw = encode(obj)
-    frame = _envelope(m, "v1", "WatchEvent", event.SerializeToString(deterministic=True))
+    frame = event.SerializeToString(deterministic=True)
     return binary.pack(">I", len(frame)) + frame
+
+
+def decode_watch_events(stream: bytes) -> list[tuple[str, dict]]:
+    """The events of a protobuf watch stream as a client reads them (client-go's
+    ``streaming`` decoder with the ``RawSerializer``, then the object's envelope): each frame's
+    type and object. A stream cut inside a frame raises :class:`ProtobufError`."""
+    m = _messages()
+    events = []
+    at = 0
+    while at < len(stream):
+        if len(stream) - at < 4:
+            raise ProtobufError("unexpected EOF: a frame's length was cut short")
+        (size,) = binary.unpack(">I", stream[at:at + 4])
+        frame = stream[at + 4:at + 4 + size]
+        if len(frame) < size:
+            raise ProtobufError("unexpected EOF: a frame was cut short")
+        at += 4 + size
+        event = m.classes[WATCH_EVENT.proto]()
+        try:
+            event.ParseFromString(frame)
+        except Exception as err:  # the library's DecodeError: Go's unmarshal error
+            raise ProtobufError(f"unexpected EOF: {err}") from None
+        events.append((event.type, decode(event.object.raw)))
+    return events
 
 
 def as_status_error(err: ProtobufError) -> errors.StatusError:

@@ -21,6 +21,7 @@ import json
 from typing import Any, Iterable, Optional
 
 from genericserver import runtime as rt
+from genericserver.api.apidiscovery.v2 import types as _apidiscovery  # noqa: F401 - registers the document's kind (protobuf)
 from genericserver.endpoints.discovery import util
 from genericserver.endpoints.discovery.aggregated.negotiation import DISCOVERY_RESTRICTIONS
 

@@ -35,8 +35,9 @@ def wants_aggregated(accept: str) -> bool:
             continue
         if "as" not in params:
             return False
-        if (params.get("as"), params.get("g"), params.get("v")) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2"):
-            return mime in ("application/json", "application/*", "*/*")
+        # Go negotiates over the codecs' JSON, YAML and protobuf alike (apidiscovery/v2 has a
+        # protobuf message): kube-apiserver writes the document in protobuf to a client that asks
+        return (params.get("as"), params.get("g"), params.get("v")) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io", "v2")
     return False
 
 

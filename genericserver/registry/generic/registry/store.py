@@ -55,6 +55,7 @@ from genericserver.registry.rest import update as rest_update
 from genericserver.registry.rest.rest import Resource
 from genericserver.storage import errors as storage_errors
 from genericserver.storage import interfaces, storage_continue
+from genericserver.storage import cacher
 from genericserver.storage.selection_predicate import SelectionPredicate
 
 DEFAULT_HISTORY = 1000
@@ -332,8 +333,9 @@ def _key(resource: Resource, obj: dict) -> str:
 def list_predicate(storage, resource: Resource, namespace: Optional[str], p: SelectionPredicate,
                    resource_version: str = "", resource_version_match: str = "") -> dict:
     """``ListPredicate``: the list object of what ``p`` selects, sorted by key as etcd's keys
-    sort, cut at ``p.limit`` with a ``continue`` token and, when no selector filtered, the
-    count of what is left (``remainingItemCount``)."""
+    sort, cut at ``p.limit`` as the watch cache cuts it (:mod:`genericserver.storage.cacher`:
+    no limit at ``resourceVersion=0``) with a ``continue`` token and, when no selector filtered,
+    the count of what is left (``remainingItemCount``)."""
     key_prefix = key_root(resource, namespace) + "/"
     _, continue_key = interfaces.validate_list_options(key_prefix, resource_version, resource_version_match,
                                                        p.limit, p.continue_)
@@ -342,15 +344,9 @@ def list_predicate(storage, resource: Resource, namespace: Optional[str], p: Sel
     if continue_key:
         keyed = [(k, i) for k, i in keyed if k >= continue_key]
     total = len(keyed)
-    selected: list[tuple[str, dict]] = []
-    has_more = False
-    for n, (k, item) in enumerate(keyed):
-        if not p.matches(item):
-            continue
-        if p.limit > 0 and len(selected) == p.limit:
-            has_more = True
-            break
-        selected.append((k, item))
+    # the watch cache's rules (kube-apiserver serves lists from it): no limit at resourceVersion=0,
+    # and more to come whenever a key follows the last item taken
+    selected, has_more = cacher.select_page(keyed, p.matches, cacher.compute_list_limit(p.limit, resource_version))
     meta: dict = {"resourceVersion": str(rv)}
     if selected:
         token, remaining = storage_continue.prepare_continue_token(selected[-1][0], key_prefix, rv, total, has_more,

@@ -158,3 +158,88 @@ LABEL_SELECTOR = _s(
     Field("matchLabels", 1, MapOf("string"), "Labels the object must carry, with these values."),
     Field("matchExpressions", 2, ListOf(LABEL_SELECTOR_REQUIREMENT), "Set-based terms, all of which must hold.", list_type="atomic"),
 )
+
+# -- discovery: what /api, /apis and a group's and a version's documents are ---------------------
+# registered as the unversioned kinds of v1, as Go's scheme has them (AddUnversionedTypes), and
+# under no version at all for the legacy documents, whose apiVersion the stripping serializer
+# leaves empty (in JSON and in the protobuf envelope alike)
+
+GROUP_VERSION_KIND = _s(
+    "GroupVersionKind", "A kind, named with its group and version.",
+    Field("group", 1, "string", "The group.", required=True),
+    Field("version", 2, "string", "The version.", required=True),
+    Field("kind", 3, "string", "The kind.", required=True),
+)
+
+SERVER_ADDRESS_BY_CLIENT_CIDR = _s(
+    "ServerAddressByClientCIDR", "The address a client in a network reaches the server at.",
+    Field("clientCIDR", 1, "string", "The clients' network.", required=True),
+    Field("serverAddress", 2, "string", "The host:port they use.", required=True),
+)
+
+GROUP_VERSION_FOR_DISCOVERY = _s(
+    "GroupVersionForDiscovery", "One version of a group, as discovery lists it.",
+    Field("groupVersion", 1, "string", "group/version.", required=True),
+    Field("version", 2, "string", "The version alone.", required=True),
+)
+
+API_VERSIONS = register(_s(
+    "APIVersions", "The versions of the legacy group (/api).",
+    Field("versions", 1, ListOf("string"), "The versions.", required=True),
+    Field("serverAddressByClientCIDRs", 2, ListOf(SERVER_ADDRESS_BY_CLIENT_CIDR), "Where clients reach the server.", required=True),
+    type_meta=True, gvks=(("", "v1", "APIVersions"), ("", "", "APIVersions")),
+))
+
+API_GROUP = register(_s(
+    "APIGroup", "A group, its versions and the one it prefers.",
+    Field("name", 1, "string", "The group's name.", required=True),
+    Field("versions", 2, ListOf(GROUP_VERSION_FOR_DISCOVERY), "Its versions.", required=True),
+    Field("preferredVersion", 3, GROUP_VERSION_FOR_DISCOVERY, "The version clients should use."),
+    Field("serverAddressByClientCIDRs", 4, ListOf(SERVER_ADDRESS_BY_CLIENT_CIDR), "Where clients reach the server."),
+    type_meta=True, gvks=(("", "v1", "APIGroup"),),
+))
+
+API_GROUP_LIST = register(_s(
+    "APIGroupList", "The groups the server serves (/apis).",
+    Field("groups", 1, ListOf(API_GROUP), "The groups.", required=True),
+    type_meta=True, gvks=(("", "v1", "APIGroupList"),),
+))
+
+VERBS = _s("Verbs", "What can be done to a resource.", Field("items", 1, ListOf("string")),
+           json_form={"type": "array", "items": {"type": "string"}})
+
+API_RESOURCE = _s(
+    "APIResource", "One resource of a group version, as discovery lists it.",
+    Field("name", 1, "string", "The plural name.", required=True),
+    Field("singularName", 6, "string", "The singular name.", required=True),
+    Field("namespaced", 2, "bool", "Whether objects live in a namespace.", required=True),
+    Field("group", 8, "string", "The group of a subresource of another group."),
+    Field("version", 9, "string", "The version of a subresource of another version."),
+    Field("kind", 3, "string", "The kind.", required=True),
+    Field("verbs", 4, VERBS, "The verbs.", required=True, pointer=True),
+    Field("shortNames", 5, ListOf("string"), "Short names kubectl takes."),
+    Field("categories", 7, ListOf("string"), "Groupings such as all."),
+    Field("storageVersionHash", 10, "string", "A hash of the version objects are stored at."),
+)
+
+API_RESOURCE_LIST = register(_s(
+    "APIResourceList", "The resources of one group version (/api/v1, /apis/<group>/<version>).",
+    Field("groupVersion", 1, "string", "group/version.", required=True),
+    Field("resources", 2, ListOf(API_RESOURCE), "The resources.", required=True),
+    type_meta=True, gvks=(("", "v1", "APIResourceList"), ("", "", "APIResourceList")),
+))
+
+# -- an object's metadata alone: what as=PartialObjectMetadata[List] answers (protobuf included) --
+
+PARTIAL_OBJECT_METADATA = register(_s(
+    "PartialObjectMetadata", "An object's metadata, without the rest of it.",
+    Field("metadata", 1, OBJECT_META, "The object's metadata."),
+    type_meta=True, gvks=(("meta.k8s.io", "v1", "PartialObjectMetadata"), ("meta.k8s.io", "v1beta1", "PartialObjectMetadata")),
+))
+
+PARTIAL_OBJECT_METADATA_LIST = register(_s(
+    "PartialObjectMetadataList", "A list's items' metadata.",
+    Field("metadata", 1, LIST_META, "The list's metadata."),
+    Field("items", 2, ListOf(PARTIAL_OBJECT_METADATA), "Each item's metadata.", required=True),
+    type_meta=True, gvks=(("meta.k8s.io", "v1", "PartialObjectMetadataList"),),
+))
