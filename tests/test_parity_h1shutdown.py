@@ -194,6 +194,7 @@ def differences(go: dict, ours: dict) -> list[str]:
 
 
 def test_the_recording_is_of_todays_scenarios():
+    assert RECORDED["go_version"] == "go1.26.8", "recorded from the Go kube-apiserver v1.36.0 is built with"
     assert RECORDED["scenarios"].keys() == SCENARIOS_BY_ID.keys(), "make parity re-records the corpus"
     for sid, entry in RECORDED["scenarios"].items():
         script = {k: v for k, v in SCENARIOS_BY_ID[sid].script().items() if k != "id"}
