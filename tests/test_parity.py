@@ -13,6 +13,7 @@ import collections
 import difflib
 import json
 import pathlib
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,6 +21,7 @@ import pytest
 
 from genericserver import runtime as rt
 from genericserver.net.http import server as hs
+from genericserver.net.http.internal import chunked
 from parity import app as parity_app
 from parity import wire
 from parity.corpus import CASES, CATEGORIES
@@ -69,19 +71,24 @@ def replay(port: int, case: wire.Case) -> dict:
     return wire.exchange(port, case.steps, head_responses=case.head_responses, quiet_after=quiet_after)
 
 
-@pytest.fixture(scope="module")
-def replayed() -> dict:
-    """Our server's answer to every case, replayed before the first test (no thread outlives it)."""
+def replay_all(cases: list) -> dict:
+    """Our server's answer to each case (no thread outlives it)."""
     server = Replay()
     try:
         with ThreadPoolExecutor(WORKERS, thread_name_prefix="parity-client") as pool:
-            futures = {case.id: pool.submit(replay, server.port, case) for case in CASES}
+            futures = {case.id: pool.submit(replay, server.port, case) for case in cases}
             answers = {cid: f.result() for cid, f in futures.items()}
     finally:
         server.stop()
     for g in rt.THREADS.live():  # a connection's goroutine may still be returning from its hook
         assert g.join(wire.ANSWER_TIMEOUT), f"{g} did not end"
     return answers
+
+
+@pytest.fixture(scope="module")
+def replayed() -> dict:
+    """Our server's answer to every case, replayed before the first test."""
+    return replay_all(CASES)
 
 
 def request_preview(case: wire.Case, limit: int = 400) -> str:
@@ -142,8 +149,10 @@ def test_the_corpus_covers_every_category():
 def test_go_answers_are_recorded_for_every_case_and_both_go_releases():
     assert list(RECORDED["cases"]) == [c.id for c in CASES], "the recorded cases are not the corpus: run `make parity`"
     versions = RECORDED["go_versions"]
-    assert versions[0] == RECORDED["reference"] and versions[0].startswith("go1.27.")
-    assert any(v.startswith("go1.26.") for v in versions[1:]), "no answers of the Go that built Kubernetes v1.36.0"
+    # the reference is the Go kube-apiserver v1.36.0 is built with: its /version, in the API corpus, says which
+    kube_go = set(re.findall(r'"goVersion": "([^"]+)"', (pathlib.Path(__file__).parent / "parity" / "go-api.json").read_text()))
+    assert kube_go == {versions[0]} and versions[0] == RECORDED["reference"] == "go1.26.8"
+    assert any(v.startswith("go1.27.") for v in versions[1:]), "no answers of the next Go (what the next kube will do)"
     differing = {cid for cid, e in RECORDED["cases"].items() if e.get("differing_answers")}
     assert differing == {cid for ids in RECORDED["version_differences"].values() for cid in ids}
 
@@ -183,7 +192,7 @@ def test_parser_keeps_what_is_no_response_and_finds_the_probe():
 
 def test_reflections_compare_as_a_wsgi_environ_can_show_them():
     go = {"method": "GET", "headers": {"X-A": ["1", "2"]}, "body_error": "unexpected EOF", "trailers": {"T": ["v"]}}
-    ours = {"method": "GET", "headers": {"X-A": ["1, 2"]}, "body_error": "peer closed", "trailers": None}
+    ours = {"method": "GET", "headers": {"X-A": ["1, 2"]}, "body_error": "unexpected EOF", "trailers": None}
 
     def as_answer(j: dict, length: str) -> dict:
         headers = {"content-length": [length], "content-type": ["application/json"]}
@@ -191,6 +200,27 @@ def test_reflections_compare_as_a_wsgi_environ_can_show_them():
 
     assert wire.same(as_answer(go, "99"), as_answer(ours, "77"))
     assert not wire.same(as_answer(go, "99"), as_answer({**ours, "body_error": None}, "77"))
+    assert not wire.same(as_answer(go, "99"), as_answer({**ours, "body_error": "unexpected eof"}, "77"))
     assert not wire.same(as_answer(go, "99"), as_answer({**ours, "headers": {"X-A": ["1"]}}, "77"))
     text = {"responses": [{"status": "HTTP/1.1 200 OK", "headers": {"content-length": ["99"]}, "body": ""}]}
     assert not wire.same(text, {"responses": [{"status": "HTTP/1.1 200 OK", "headers": {"content-length": ["77"]}, "body": ""}]})
+
+
+def test_a_body_error_in_other_words_fails_the_replay(monkeypatch):
+    # every body-error text is Go's word for word, and compared so: a chunked reader that words
+    # one error otherwise fails each case Go answered with it
+    worded = "invalid byte in chunk length"
+    ids = [cid for cid, e in RECORDED["cases"].items()
+           if any((r.get("json") or {}).get("body_error") == worded for r in e["answer"]["responses"])]
+    assert len(ids) >= 5
+
+    class Reworded(chunked.ChunkedError):
+        def __init__(self, text: str):
+            super().__init__(text.replace("invalid byte", "bad byte"))
+
+    monkeypatch.setattr(chunked, "ChunkedError", Reworded)
+    cases = [c for c in CASES if c.id in ids]
+    answers = replay_all(cases)
+    failures = [c.id for c in cases if differences(c, answers[c.id])]
+    assert failures == ids, "a changed body-error text passed the replay"
+    assert all('"body_error": "bad byte in chunk length"' in differences(c, answers[c.id]) for c in cases)

@@ -1,4 +1,4 @@
-"""Port of Go's bufio package (bufio.go, Go 1.27): the buffered ``Reader`` net/http reads requests through.
+"""Port of Go's bufio package (bufio.go, Go 1.26.8): the buffered ``Reader`` net/http reads requests through.
 
 Its 4096-byte buffer is part of what the server accepts: a chunk-size line must fit in it
 (``chunked.go``), and a request's trailer must show its end within it (``transfer.go``). So the

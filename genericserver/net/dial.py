@@ -1,4 +1,4 @@
-"""Port of Go's net package (dial.go ``Listen``, sock_linux.go ``maxListenerBacklog``, ipsock.go ``JoinHostPort``, net.go ``OpError``, Go 1.27): a listening TCP socket.
+"""Port of Go's net package (dial.go ``Listen``, sock_linux.go ``maxListenerBacklog``, ipsock.go ``JoinHostPort``, net.go ``OpError``, Go 1.26.8): a listening TCP socket.
 
 What a server listens on: a TCP socket with ``SO_REUSEADDR`` (as Go sets on Unix) and the
 kernel's largest accept queue, and a bind failure worded as Go's ``*net.OpError``.

@@ -1,13 +1,14 @@
 """Record Go's answers to the parity corpus into go-answers.json (no Go twin).
 
-    python tests/parity/record.py --go .venv-go-1.27.3/bin/go --go .venv-go-1.26.6/bin/go
+    python tests/parity/record.py --go go --go .venv-go-1.27.3/bin/go
 
 Each ``--go`` toolchain builds ``goserver/`` offline (GOTOOLCHAIN=local, GOPROXY=off; its cache
 and the binaries under ``.go-build/`` at the repository root), the server starts on a free
 loopback port, and every case of :mod:`parity.corpus` is sent to it on a new connection. The
-first ``--go`` is the reference: its answers are the ones the replay compares with. The answer of
-every other toolchain is stored too where it differs (normalised as the replay compares), and the
-ids of those cases are listed under ``version_differences``. ``make parity`` runs this.
+first ``--go`` is the reference (``make parity``: Go 1.26.8, what kube-apiserver v1.36.0 runs):
+its answers are the ones the replay compares with. The answer of every other toolchain is stored
+too where it differs (normalised as the replay compares), and the ids of those cases are listed
+under ``version_differences``. ``make parity`` runs this.
 
 ``--repeat N`` sends every case N times and fails if Go's answers are not all the same (a check
 that the recording does not depend on timing). ``--only ID`` records some cases into the file

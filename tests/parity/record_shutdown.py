@@ -1,6 +1,6 @@
 """Record the shutdown corpora into go-h1shutdown.json and go-h2shutdown.json (no Go twin).
 
-    python tests/parity/record_shutdown.py --go .venv-go-1.27.3/bin/go [--corpus h1|h2]
+    python tests/parity/record_shutdown.py --go go [--corpus h1|h2]
 
 The toolchain builds ``h1shutdown/`` and ``h2shutdown/`` offline as ``record.py`` builds the
 HTTP/1 parsing server (both take what they share from ``shutdownkit/``, by a ``replace`` in

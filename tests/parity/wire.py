@@ -298,7 +298,6 @@ def normalise_reflection(j: Any) -> Any:
         return j
     j = dict(j)
     j.pop("trailers", None)  # WSGI has no trailers to show an app
-    j["body_error"] = j.get("body_error") is not None  # the texts are each language's own
     j["headers"] = {name: _joined(values) for name, values in sorted((j.get("headers") or {}).items())}
     return j
 

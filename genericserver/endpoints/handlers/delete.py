@@ -5,8 +5,10 @@ line 80); the ``DeleteOptions`` from the body when there is one (413 over the li
 Content-Type the meta codecs cannot read; a body of any kind but ``DeleteOptions`` a 400 with the
 meta scheme's text, :func:`decode_delete_options_body`; JSON, YAML or protobuf as its
 Content-Type says), else
-from the query (``gracePeriodSeconds``, ``propagationPolicy``, ``orphanDependents``, ``dryRun``,
-and ``uid`` and ``resourceVersion`` as preconditions) (86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
+from the query, as the parameter codec reads it (``gracePeriodSeconds``, ``orphanDependents``,
+``propagationPolicy``, ``dryRun``, and ``uid`` and ``resourceVersion`` as preconditions:
+:mod:`genericserver.apimachinery.apis.meta.v1.conversion`; a bool is true unless ``0`` or
+``false``, a number that does not parse is a 400) (86-121); the options checked (422 on ``DeleteOptions.meta.k8s.io``) (131); then the
 finisher runs the storage's ``Delete`` within the 34 s upper bound (validating admission, a
 no-op, has its place there). The generic store
 (:func:`genericserver.registry.generic.registry.store.delete`) holds the preconditions (``uid``,
@@ -28,9 +30,11 @@ from typing import Iterable, Optional
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.apis.meta.v1 import conversion as metav1conversion
 from genericserver.apimachinery.apis.meta.v1 import types as meta_types
 from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.runtime import scheme
+from genericserver.apimachinery.runtime.conversion import ConversionError
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.apimachinery.runtime.serializer import protobuf
@@ -120,26 +124,12 @@ def delete_options(req: Request) -> dict:
         info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
         opts = decode_delete_options_body(body, info)
     else:
-        opts = {}
-        grace = req.args.get("gracePeriodSeconds")
-        if grace is not None:
-            try:
-                opts["gracePeriodSeconds"] = int(grace)
-            except ValueError:
-                raise errors.new_bad_request(f"strconv.ParseInt: parsing {errors._q(grace)}: invalid syntax") from None
-        for key in ("propagationPolicy",):
-            if key in req.args:
-                opts[key] = req.args[key]
-        if "orphanDependents" in req.args:
-            opts["orphanDependents"] = req.args["orphanDependents"].lower() in ("1", "t", "true")
-        if "dryRun" in req.args:
-            opts["dryRun"] = req.args.getlist("dryRun")
-        # meta/v1 conversion.go's Convert_url_Values_To_v1_DeleteOptions: the query's uid and
-        # resourceVersion are preconditions (a deletecollection's resourceVersion, its list's
-        # too, holds each object to it)
-        pre = {k: req.args.getlist(k)[0] for k in ("uid", "resourceVersion") if req.args.getlist(k) and req.args.getlist(k)[0]}
-        if pre:
-            opts["preconditions"] = pre
+        try:
+            opts = metav1conversion.convert_url_values_to_v1_delete_options(request.query(req.environ))
+        except ConversionError as err:
+            raise errors.new_bad_request(str(err)) from None
+    # (delete.go clears this one: the AllowUnsafeMalformedObjectDeletion gate is off)
+    opts.pop("ignoreStoreReadErrorWithClusterBreakingPotential", None)
     validation.validate_delete_options(opts.get("dryRun") or [], opts.get("propagationPolicy"), opts.get("orphanDependents"))
     return opts
 

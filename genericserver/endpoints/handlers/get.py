@@ -8,10 +8,13 @@ query, Go's ``GetResourceWithOptions``, what it answers (``pods/log`` a stream),
 ``transformResponseObject``.
 
 ``list_resource`` (``ListResource``): the media type (406), then :func:`list_opts` reads Go's
-``ListOptions`` from the query as ``listOpts`` does: the parameters decoded (400: a bad bool or
-number, a label or field selector that does not parse), checked (``ValidateListOptions``: 422
-on ``ListOptions.meta.k8s.io``), the field selector's labels converted as the resource allows
-(400), and a name in the path made a ``metadata.name`` term. Then either :func:`handle_watch`
+``ListOptions`` from the query as ``listOpts`` does: the parameters decoded by the parameter
+codec (:mod:`genericserver.apimachinery.apis.meta.v1.conversion`; 400: a number that does not
+parse, then a label or field selector that does not; a bool is true unless ``0`` or ``false``),
+defaulted (``SetListOptionsDefaults``: a watch from no version or ``0`` asks for its initial
+events), checked (``ValidateListOptions``: 422 on ``ListOptions.meta.k8s.io``), the field
+selector's labels converted as the resource allows (400), and a name in the path made a
+``metadata.name`` term. Then either :func:`handle_watch`
 (the watch timeout, the store's watch, :mod:`.watch`) or :func:`handle_list`: the generic
 store's ``List`` (:func:`genericserver.registry.generic.registry.store.list_predicate`: the
 selection, ``limit`` and ``continue``).
@@ -19,18 +22,20 @@ selection, ``limit`` and ``continue``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.apis.meta.internalversion.defaults import set_list_options_defaults
 from genericserver.apimachinery.apis.meta.internalversion.validation import validate_list_options
+from genericserver.apimachinery.apis.meta.v1 import conversion as metav1conversion
 from genericserver.apimachinery.fields import selector as field_selector
 from genericserver.apimachinery.labels import selector as label_selector
+from genericserver.apimachinery.runtime.conversion import ConversionError, convert_slice_string_to_bool
 from genericserver.endpoints.handlers import response, watch
 from genericserver.endpoints.handlers.negotiation import negotiate
-from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse, bool_param, int_param, truthy
+from genericserver.endpoints.handlers.rest import Request, RequestScope, StartResponse
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.registry.generic.registry import store as generic_store
 from genericserver.storage.interfaces import InvalidError
@@ -81,10 +86,10 @@ def _get_options(req: Request) -> str:
     """``GetResource``'s getter before the store: ``export`` (gone since v1.14) refused as a bool
     parameter reads it (any value but "0" or "false" is true), then ``GetOptions`` decoded (its
     ``resourceVersion``, which the storage parses)."""
-    export = req.args.getlist("export")
-    if export and truthy(export):
+    values = request.query(req.environ)
+    if values.get("export") and convert_slice_string_to_bool(values["export"]):
         raise errors.new_bad_request("the export parameter, deprecated since v1.14, is no longer supported")
-    return req.args.get("resourceVersion", "")
+    return metav1conversion.convert_url_values_to_v1_get_options(values).get("resourceVersion", "")
 
 
 def list_resource(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],
@@ -102,15 +107,16 @@ def decode_list_options(scope: RequestScope, req: Request) -> ListOptions:
     """The query decoded into ``ListOptions`` (400 for what does not parse), checked (422), and
     the field selector's labels converted (400): the steps get.go's ``listOpts`` and
     delete.go's ``DeleteCollection`` share."""
-    args = req.args
-    try:
-        labels = label_selector.parse(args.get("labelSelector", ""))
-        fields = field_selector.parse(args.get("fieldSelector", ""))
-    except (label_selector.SelectorError, field_selector.SelectorError) as err:
+    try:  # url.Values to v1.ListOptions (the numbers), then to the internal version (the selectors)
+        v1 = metav1conversion.convert_url_values_to_v1_list_options(request.query(req.environ))
+        labels = label_selector.parse(v1["labelSelector"])
+        fields = field_selector.parse(v1["fieldSelector"])
+    except (ConversionError, label_selector.SelectorError, field_selector.SelectorError) as err:
         raise errors.new_bad_request(str(err)) from None
-    opts = ListOptions(labels, fields, truthy(args.getlist("watch")), truthy(args.getlist("allowWatchBookmarks")),
-                       args.get("resourceVersion", ""), args.get("resourceVersionMatch", ""), _timeout_seconds(req),
-                       int_param(req, "limit") or 0, args.get("continue", ""), bool_param(req, "sendInitialEvents"))
+    opts = ListOptions(labels, fields, v1["watch"], v1["allowWatchBookmarks"], v1["resourceVersion"],
+                       v1["resourceVersionMatch"], v1.get("timeoutSeconds"), v1["limit"], v1["continue"],
+                       v1.get("sendInitialEvents"))
+    set_list_options_defaults(opts)
     validate_list_options(opts.watch, opts.resource_version, opts.resource_version_match, opts.continue_, opts.send_initial_events)
     field_labels = scope.resource.field_labels
     known = FIELD_LABELS + tuple(field_labels({})) if field_labels else FIELD_LABELS
@@ -133,15 +139,6 @@ def list_opts(scope: RequestScope, req: Request, name: Optional[str] = None) -> 
         else:
             opts.field_selector = field_selector.Selector((field_selector.Term("metadata.name", name),))
     return opts
-
-
-def _timeout_seconds(req: Request) -> Optional[int]:
-    given = req.args.get("timeoutSeconds", "")
-    if not given:
-        return None
-    if not re.fullmatch(r"[+-]?[0-9]+", given):
-        raise errors.new_bad_request(f"strconv.ParseInt: parsing {errors._q(given)}: invalid syntax")
-    return int(given)
 
 
 def handle_watch(scope: RequestScope, req: Request, start_response: StartResponse, namespace: Optional[str],

@@ -49,6 +49,7 @@ from typing import Any, Iterable
 
 from genericserver import request
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.apis.meta.v1 import conversion as metav1conversion
 from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.field import errors as field
 from genericserver.apimachinery.runtime.serializer import json as jsonserializer
@@ -300,11 +301,11 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
     try:
         media_type = response.negotiate_output(scope, req.environ)
         body = limited_read_body(req)
-        dry_run = req.args.getlist("dryRun")
-        if "force" in req.args:
-            raise validation.invalid_options("PatchOptions", [field.forbidden("force", "may not be specified for non-apply patch")])
-        validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
-        directive = field_validation(req.args.get("fieldValidation", ""))
+        options = metav1conversion.convert_url_values_to_v1_patch_options(request.query(req.environ))
+        dry_run = options.get("dryRun") or []
+        validation.validate_write_options("PatchOptions", dry_run, options["fieldManager"], options["fieldValidation"],
+                                          force=options.get("force"))
+        directive = field_validation(options["fieldValidation"])
         warnings: list[str] = []
 
         def store() -> dict:

@@ -139,34 +139,6 @@ def limited_read_body(req: Request) -> bytes:
     return data
 
 
-def truthy(values: list[str]) -> bool:
-    """A query flag as Go's parameter codec reads a bool: absent, "0" and "false" are false."""
-    return bool(values) and values[0] != "0" and values[0].lower() != "false"
-
-
-def bool_param(req: Request, key: str) -> Optional[bool]:
-    """A ``*bool`` query parameter as Go's ``strconv.ParseBool`` reads it; None when absent."""
-    if key not in req.args:
-        return None
-    text = req.args[key]
-    if text in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if text in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    raise errors.new_bad_request(f"strconv.ParseBool: parsing {errors._q(text)}: invalid syntax")
-
-
-def int_param(req: Request, key: str) -> Optional[int]:
-    """An ``*int64`` query parameter as Go's ``strconv.ParseInt`` reads it; None when absent or empty."""
-    text = req.args.get(key, "")
-    if not text:
-        return None
-    try:
-        return int(text, 10)
-    except ValueError:
-        raise errors.new_bad_request(f'strconv.ParseInt: parsing {errors._q(text)}: invalid syntax') from None
-
-
 def is_dry_run(req: Request) -> bool:
     """``isDryRun``: any ``dryRun`` in the query."""
     return bool(req.args.getlist("dryRun"))

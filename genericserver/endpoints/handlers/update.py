@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from genericserver import request
+from genericserver.apimachinery.apis.meta.v1 import conversion as metav1conversion
 from genericserver.apimachinery.apis.meta.v1 import validation
 from genericserver.apimachinery.runtime.serializer import codec_factory
 from genericserver.context import context as gocontext
@@ -48,11 +49,12 @@ def update_resource(scope: RequestScope, req: Request, start_response: StartResp
     try:
         media_type = response.negotiate_output(scope, req.environ)
         body = limited_read_body(req)
-        dry_run = req.args.getlist("dryRun")
-        validation.validate_write_options("UpdateOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+        options = metav1conversion.convert_url_values_to_v1_update_options(request.query(req.environ))
+        dry_run = options.get("dryRun") or []
+        validation.validate_write_options("UpdateOptions", dry_run, options["fieldManager"], options["fieldValidation"])
         info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
         warnings: list[str] = []
-        obj, gv = decode(scope, info, body, field_validation(req.args.get("fieldValidation", "")), warnings)
+        obj, gv = decode(scope, info, body, field_validation(options["fieldValidation"]), warnings)
         err = accepts_group_version_error(scope, gv)
         if err is not None:
             raise err

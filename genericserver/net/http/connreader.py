@@ -1,4 +1,4 @@
-"""Port of Go's net/http package: ``connReader`` (server.go, Go 1.27), a connection's reads and its background read.
+"""Port of Go's net/http package: ``connReader`` (server.go, Go 1.26.8), a connection's reads and its background read.
 
 :class:`ConnReader` is what a connection's :class:`genericserver.bufio.bufio.Reader` reads from: the
 socket, bounded by a read limit while a request's header is read (Go's ``setReadLimit``: the

@@ -1,4 +1,4 @@
-"""Port of Go's net/http package (request.go ``readRequest``, transfer.go ``readTransfer`` and ``body``, http.go ``hasToken``, Go 1.27): reading one HTTP/1.x request.
+"""Port of Go's net/http package (request.go ``readRequest``, transfer.go ``readTransfer`` and ``body``, http.go ``hasToken``, Go 1.26.8): reading one HTTP/1.x request.
 
 :mod:`genericserver.net.http.server` (server.go) reads each request with :func:`read_request`, checks
 it as Go's ``conn.readRequest`` does, and hands the app :func:`environ` with the request body as
@@ -9,7 +9,8 @@ function by function:
   an HTTP/0.9 ``GET /`` has no version and is refused at once); the method is a token; the version
   is ``HTTP/d.d`` (:func:`parse_http_version`); the target passes ``url.ParseRequestURI``
   (:mod:`genericserver.net.url.url`); the header is read line by line by :mod:`genericserver.net.textproto.reader`
-  (obsolete folding joined, control bytes in values refused, at most ``max_headers`` lines);
+  (obsolete folding joined, control bytes in values refused; no limit on the number of lines,
+  only the server's 1 MiB on the header's bytes);
   a second ``Host`` is refused; ``Pragma: no-cache`` adds ``Cache-Control: no-cache``.
 * ``readTransfer``: ``Transfer-Encoding`` is honoured on HTTP/1.1 only, once, and only as
   ``chunked`` (else 501); ``Content-Length`` must be plain digits, repeated only with the same
@@ -17,13 +18,13 @@ function by function:
   body; ``Trailer`` names are checked (``fixTrailer``).
 * the body (:class:`Body`, Go's ``body``): read by length or by :mod:`genericserver.net.http.internal.chunked`; the
   trailer after the last chunk must end within bufio's buffer and is read with the header's
-  rules (``readTrailer``); after the handler, up to 256 KiB of unread body is dropped so the
+  rules (``readTrailer``); after the handler, less than 256 KiB of unread body is dropped so the
   connection can be reused (``Close`` with ``doEarlyClose``).
 
 Errors carry Go's texts; :mod:`genericserver.net.http.server` turns them into Go's canned answers
 (``400 Bad Request``, ``431``, ``501``, ``505``).
 
-Deliberate differences from Go 1.27. The parity corpus (tests/parity/, recorded from a real Go
+Deliberate differences from Go 1.26.8. The parity corpus (tests/parity/, recorded from a real Go
 server) finds no other; the cases that show one are named, and :data:`KNOWN_DIFFERENCES` holds
 the same list for the replay:
 
@@ -55,12 +56,14 @@ they come                                                        Go buffers up t
                                                                  Go's ``finishRequest``
 =======================================  ======================  ==================================================
 
-Go 1.27 against the Go that built Kubernetes v1.36.0 (go.mod: 1.26; recorded with 1.26.6, six
-corpus cases differ, ``version_differences`` in tests/parity/go-answers.json): 1.27 adds
-``MaxHeaderValueCount``, 500 header lines (then 431) and 500 ``Trailer`` names (a 431, or a body
-error for more trailer lines), where 1.26 had only the 1 MiB byte limit; and a successful
-``CONNECT`` answer carries no framing headers and ends the connection, where 1.26 kept both.
-This server follows 1.27.
+What Go 1.27 changes, what the next kube will do (the corpus is recorded from 1.26.8, the Go
+kube-apiserver v1.36.0 is built with, and from 1.27.3, whose six different answers are
+``version_differences`` in tests/parity/go-answers.json): 1.27 adds ``MaxHeaderValueCount``, 500
+header lines (then 431) and 500 ``Trailer`` names (a 431, or a body error for more trailer
+lines), where 1.26 has only the 1 MiB byte limit; a successful ``CONNECT`` answer carries no
+framing headers and every ``CONNECT`` ends its connection, where 1.26 keeps both; and ``Close``
+after the handler reads an unread rest of exactly 256 KiB to its end (1.26 reads 256 KiB and
+gives up). This server follows 1.26.8; walkthrough 10.2 lists the changes as the next kube's.
 
 Three Go files in one module: transfer.go reads the body of the request request.go reads, and
 http.go's ``hasToken`` reads its ``Connection`` and ``Expect`` headers.
@@ -79,7 +82,6 @@ from genericserver.x.net.http.httpguts import httplex as httpguts
 
 CONN_ID_KEY = "genericserver.net.http.server.conn_id"  # environ: the server-side connection id
 MAX_POST_HANDLER_READ_BYTES = 256 << 10  # unread body Go still drops to keep a connection
-DEFAULT_MAX_HEADER_VALUE_COUNT = 500  # Go 1.27's DefaultMaxHeaderValueCount
 READ_SIZE = 64 << 10
 
 # parity case id -> why this server answers it differently from Go on purpose (the table above)
@@ -194,8 +196,8 @@ def has_token(v: str, token: str) -> bool:
     return False
 
 
-def read_request(b: bufio.Reader, max_headers: int = DEFAULT_MAX_HEADER_VALUE_COUNT) -> Request:
-    """Go's ``readRequestLimit``. Raises EOFError when the stream ends before a request line,
+def read_request(b: bufio.Reader) -> Request:
+    """Go's ``readRequest``. Raises EOFError when the stream ends before a request line,
     :class:`textproto.UnexpectedEOF` when it ends inside one, :class:`BadRequest`,
     :class:`TooLarge`, :class:`UnsupportedTE`, or a source's ``OSError``."""
     tp = textproto.Reader(b)
@@ -222,7 +224,7 @@ def read_request(b: bufio.Reader, max_headers: int = DEFAULT_MAX_HEADER_VALUE_CO
         if just_authority:
             req.url.scheme = ""
         try:
-            req.header = tp.read_mime_header(max_headers)
+            req.header = tp.read_mime_header()
             req.header_checked = tp.checked  # every name a token, no control byte in a value
         except textproto.MessageTooLarge:
             raise TooLarge() from None
@@ -234,7 +236,7 @@ def read_request(b: bufio.Reader, max_headers: int = DEFAULT_MAX_HEADER_VALUE_CO
         if req.header.get("Pragma") == ["no-cache"] and "Cache-Control" not in req.header:
             req.header["Cache-Control"] = ["no-cache"]  # fixPragmaCacheControl
         req.close = should_close(req.proto_major, req.proto_minor, req.header)
-        read_transfer(req, b, max_headers)
+        read_transfer(req, b)
         if req.method == "PRI" and not req.header and req.url.path == "*" and req.proto == "HTTP/2.0":
             req.content_length, req.close = -1, True  # an h2c preface: the handler may hijack it
         return req
@@ -296,16 +298,12 @@ def fix_length(req: Request) -> int:
     return 0
 
 
-def fix_trailer(req: Request, max_headers: int) -> Optional[dict[str, None]]:
+def fix_trailer(req: Request) -> Optional[dict[str, None]]:
     """Go's ``fixTrailer``: the trailer names a chunked request announced, or None."""
     vv = req.header.get("Trailer")
     if vv is None or not req.chunked:
         return None  # a Trailer header without chunking stays a plain header
     del req.header["Trailer"]
-    for v in vv:
-        max_headers -= v.count(",") + 1
-        if max_headers < 0:
-            raise TooLarge()
     trailer: dict[str, None] = {}
     for v in vv:
         for key in v.split(","):  # foreachHeaderElement
@@ -318,15 +316,15 @@ def fix_trailer(req: Request, max_headers: int) -> Optional[dict[str, None]]:
     return trailer or None
 
 
-def read_transfer(req: Request, b: bufio.Reader, max_trailer_headers: int) -> None:
+def read_transfer(req: Request, b: bufio.Reader) -> None:
     """Go's ``readTransfer`` for a request: its framing, and the body reader."""
     parse_transfer_encoding(req)
     req.content_length = fix_length(req)
-    req.trailer = fix_trailer(req, max_trailer_headers)
+    req.trailer = fix_trailer(req)
     if req.chunked:
-        req.body = Body(b, chunked.ChunkedReader(b), -1, max_trailer_headers)
+        req.body = Body(b, chunked.ChunkedReader(b), -1)
     else:
-        req.body = Body(b, None, req.content_length, max_trailer_headers)
+        req.body = Body(b, None, req.content_length)
         req.body.closing = req.close
 
 
@@ -350,9 +348,8 @@ class Body:
     the body is consumed (the server's background read starts then).
     """
 
-    def __init__(self, r: bufio.Reader, src: Optional[chunked.ChunkedReader], length: int, max_trailer_headers: int):
+    def __init__(self, r: bufio.Reader, src: Optional[chunked.ChunkedReader], length: int):
         self._r, self._src, self._left = r, src, length
-        self._max_trailer_headers = max_trailer_headers
         self.saw_eof = length == 0
         self.closed = self.early_close = False
         self.closing = False  # the connection closes after this request (Go's body.closing)
@@ -416,7 +413,7 @@ class Body:
         if not see_upcoming_double_crlf(self._r):
             raise BodyError("http: suspiciously long trailer after chunked body")
         try:
-            textproto.Reader(self._r).read_mime_header(self._max_trailer_headers)
+            textproto.Reader(self._r).read_mime_header()
         except textproto.UnexpectedEOF:
             raise BodyError("http: unexpected EOF reading trailer") from None
         except (textproto.ProtocolError, textproto.MessageTooLarge) as err:
@@ -464,10 +461,25 @@ class Body:
     def __iter__(self):
         return iter(self.readline, b"")
 
+    def discard(self, limit: int) -> tuple[int, Optional[BaseException]]:
+        """Go's ``io.CopyN(io.Discard, body, limit)``: read and drop up to ``limit`` bytes; how
+        many, and the error that stopped it early (``EOFError`` at the body's end), or None."""
+        dropped = 0
+        try:
+            while dropped < limit:
+                chunk = self._read_locked(min(READ_SIZE, limit - dropped))
+                if not chunk:
+                    return dropped, EOFError("EOF")
+                dropped += len(chunk)
+        except (OSError, ValueError) as err:
+            return dropped, err
+        return dropped, None
+
     def close(self) -> None:
-        """Go's ``Close`` after the handler (``doEarlyClose``): drop a small unread rest so the
-        connection can carry another request; a bigger one, or a failed body, is abandoned
-        (``early_close``) and the connection must close."""
+        """Go's ``Close`` after the handler (``doEarlyClose``): drop an unread rest below 256 KiB
+        so the connection can carry another request; a rest of 256 KiB or more (Go 1.26 reads
+        256 KiB and gives up, even if the body ends there) is abandoned (``early_close``) and
+        the connection must close. A failed read is the connection's end anyway."""
         if self.closed:
             return
         self.closed = True
@@ -478,16 +490,11 @@ class Body:
         if self._src is None and self._left > MAX_POST_HANDLER_READ_BYTES:
             self.early_close = True
             return
-        dropped = 0
-        try:
-            while dropped <= MAX_POST_HANDLER_READ_BYTES:
-                chunk = self._read_locked(READ_SIZE)
-                if not chunk:
-                    return
-                dropped += len(chunk)
-        except (OSError, ValueError):
-            pass
-        self.early_close = True
+        dropped, err = self.discard(MAX_POST_HANDLER_READ_BYTES)
+        # (a failed read leaves Go's earlyClose unset; the response's discard met the failure
+        # first and closes the connection, so this only keeps a failed body from being reused)
+        if dropped == MAX_POST_HANDLER_READ_BYTES or (err is not None and not isinstance(err, EOFError)):
+            self.early_close = True
 
 
 def environ(conn: Any, req: Request) -> dict:

@@ -1,4 +1,4 @@
-"""Port of Go's net/http package (server.go ``response`` and ``chunkWriter``, header.go, status.go, Go 1.27): writing a response.
+"""Port of Go's net/http package (server.go ``response`` and ``chunkWriter``, header.go, status.go, Go 1.26.8): writing a response.
 
 A WSGI app's ``start_response(status, headers)`` and body become the bytes Go's server would
 send for the same handler, decided where Go decides them (``chunkWriter.writeHeader``):
@@ -297,8 +297,6 @@ class Response:
             self.close_after_reply = True
         if self.expect_continue and req.body.body_remains():
             self.close_after_reply = True  # the client may still be waiting to send it
-        if req.method == "CONNECT":
-            self.close_after_reply = True
         if req.content_length != 0 and not self.close_after_reply:
             self._discard_small_unread_body(exclude, extra)
         for k in suppressed_headers(code):
@@ -311,11 +309,7 @@ class Response:
                       _quote(te), self.content_length)
             exclude.add("Content-Length")
             has_cl = False
-        successful_connect = req.method == "CONNECT" and 200 <= code < 300
-        if successful_connect:  # the connection is a tunnel from here: no framing at all
-            exclude.update(("Transfer-Encoding", "Content-Length"))
-            extra.pop("Content-Length", None)
-        elif is_head or not body_allowed or code == 204 or has_cl:
+        if is_head or not body_allowed or code == 204 or has_cl:
             exclude.add("Transfer-Encoding")
         elif is11:
             if te == "identity":
@@ -333,10 +327,8 @@ class Response:
             exclude.add("Content-Length")
         if self.close_after_reply and (not keep_alives or not has_token(connection, "close")) and code != 101:
             exclude.add("Connection")
-            if is11 and not successful_connect:
+            if is11:
                 extra["Connection"] = "close"
-            else:
-                extra.pop("Connection", None)
         lines = [status_line(is11, code), write_subset(header, exclude)]
         for key in ("Date", "Content-Length", "Connection", "Transfer-Encoding"):  # Go's extraHeader order
             if key in extra:
@@ -345,20 +337,28 @@ class Response:
         return "".join(lines).encode("latin-1", "replace")
 
     def _discard_small_unread_body(self, exclude: set[str], extra: dict[str, str]) -> None:
-        """Drop a request body the app left unread if it is small; if it is big, close after."""
+        """Drop a request body the app left unread if it is small; if it is big, close after:
+        Go 1.26 reads at most 256 KiB and a byte, and a body that goes on past them is too big."""
         body = self.req.body
+        too_big = False
         if body.closed:
             if not body.saw_eof:
                 self.close_after_reply = True
         elif body.unread_data_size() >= MAX_POST_HANDLER_READ_BYTES:
+            too_big = True
+        else:
+            _, err = body.discard(MAX_POST_HANDLER_READ_BYTES + 1)
+            if err is None:
+                too_big = True  # there is even more
+            elif isinstance(err, EOFError):
+                body.close()
+            else:  # a read that failed (a timeout, a bad chunk): the rest is no request to read
+                self.close_after_reply = True
+        if too_big:
             self.request_body_limit_hit = True  # Go's requestTooLarge
             self.close_after_reply = True
             exclude.add("Connection")
             extra["Connection"] = "close"
-        else:
-            body.close()
-            if body.early_close:
-                self.close_after_reply = True
 
     def should_reuse_connection(self) -> bool:
         """Go's ``shouldReuseConnection``, asked once the response is complete."""

@@ -1,13 +1,14 @@
-"""Port of Go's net/textproto package (reader.go, Go 1.27): reading a request line and its header.
+"""Port of Go's net/textproto package (reader.go, Go 1.26.8): reading a request line and its header.
 
 What decides which headers reach a handler: lines end in ``\\r\\n`` or a bare ``\\n``; a line
 that starts with a space or tab continues the previous one (obsolete folding, joined with one
 space); the first line may not start with one; a line must hold a colon and a key of token bytes
 (a space before the colon is let through uncanonicalised, for net/http to reject); a value may not
-hold a control byte other than a tab; each line counts against ``max_headers`` (Go 1.27's
-``MaxHeaderValueCount``). Errors are exceptions carrying Go's texts: :class:`ProtocolError`
-("malformed MIME header line: ..."), :class:`MessageTooLarge` ("message too large") and
-:class:`UnexpectedEOF` when the stream ends inside the header.
+hold a control byte other than a tab; each line counts against ``max_headers``, which net/http
+(Go 1.26.8) leaves unbounded: Go 1.27's ``MaxHeaderValueCount`` is the next kube's. Errors are
+exceptions carrying Go's texts: :class:`ProtocolError` ("malformed MIME header line: ..."),
+:class:`MessageTooLarge` ("message too large") and :class:`UnexpectedEOF` when the stream ends
+inside the header.
 """
 
 from __future__ import annotations

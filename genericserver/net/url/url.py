@@ -1,4 +1,4 @@
-"""Port of Go's net/url package (url.go, Go 1.27): ``ParseRequestURI`` and ``ParseQuery``.
+"""Port of Go's net/url package (url.go, Go 1.26.8): ``ParseRequestURI`` and ``ParseQuery``.
 
 net/http parses every request target with it and answers 400 when it fails: a control byte
 anywhere, an empty target, a target that is neither ``*``, an absolute path, nor an absolute URL

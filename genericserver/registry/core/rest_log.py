@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
-from genericserver.endpoints.handlers.rest import bool_param, int_param
+from genericserver.apimachinery.runtime import conversion as rc
 from genericserver.registry.rest.rest import ResourceStreamer
 
 IS_NEGATIVE = "must be greater than or equal to 0"
@@ -28,21 +28,31 @@ PRODUCES_MIME_TYPES = ("text/plain",)
 
 
 class PodLogOptions:
-    """The query's options, parsed as the parameter codec does (a bad number or bool is a 400)."""
+    """The query's options, as the parameter codec reads them (``Convert_url_Values_To_v1_PodLogOptions``,
+    in its order: a number that does not parse, or a bad ``sinceTime``, is a 400; a bool is true
+    unless ``0`` or ``false``, :mod:`genericserver.apimachinery.runtime.conversion`)."""
 
     def __init__(self, req: Any):
-        self.container = req.args.get("container", "")
-        self.follow = bool(bool_param(req, "follow"))
-        self.previous = bool(bool_param(req, "previous"))
-        self.timestamps = bool(bool_param(req, "timestamps"))
-        self.tail_lines = int_param(req, "tailLines")
-        self.limit_bytes = int_param(req, "limitBytes")
-        self.since_seconds = int_param(req, "sinceSeconds")
-        since_time = req.args.get("sinceTime", "")
+        values = {key: req.args.getlist(key) for key in req.args}  # url.Values (the handlers' args are Go's query)
+
+        def given(key: str) -> Optional[list[str]]:
+            return values.get(key) or None
+
         try:
-            self.since_time = datetime.fromisoformat(since_time).timestamp() if since_time else None
-        except ValueError:
-            raise errors.new_bad_request(f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse') from None
+            self.container = rc.convert_slice_string_to_string(given("container") or [])
+            self.follow = rc.convert_slice_string_to_bool(given("follow") or [])
+            self.previous = rc.convert_slice_string_to_bool(given("previous") or [])
+            self.since_seconds = rc.convert_slice_string_to_pointer_int64(given("sinceSeconds") or [])
+            since_time = rc.convert_slice_string_to_string(given("sinceTime") or [])
+            try:
+                self.since_time = datetime.fromisoformat(since_time).timestamp() if since_time else None
+            except ValueError:
+                raise errors.new_bad_request(f'parsing time "{since_time}" as "2006-01-02T15:04:05Z07:00": cannot parse') from None
+            self.timestamps = rc.convert_slice_string_to_bool(given("timestamps") or [])
+            self.tail_lines = rc.convert_slice_string_to_pointer_int64(given("tailLines") or [])
+            self.limit_bytes = rc.convert_slice_string_to_pointer_int64(given("limitBytes") or [])
+        except rc.ConversionError as err:
+            raise errors.new_bad_request(str(err)) from None
 
     def validate(self) -> list[field.Error]:
         """``ValidatePodLogOptions``."""

@@ -1,4 +1,4 @@
-"""Port of Go's net/http/internal package (chunked.go, Go 1.27): reading a chunked request body.
+"""Port of Go's net/http/internal package (chunked.go, Go 1.26.8): reading a chunked request body.
 
 The framing rules that keep a request from being smuggled past a proxy that reads it otherwise:
 

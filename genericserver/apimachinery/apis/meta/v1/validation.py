@@ -57,10 +57,15 @@ def validate_field_validation(value: str) -> list[field.Error]:
     return []
 
 
-def validate_write_options(kind: str, dry_run: list[str], field_manager: str = "", field_validation: str = "") -> None:
+def validate_write_options(kind: str, dry_run: list[str], field_manager: str = "", field_validation: str = "",
+                           force: Optional[bool] = None) -> None:
     """``ValidateCreateOptions`` / ``ValidateUpdateOptions`` / ``ValidatePatchOptions`` (``kind``
-    names which): raises Go's 422 when any check fails."""
-    errs = validate_field_manager(field_manager) + validate_dry_run(dry_run) + validate_field_validation(field_validation)
+    names which; a patch here is never an apply patch, so ``force``, given at all, is forbidden):
+    raises Go's 422 naming every check that fails."""
+    errs = []
+    if kind == "PatchOptions" and force is not None:
+        errs.append(field.forbidden("force", "may not be specified for non-apply patch"))
+    errs += validate_field_manager(field_manager) + validate_dry_run(dry_run) + validate_field_validation(field_validation)
     if errs:
         raise invalid_options(kind, errs)
 

@@ -1,1 +1,1 @@
-"""golang.org/x/net/http/httpguts, as vendored in Go 1.27: httplex.go (package)."""
+"""golang.org/x/net/http/httpguts, as vendored in Go 1.26.8: httplex.go (package)."""

@@ -1,4 +1,4 @@
-"""Port of Go's golang.org/x/net/http/httpguts package (httplex.go, as vendored in Go 1.27): header lexing.
+"""Port of Go's golang.org/x/net/http/httpguts package (httplex.go, as vendored in Go 1.26.8): header lexing.
 
 The byte rules net/http uses to decide whether a request's header names, values and ``Host`` are
 acceptable, and whether a comma-separated header value holds a token. Go's server checks every
