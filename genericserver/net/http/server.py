@@ -512,10 +512,11 @@ class Server:
             except Exception as err:
                 self._recover(c, resp, err)
             cancel()
-        # only now, as Go's finishRequest after the handler returned: the client sees the end after every filter let go
+        # only now, as Go's finishRequest after the handler returned: the header of an answer
+        # still held is written (an unread body read to its end) after every filter let go
         try:
             resp.finish_request()
-        except OSError as err:
+        except Exception as err:  # a failed write, or an app that returned without start_response
             self._recover(c, resp, err)
 
     def _recover(self, c: Conn, resp: httpresponse.Response, err: Exception) -> None:

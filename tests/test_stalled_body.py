@@ -1,0 +1,110 @@
+"""A request body that stalls does not hold the shutdown (issue 56; no Go twin: Go's behaviour is
+recorded in the lifecycle corpus, scenarios ``stalled-body*``, and these tests say why ours matches).
+
+In Go, ``WithWaitGroup``'s deferred ``Done`` runs when the handler returns. A handler that leaves
+the body unread (``/echo``) returns before net/http writes its header: ``finishRequest`` flushes
+the handler's buffer after it, and writing the header first reads a small unread body to its end.
+So a client that stalls its body holds its connection, not the wait group: InFlightRequestsDrained
+follows NotAcceptingNewRequest at once, the HTTP server's ``Shutdown`` gives up on the connection
+at its timeout (the request timeout by default, 2 s in retry-after mode), and RunWithContext
+returns. Ours held the wait-group slot until the header was written, which waited for the body:
+InFlightRequestsDrained never came and the process never exited.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import pytest
+
+from genericserver import runtime as rt
+from genericserver import sampleapi, wsgi
+from genericserver.config import new_config
+from genericserver.context import context as gocontext
+from genericserver.net.http.server import Server, ServerClosed, listen
+from genericserver.secure_serving import SecureServingInfo
+
+from test_genericapiserver import Running, WAIT, wait_signaled
+
+STALLED = b"POST /echo?message=a HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\nabc"
+
+
+@pytest.mark.parametrize("retry_after", [False, True], ids=["default", "retry-after"])
+def test_a_post_whose_body_stalls_does_not_hold_the_shutdown(retry_after: bool, caplog):
+    caplog.set_level(logging.ERROR, logger="genericserver")
+    c = new_config()
+    c.shutdown_delay_duration = 0.0
+    c.shutdown_send_retry_after = retry_after
+    c.request_timeout = 0.5  # the default mode's shutdown timeout (retry-after mode: 2 s)
+    c.secure_serving = SecureServingInfo(listener=listen("127.0.0.1", 0))
+    port = c.secure_serving.listener.getsockname()[1]
+    s = c.complete().new("test")
+    reached = rt.event("echo-reached")
+
+    def echo(environ, start_response):
+        reached.set()
+        return sampleapi.echo(environ, start_response)
+
+    s.handler.non_go_restful_mux.handle("/echo", echo)
+    signals = s.lifecycle_signals
+    ctx, stop = gocontext.with_cancel_cause(gocontext.background())
+    run = Running(s.prepare_run(), ctx)
+    client = socket.create_connection(("127.0.0.1", port))
+    try:
+        client.sendall(STALLED)  # 3 bytes of 10, and no more
+        assert reached.wait(WAIT)
+        stop(RuntimeError("SIGTERM"))
+        # the handler returned: its slot is free although the body never came
+        wait_signaled(signals.in_flight_requests_drained)
+        assert run.wait() is None
+        # RunWithContext returned because the HTTP server's Shutdown gave up on the connection
+        assert "Failed to shutdown server: context deadline exceeded" in caplog.messages
+        # and the client has no answer: the header waits for the body, as Go's does
+        client.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            client.recv(1)
+    finally:
+        stop(RuntimeError("test is done"))
+        client.close()  # the connection's goroutine reads the end of the body and ends
+        run.wait()
+
+
+def test_the_echo_handler_leaves_its_answer_in_the_buffer():
+    """``/echo``'s answer is a list, all at hand when the handler returns: the server writes the
+    header after the filters' releases, not at a first empty chunk (Go's ``Flush``)."""
+    seen = []
+    body = sampleapi.echo({"REQUEST_METHOD": "POST", "QUERY_STRING": "message=a", "wsgi.input": None},
+                          lambda status, headers, exc_info=None: seen.append((status, headers)))
+    assert body == [b""]
+    assert seen[0][0] == "200 OK" and ("echo", "a") in seen[0][1]
+
+
+def test_the_server_closes_a_held_answer_before_it_reads_the_unread_body_to_its_end():
+    """net/http alone: an answer all at hand is closed (the filters' releases run: Go's handler
+    returned) before its header is written, which waits for the rest of a small unread body;
+    the client gets its answer once the body is in."""
+    released = rt.event("released")
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Length", "2")])
+        return wsgi.on_close([b"ok"], released.set)
+
+    server = Server(app)
+    ln = listen("127.0.0.1", 0)
+    serving = rt.go(lambda: pytest.raises(ServerClosed, server.serve, ln), name="serve")
+    client = socket.create_connection(("127.0.0.1", ln.getsockname()[1]))
+    try:
+        client.sendall(STALLED)
+        assert released.wait(WAIT)  # the body is still 7 bytes short
+        client.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            client.recv(1)
+        client.setblocking(True)
+        client.settimeout(WAIT)
+        client.sendall(b"defghij")
+        assert client.recv(4096).startswith(b"HTTP/1.1 200 OK\r\n")
+    finally:
+        client.close()
+        server.close()
+        serving.join(WAIT)
