@@ -411,6 +411,38 @@ def test_abort_handler_drops_the_connection_silently(serve):
     assert h.logs == []
 
 
+def test_the_timeout_filter_s_abort_drops_the_connection_silently(serve):
+    """The timeout filter aborts a response whose head went out with net/http's AbortHandler:
+    no "http: panic serving" line (it had one of its own, which the server logged as a panic)."""
+    from genericserver.filters.timeout import new_timeout_error, with_timeout
+
+    def handler(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body():
+            yield b""  # the head, at once
+            reqctx.context_from(environ).done().wait()
+            yield b"late"
+
+        return body()
+
+    timed = with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0)))
+
+    def app(environ, start_response):
+        ctx, cancel = gocontext.with_timeout(reqctx.context_from(environ), 0.2)  # the request deadline
+        reqctx.with_context(environ, ctx)
+        return wsgi.on_close(timed(environ, start_response), cancel)
+
+    h = serve(app)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = recv_all(s)
+    assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b"\r\n\r\n")  # the head, no chunk
+    s.close()
+    h.wait_counts(closed=1)
+    assert h.logs == []
+
+
 def test_a_panic_mid_stream_cuts_the_response_and_closes_the_iterable(serve):
     it = Tracked([b"one", b"two"], fail_after=1)
     h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), it)[1])

@@ -51,9 +51,8 @@ from urllib.parse import unquote_to_bytes
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
-from genericserver.filters.timeout import AbortHandler
 from genericserver.net.http.request import CONN_ID_KEY
-from genericserver.net.http.server import ERR_ABORT_HANDLER, ServerClosed, idle_for_shutdown
+from genericserver.net.http.server import AbortHandler, ServerClosed, idle_for_shutdown
 from genericserver.testing import h2transport
 from genericserver.testing.h2transport import H2State
 
@@ -492,7 +491,7 @@ class MemoryServer:
                 resp = Response(status, headers, b"".join(chunks))
                 self._record("sent", rid=rid, **where, request=f"{req.method} {req.target}", status=resp.code,
                              dispatched=dispatched, decided=started[3])
-            except (AbortHandler, type(ERR_ABORT_HANDLER)) as exc:
+            except AbortHandler as exc:
                 self._record("aborted", rid=rid, **where, error=str(exc), dispatched=dispatched)
             except Exception as exc:  # Go recovers the panic, logs it and drops the connection
                 log.error("http: panic serving %s:%d: %r", c.client[0], c.client[1], exc)

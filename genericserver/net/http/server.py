@@ -26,8 +26,8 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   the stack, and drops the connection without a response. That is the default here: an exception
   escaping the WSGI app or its iterable is logged with its traceback and the connection is
   aborted; no byte goes out if none had. ``on_panic="500"`` sends ``500 Internal Server Error``
-  instead when nothing was sent yet (werkzeug's habit). Raising :data:`ERR_ABORT_HANDLER` aborts
-  without a log line, as in Go. The apiserver's filter chain recovers its own panics first.
+  instead when nothing was sent yet (werkzeug's habit). Raising :data:`ERR_ABORT_HANDLER` (or any
+  :class:`AbortHandler`: the timeout filter's abort) aborts without a log line, as in Go. The apiserver's filter chain recovers its own panics first.
 * the response iterable's ``close()`` is always called; the request's context (see
   :mod:`genericserver.request`) is cancelled once the response is done or the connection ends.
 
@@ -98,11 +98,15 @@ class ServerClosed(Exception):
 
 
 class AbortHandler(Exception):
-    """The type of :data:`ERR_ABORT_HANDLER`."""
+    """The type of :data:`ERR_ABORT_HANDLER`: raising any of its instances is Go's
+    ``panic(http.ErrAbortHandler)`` (a filter raises a new one, so that no two threads raise one object)."""
+
+    def __init__(self, msg: str = "net/http: abort Handler"):
+        super().__init__(msg)
 
 
 # http.ErrAbortHandler: raise it from an app to drop the connection without a log line
-ERR_ABORT_HANDLER = AbortHandler("net/http: abort Handler")
+ERR_ABORT_HANDLER = AbortHandler()
 
 
 def ssl_context_from_files(cert_file: str, key_file: str, alpn: tuple[str, ...] = ("http/1.1",)) -> ssl.SSLContext:
@@ -535,7 +539,7 @@ class Server:
                     pass
             c.broken = True
             return
-        if err is not ERR_ABORT_HANDLER:
+        if not isinstance(err, AbortHandler):
             self.logf("http: panic serving %s: %s\n%s", c.remote_addr, str(err) or repr(err), traceback.format_exc())
         if self.on_panic == ON_PANIC_500 and not resp.wrote_header:
             try:
