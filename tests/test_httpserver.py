@@ -1255,3 +1255,81 @@ def test_a_bad_status_line_is_refused_every_time_as_go_panics(status):
         with pytest.raises(ValueError, match="invalid WriteHeader code"):
             _status_code(status)
     assert status not in _STATUS_CODES
+
+
+# -- close_notify ---------------------------------------------------------------------------
+
+
+def _strict_eof(cafile: str) -> ssl.SSLContext:
+    """A client context that tells a bare FIN from a close_notify (CPython's default takes an
+    unexpected end of stream for a clean close: OP_IGNORE_UNEXPECTED_EOF)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF
+    return ctx
+
+
+def _tls_ending(port: int, cafile: str, request: bytes) -> tuple[bytes, str]:
+    """Send ``request`` over TLS and read to the end: (what came, "close_notify" or "bare FIN")."""
+    from rawconn import handshake
+
+    raw = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, _strict_eof(cafile))
+        tls.write(request)
+        raw.sendall(outgoing.read())
+        got = bytearray()
+        while True:
+            data = raw.recv(65536)
+            if not data:
+                incoming.write_eof()
+            else:
+                incoming.write(data)
+            try:
+                while True:
+                    chunk = tls.read(65536)
+                    if not chunk:
+                        return bytes(got), "close_notify"
+                    got += chunk
+            except ssl.SSLZeroReturnError:
+                return bytes(got), "close_notify"
+            except ssl.SSLWantReadError:
+                pass
+            except ssl.SSLError:
+                return bytes(got), "bare FIN"
+    finally:
+        raw.close()
+
+
+def test_a_tls_connection_the_server_closes_gets_a_close_notify(serve, tls_cert):
+    """Go's tls.Conn.Close sends close_notify: after an answer with Connection: close, and on an
+    idle connection that shutdown closes (ours sent a bare FIN)."""
+    h = serve(whoami, ssl_context=hs.ssl_context_from_files(*tls_cert))
+    got, ending = _tls_ending(h.port, tls_cert[0], b"GET /?close HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert got.startswith(b"HTTP/1.1 200 OK\r\n") and ending == "close_notify"
+
+    from rawconn import handshake
+
+    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, _strict_eof(tls_cert[0]))
+        tls.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw.sendall(outgoing.read())
+        h.wait_counts(idle=1)
+        ctx, cancel = gocontext.with_timeout(gocontext.background(), WAIT)
+        h.srv.shutdown(ctx)
+        cancel()
+        data = recv_all(raw)
+        incoming.write(data)
+        incoming.write_eof()
+        answer = bytearray()
+        try:
+            while chunk := tls.read(65536):
+                answer += chunk
+            ending = "close_notify"
+        except ssl.SSLZeroReturnError:
+            ending = "close_notify"
+        except ssl.SSLError:
+            ending = "bare FIN"
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and ending == "close_notify"
+    finally:
+        raw.close()

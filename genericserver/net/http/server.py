@@ -16,6 +16,8 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   raise ``ctx.err()`` if the context ends first. Responses written during shutdown carry
   ``Connection: close`` and their connections close after them. As in Go, ``serve`` returns
   (``HTTPServerStoppedListening``) before that first pass over idle connections.
+* a TLS connection the server closes gets a close_notify first (Go's ``tls.Conn.Close``), also an
+  idle one that ``shutdown`` closes (its thread is woken by shutting the read side alone).
 * :meth:`Server.close`: stop listening and shut every connection down at once (``shutdown(SHUT_RDWR)``
   wakes a thread blocked reading or writing, a plain ``close()`` from another thread would not);
   the requests' contexts are cancelled, handlers are not waited for (they cannot be killed).
@@ -88,6 +90,17 @@ def idle_for_shutdown(state: str, since: float, now: float) -> tuple[bool, Optio
             return True, None
         return False, since + NEW_CONN_GRACE - now + 0.001
     return state == IDLE, None
+
+
+def send_close_notify(sock: Any) -> None:
+    """Go's ``tls.Conn.Close``: a close_notify alert before the descriptor closes, without waiting
+    for the peer's (a blocking ``unwrap`` would: the socket is made non-blocking first, so the
+    alert goes out if the send buffer takes it, and the wait for the peer's ends at once)."""
+    try:
+        sock.settimeout(0.0)
+        sock.unwrap()
+    except (OSError, ValueError):  # (ssl.SSLWantReadError included: the peer's alert is not waited for)
+        pass
 
 
 class ServerClosed(Exception):
@@ -235,8 +248,11 @@ class Server:
         # that thread closes the descriptor itself, so it is never reused under its feet
         c.closing = True
         if not c.released:
+            # an idle TLS connection's thread is blocked reading: the read side alone wakes it, and
+            # it sends close_notify on its way out, as Go's tls.Conn.Close does
+            how = socket.SHUT_RD if c.tls and c.state == IDLE else socket.SHUT_RDWR
             try:
-                socket.socket.shutdown(c.sock, socket.SHUT_RDWR)
+                socket.socket.shutdown(c.sock, how)
             except OSError:
                 pass
             c.cancel()  # Go: the closed socket fails the background read; handleReadError cancels
@@ -368,6 +384,8 @@ class Server:
         finally:
             self._background_reads.forget(c.sock)
             c.cancel()
+            if c.tls:
+                send_close_notify(c.sock)
             with self._mu:
                 c.released = True
                 c.sock.close()
