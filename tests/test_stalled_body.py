@@ -126,3 +126,48 @@ def test_the_server_closes_a_held_answer_before_it_reads_the_unread_body_to_its_
         client.close()
         server.close()
         serving.join(WAIT)
+
+
+# -- under the simulation: the in-memory transport, on virtual time ------------------------------
+
+
+@pytest.mark.parametrize("retry_after, timeout", [(False, 60.0), (True, 2.0)], ids=["default", "retry-after"])
+def test_under_the_simulation_a_stalled_body_holds_its_connection_not_the_drain(retry_after: bool, timeout: float):
+    """The real chain and run_with_context over the in-memory transport, whose server writes the
+    header as Go does (with a flush, or after the handler returned) and waits there for the rest of
+    an unread body: RunWithContext returns at the HTTP server's shutdown timeout (the request
+    timeout, 60 s; 2 s in the retry-after mode), InFlightRequestsDrained long before."""
+    from genericserver.testing.sim import FirstRunnable, Simulation
+    from genericserver.testing.transport import LateBody, MemoryListener, Request, memory_server_factory
+
+    def scenario():
+        c = new_config()
+        c.shutdown_delay_duration = 0.0
+        c.shutdown_send_retry_after = retry_after
+        c.request_timeout = 60.0
+        ln = MemoryListener()
+        c.secure_serving = SecureServingInfo(listener=ln, server_factory=memory_server_factory())
+        s = c.complete().new("test")
+        s.handler.non_go_restful_mux.handle("/echo", sampleapi.echo)
+        drained_at = []
+        rt.go_after(s.lifecycle_signals.in_flight_requests_drained.signaled(), lambda: drained_at.append(rt.now()),
+                    name="drained-at")
+        ctx, cancel = gocontext.with_cancel(gocontext.background())
+        rt.after_func(1.0, cancel, name="sigterm")
+        conn = ln.dial()
+        answers = []
+        late = LateBody(b"abc", 10)
+        client = rt.go(lambda: answers.append(conn.round_trip(
+            Request("POST", "/echo?message=a", [("Content-Length", "10")], late=late), None)), name="client")
+        s.prepare_run().run_with_context(ctx)
+        returned_at = rt.now()
+        conn.close()  # the process is gone, and the connection with it
+        client.join()
+        return drained_at, returned_at, answers
+
+    sim = Simulation(chooser=FirstRunnable())
+    drained_at, returned_at, answers = sim.run(scenario)
+    assert sim.leftover() == []
+    assert drained_at == [1.0]  # at once: the handler returned
+    assert returned_at == 1.0 + timeout  # Shutdown gave up on the connection
+    assert answers == [None]  # unanswered: the connection closed first
