@@ -171,3 +171,39 @@ def test_under_the_simulation_a_stalled_body_holds_its_connection_not_the_drain(
     assert drained_at == [1.0]  # at once: the handler returned
     assert returned_at == 1.0 + timeout  # Shutdown gave up on the connection
     assert answers == [None]  # unanswered: the connection closed first
+
+
+def test_under_the_simulation_a_body_that_comes_within_the_shutdown_timeout_is_answered():
+    """The retry-after mode, the rest of the body 1 s into Shutdown's 2 s: answered 200, without
+    Connection: close (keep-alive was decided when the header began, before the shutdown, as
+    genericserver-go's body-in-time-retry-after recording shows), and Shutdown returns then."""
+    from genericserver.testing.sim import FirstRunnable, Simulation
+    from genericserver.testing.transport import LateBody, MemoryListener, Request, memory_server_factory
+
+    def scenario():
+        c = new_config()
+        c.shutdown_delay_duration = 0.0
+        c.shutdown_send_retry_after = True
+        ln = MemoryListener()
+        c.secure_serving = SecureServingInfo(listener=ln, server_factory=memory_server_factory())
+        s = c.complete().new("test")
+        s.handler.non_go_restful_mux.handle("/echo", sampleapi.echo)
+        ctx, cancel = gocontext.with_cancel(gocontext.background())
+        rt.after_func(1.0, cancel, name="sigterm")
+        late = LateBody(b"abc", 10)
+        rt.after_func(2.0, late.arrive, name="the-rest")
+        conn = ln.dial()
+        answers = []
+        client = rt.go(lambda: answers.append(conn.round_trip(
+            Request("POST", "/echo?message=a", [("Content-Length", "10")], late=late), None)), name="client")
+        s.prepare_run().run_with_context(ctx)
+        returned_at = rt.now()
+        client.join()
+        conn.close()
+        return returned_at, answers
+
+    sim = Simulation(chooser=FirstRunnable())
+    returned_at, (answer,) = sim.run(scenario)
+    assert sim.leftover() == []
+    assert returned_at == 2.0
+    assert answer.code == 200 and not answer.closes() and ("echo", "a") in answer.headers

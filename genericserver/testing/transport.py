@@ -60,6 +60,7 @@ from genericserver.net.http.request import CONN_ID_KEY
 from genericserver.net.http.server import AbortHandler, ServerClosed, idle_for_shutdown
 from genericserver.testing import h2transport
 from genericserver.testing.h2transport import H2State
+from genericserver.testing.latebody import LateBody, LateInput
 from genericserver.wsgi import known_chunks
 
 log = logging.getLogger("genericserver.testing.transport")
@@ -87,45 +88,6 @@ class ConnectionDropped(ConnectionResetError):
     def __init__(self, reused: bool):
         super().__init__(errno.ECONNRESET, "connection closed by the server before a response")
         self.reused = reused
-
-
-class LateBody:
-    """A request body of which only ``sent`` has come, out of ``length`` announced; the rest comes
-    when the client calls :meth:`arrive`, or never (the connection closes first)."""
-
-    def __init__(self, sent: bytes, length: int):
-        self.sent, self.length = sent, length
-        self.arrived = False
-        self.ended = rt.event("late-body-ended")  # the rest came, or the connection closed
-
-    def arrive(self) -> None:
-        self.arrived = True
-        self.ended.set()
-
-
-class _LateInput(io.RawIOBase):
-    """``wsgi.input`` over a :class:`LateBody`: what came, then a wait for the rest."""
-
-    def __init__(self, late: LateBody):
-        self.late, self.pos = late, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buf: Any) -> int:
-        if self.pos == len(self.late.sent) and self.pos < self.late.length:
-            self.late.ended.wait()
-            if not self.late.arrived:
-                raise ConnectionResetError(errno.ECONNRESET, "the client went away before the rest of its body")
-        data = (self.late.sent + b"x" * (self.late.length - len(self.late.sent)))[self.pos:self.pos + len(buf)]
-        if not self.late.arrived:
-            data = data[:len(self.late.sent) - self.pos]
-        buf[:len(data)] = data
-        self.pos += len(data)
-        return len(data)
-
-    def unread(self) -> bool:
-        return self.pos < self.late.length
 
 
 class Request:
@@ -517,7 +479,7 @@ class MemoryServer:
                 gone = c.closed
             if gone:
                 req.late.ended.set()
-            env["wsgi.input"] = late_input = _LateInput(req.late)
+            env["wsgi.input"] = late_input = LateInput(req.late)
             env["CONTENT_LENGTH"] = str(req.late.length)
         rid = env.get(_REQUEST_ID_ENV, "")
         where = {"conn": c.id} if stream is None else {"conn": c.id, "stream": stream}
