@@ -137,10 +137,16 @@ def test_a_timeout_s_abort_logged_as_a_panic_fails_the_replay():
     assert list(found) == ["counted"] and "http: panic serving" in found["counted"]
 
 
-def test_post_timeout_activity_left_unlogged_fails_the_replay():
-    def change(ours):
+def test_post_timeout_activity_logged_more_often_than_go_s_fails_the_replay():
+    # (fewer is no difference: nothing orders the line before the exit, so a loaded machine may lose
+    # it; that it is logged at all is test_filters_timeout.py's post-timeout tests' to show)
+    def more(ours):
+        ours["counted"]["Post-timeout activity"] = 2
+    assert list(replay.differences("request-timeout-head-sent", flipped("request-timeout-head-sent", more))) == ["counted"]
+
+    def fewer(ours):
         ours["counted"]["Post-timeout activity"] = 0
-    assert list(replay.differences("request-timeout-head-sent", flipped("request-timeout-head-sent", change))) == ["counted"]
+    assert replay.differences("request-timeout-head-sent", flipped("request-timeout-head-sent", fewer)) == {}
 
 
 # the wait group held until /echo's header went out, as before issue 56: werkzeug's own iterator,
