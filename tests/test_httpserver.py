@@ -1333,3 +1333,23 @@ def test_a_tls_connection_the_server_closes_gets_a_close_notify(serve, tls_cert)
         assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and ending == "close_notify"
     finally:
         raw.close()
+
+
+def test_a_panic_in_close_after_a_whole_answer_sends_one_500_and_not_the_answer(serve):
+    """The answer at hand is held until after close(); a close that raises is a panic, and the
+    held answer is dropped as Go's buffer is: on_panic="500" sends its 500 alone."""
+
+    class FailingClose(list):
+        def close(self):
+            raise RuntimeError("close broke")
+
+    h = serve(lambda e, sr: (sr("200 OK", [("Content-Length", "5")]), FailingClose([b"hello"]))[1],
+              on_panic=hs.ON_PANIC_500)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = recv_all(s)
+    assert got.startswith(b"HTTP/1.1 500 Internal Server Error\r\n") and b"hello" not in got
+    assert got.count(b"HTTP/1.1 ") == 1
+    s.close()
+    h.wait_counts(closed=1)
+    assert "close broke" in h.logs[0]

@@ -225,6 +225,10 @@ class Response:
         if out:
             self.c.send(out)
 
+    def abandon_held(self) -> None:
+        """Drop the held end of the answer: the app panicked, so ``finish_request`` writes none of it."""
+        self._held = None
+
     def write_continue(self) -> None:
         """Before the first body read: tell an ``Expect: 100-continue`` client to send it."""
         if self.can_write_continue:

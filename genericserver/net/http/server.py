@@ -544,6 +544,7 @@ class Server:
     def _recover(self, c: Conn, resp: httpresponse.Response, err: Exception) -> None:
         """Go's deferred recover in conn.serve: log the panic and drop the connection."""
         resp.close_after_reply = True
+        resp.abandon_held()  # what the handler left in Go's buffer is never written after a panic
         if c.broken:
             return  # the connection failed under the app: nothing to report
         if isinstance(err, httprequest.BodyError):
