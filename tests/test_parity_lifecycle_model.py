@@ -179,3 +179,14 @@ def test_a_serve_whose_stalled_body_holds_the_drain_fails_the_replay():
 
     with pytest.raises(AssertionError, match='no line matched .*InFlightRequestsDrained'):
         lifecycle.run(replay.BY_NAME["stalled-body-retry-after"], start, go=False, wait=5.0)
+
+
+def test_every_group_of_scenarios_has_its_test_file():
+    from pathlib import Path
+
+    from parity.lifecycle_corpus import GROUPS, named
+
+    tests = Path(__file__).parent
+    for group in GROUPS:
+        assert named(group), group
+        assert f'named("{group}")' in (tests / f"test_parity_lifecycle_{group}.py").read_text(), group
