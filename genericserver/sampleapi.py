@@ -151,6 +151,20 @@ class Response(werkzeug.wrappers.Response):
 
     default_mimetype = None
 
+    def get_app_iter(self, environ: dict) -> Iterable[bytes]:
+        """A body that is at hand as one list, as a Go handler's output is still in its buffer when
+        it returns: werkzeug's own iterator would hand the server a first chunk (an empty one for
+        ``/echo``), which the server sends at once as Go's ``Flush`` does, header and all. Go
+        writes the header after the handler returned, when an unread request body is read to its
+        end: a client that stalls its body then holds the connection, not the wait group."""
+        app_iter = super().get_app_iter(environ)
+        if not self.is_sequence or self.direct_passthrough:
+            return app_iter
+        try:
+            return [b"".join(app_iter)]
+        finally:
+            app_iter.close()
+
 
 URLS = Map([Rule("/echo", endpoint="echo"), Rule("/slow", endpoint="slow")], merge_slashes=False)
 

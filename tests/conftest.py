@@ -120,6 +120,7 @@ LONGEST_FIRST = [
     "test_forkdist.py",
     "test_cluster_rollout.py", "test_parity_lifecycle_limits.py", "test_parity_lifecycle_retry_after.py",
     "test_parity_lifecycle_default.py", "test_parity_lifecycle_hooks.py", "test_parity_api.py",
+    "test_parity_lifecycle_stalled.py", "test_parity_lifecycle_model.py", "test_stalled_body.py",
 ]
 
 

@@ -71,10 +71,16 @@ class RawConn:
                         self.incoming.write(data)
                         try:
                             while True:
-                                self.received += self.tls.read(65536)
+                                chunk = self.tls.read(65536)
+                                if not chunk:
+                                    # the server's close_notify (CPython 3.11's SSLObject.read says
+                                    # b"" where a later one raises SSLZeroReturnError): Go's reader says EOF
+                                    self.cond.notify_all()
+                                    return self._finish("EOF")
+                                self.received += chunk
                         except ssl.SSLWantReadError:
                             pass
-                        except ssl.SSLZeroReturnError:  # the server's close_notify: Go's reader says EOF
+                        except ssl.SSLZeroReturnError:
                             self.cond.notify_all()
                             return self._finish("EOF")
                     self.cond.notify_all()

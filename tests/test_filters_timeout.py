@@ -545,3 +545,69 @@ def test_a_late_answer_that_lost_to_the_deadline_still_has_its_inner_response_cl
 
     for seed in range(12):
         assert (seed, *Simulation(chooser=SeededRandom(seed)).run(main)) == (seed, 504, [5.0])
+
+
+def test_a_handler_writing_because_the_deadline_passed_after_its_head_went_out_is_aborted():
+    # /slow?flush=1 under the request timeout: its head is out, then the deadline wakes both the
+    # handler (which writes "gave up" and returns) and the caller. Go's filter, woken by the
+    # deadline, aborts (14 of 14 runs of genericserver-go); the handler's late chunk must not win
+    from genericserver.testing.sim import SeededRandom
+
+    def handler(environ, start_response):
+        ctx = request.context_from(environ)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body():
+            yield b""  # the head, at once
+            ctx.done().wait()
+            yield b"gave up waiting\n"
+
+        return body()
+
+    def main():
+        app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0))))
+        app.ctx, cancel = gocontext.with_timeout(gocontext.background(), 5.0)
+        resp = Client(app).get("/api/v1/pods", buffered=False)
+        chunks = []
+        try:
+            for chunk in resp.response:
+                chunks.append(chunk)
+            return resp.status_code, chunks, "completed"
+        except AbortHandler:
+            return resp.status_code, chunks, "aborted"
+        finally:
+            resp.close()
+            cancel()
+            rt.sleep(1)  # virtual time: the abandoned handler goroutine runs to its end
+
+    for seed in range(12):
+        assert (seed, *Simulation(chooser=SeededRandom(seed)).run(main)) == (seed, 200, [b""], "aborted")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole-body", "stream"])
+def test_post_timeout_activity_is_logged_once_whichever_side_saw_the_end_last(stream, caplog):
+    # Go's post-timeout goroutine reads the handler's result whenever it comes, so a handler that
+    # ended after the deadline is always logged, also when it queued its answer before the caller
+    # woke (2 of 14 runs logged it before, against Go's 14 of 14)
+    from genericserver.testing.sim import SeededRandom
+
+    def handler(environ, start_response):
+        request.context_from(environ).done().wait()
+        start_response("503 Service Unavailable", [("Content-Length", "0")])
+        return iter([b""]) if stream else [b""]
+
+    def main():
+        app = Deadline(with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0))))
+        app.ctx, cancel = gocontext.with_timeout(gocontext.background(), 5.0)
+        try:
+            status = Client(app).get("/api/v1/pods").status_code
+            rt.sleep(1)  # virtual time: the abandoned handler goroutine runs to its end
+            return status
+        finally:
+            cancel()
+
+    with caplog.at_level(logging.ERROR, logger="genericserver.filters.timeout"):
+        for seed in range(12):
+            caplog.clear()
+            status = Simulation(chooser=SeededRandom(seed)).run(main)
+            assert (seed, status, caplog.text.count('"Post-timeout activity"')) == (seed, 504, 1)

@@ -413,6 +413,38 @@ def test_abort_handler_drops_the_connection_silently(serve):
     assert h.logs == []
 
 
+def test_the_timeout_filter_s_abort_drops_the_connection_silently(serve):
+    """The timeout filter aborts a response whose head went out with net/http's AbortHandler:
+    no "http: panic serving" line (it had one of its own, which the server logged as a panic)."""
+    from genericserver.filters.timeout import new_timeout_error, with_timeout
+
+    def handler(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+
+        def body():
+            yield b""  # the head, at once
+            reqctx.context_from(environ).done().wait()
+            yield b"late"
+
+        return body()
+
+    timed = with_timeout(handler, lambda env: (env, False, None, new_timeout_error("x", 0)))
+
+    def app(environ, start_response):
+        ctx, cancel = gocontext.with_timeout(reqctx.context_from(environ), 0.2)  # the request deadline
+        reqctx.with_context(environ, ctx)
+        return wsgi.on_close(timed(environ, start_response), cancel)
+
+    h = serve(app)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = recv_all(s)
+    assert got.startswith(b"HTTP/1.1 200 OK\r\n") and got.endswith(b"\r\n\r\n")  # the head, no chunk
+    s.close()
+    h.wait_counts(closed=1)
+    assert h.logs == []
+
+
 def test_a_panic_mid_stream_cuts_the_response_and_closes_the_iterable(serve):
     it = Tracked([b"one", b"two"], fail_after=1)
     h = serve(lambda e, sr: (sr("200 OK", [("Date", "D")]), it)[1])
@@ -1248,3 +1280,101 @@ def test_a_bad_status_line_is_refused_every_time_as_go_panics(status):
         with pytest.raises(ValueError, match="invalid WriteHeader code"):
             _status_code(status)
     assert status not in _STATUS_CODES
+
+
+# -- close_notify ---------------------------------------------------------------------------
+
+
+def _strict_eof(cafile: str) -> ssl.SSLContext:
+    """A client context that tells a bare FIN from a close_notify (CPython's default takes an
+    unexpected end of stream for a clean close: OP_IGNORE_UNEXPECTED_EOF)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.options &= ~ssl.OP_IGNORE_UNEXPECTED_EOF
+    return ctx
+
+
+def _tls_ending(port: int, cafile: str, request: bytes) -> tuple[bytes, str]:
+    """Send ``request`` over TLS and read to the end: (what came, "close_notify" or "bare FIN")."""
+    from rawconn import handshake
+
+    raw = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, _strict_eof(cafile))
+        tls.write(request)
+        raw.sendall(outgoing.read())
+        got = bytearray()
+        while True:
+            data = raw.recv(65536)
+            if not data:
+                incoming.write_eof()
+            else:
+                incoming.write(data)
+            try:
+                while True:
+                    chunk = tls.read(65536)
+                    if not chunk:
+                        return bytes(got), "close_notify"
+                    got += chunk
+            except ssl.SSLZeroReturnError:
+                return bytes(got), "close_notify"
+            except ssl.SSLWantReadError:
+                pass
+            except ssl.SSLError:
+                return bytes(got), "bare FIN"
+    finally:
+        raw.close()
+
+
+def test_a_tls_connection_the_server_closes_gets_a_close_notify(serve, tls_cert):
+    """Go's tls.Conn.Close sends close_notify: after an answer with Connection: close, and on an
+    idle connection that shutdown closes (ours sent a bare FIN)."""
+    h = serve(whoami, ssl_context=hs.ssl_context_from_files(*tls_cert))
+    got, ending = _tls_ending(h.port, tls_cert[0], b"GET /?close HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert got.startswith(b"HTTP/1.1 200 OK\r\n") and ending == "close_notify"
+
+    from rawconn import handshake
+
+    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, _strict_eof(tls_cert[0]))
+        tls.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        raw.sendall(outgoing.read())
+        h.wait_counts(idle=1)
+        ctx, cancel = gocontext.with_timeout(gocontext.background(), WAIT)
+        h.srv.shutdown(ctx)
+        cancel()
+        data = recv_all(raw)
+        incoming.write(data)
+        incoming.write_eof()
+        answer = bytearray()
+        try:
+            while chunk := tls.read(65536):
+                answer += chunk
+            ending = "close_notify"
+        except ssl.SSLZeroReturnError:
+            ending = "close_notify"
+        except ssl.SSLError:
+            ending = "bare FIN"
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n") and ending == "close_notify"
+    finally:
+        raw.close()
+
+
+def test_a_panic_in_close_after_a_whole_answer_sends_one_500_and_not_the_answer(serve):
+    """The answer at hand is held until after close(); a close that raises is a panic, and the
+    held answer is dropped as Go's buffer is: on_panic="500" sends its 500 alone."""
+
+    class FailingClose(list):
+        def close(self):
+            raise RuntimeError("close broke")
+
+    h = serve(lambda e, sr: (sr("200 OK", [("Content-Length", "5")]), FailingClose([b"hello"]))[1],
+              on_panic=hs.ON_PANIC_500)
+    s = h.connect()
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = recv_all(s)
+    assert got.startswith(b"HTTP/1.1 500 Internal Server Error\r\n") and b"hello" not in got
+    assert got.count(b"HTTP/1.1 ") == 1
+    s.close()
+    h.wait_counts(closed=1)
+    assert "close broke" in h.logs[0]

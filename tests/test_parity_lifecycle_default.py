@@ -4,9 +4,10 @@ k8s.io/apiserver v0.36.0, did (no Go twin; tests/parity/lifecycle_replay.py says
 
 import pytest
 
+from parity.lifecycle_corpus import named
 from parity.lifecycle_replay import check
 
 
-@pytest.mark.parametrize("name", ["default-no-delay", "default-delay", "default-in-flight", "default-delay-in-flight", "sigint", "second-signal"])
+@pytest.mark.parametrize("name", named("default"))
 def test_lifecycle(name: str) -> None:
     check(name)

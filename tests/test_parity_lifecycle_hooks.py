@@ -4,9 +4,10 @@ k8s.io/apiserver v0.36.0, did (no Go twin; tests/parity/lifecycle_replay.py says
 
 import pytest
 
+from parity.lifecycle_corpus import named
 from parity.lifecycle_replay import check
 
 
-@pytest.mark.parametrize("name", ["hook-ok", "hook-fail", "hook-panic", "hook-sleep", "anonymous", "audit"])
+@pytest.mark.parametrize("name", named("hooks"))
 def test_lifecycle(name: str) -> None:
     check(name)

@@ -4,9 +4,10 @@ k8s.io/apiserver v0.36.0, did (no Go twin; tests/parity/lifecycle_replay.py says
 
 import pytest
 
+from parity.lifecycle_corpus import named
 from parity.lifecycle_replay import check
 
 
-@pytest.mark.parametrize("name", ["max-in-flight", "max-mutating-in-flight", "request-timeout", "request-timeout-in-flight", "watch-grace", "watch-no-grace"])
+@pytest.mark.parametrize("name", named("limits"))
 def test_lifecycle(name: str) -> None:
     check(name)

@@ -7,7 +7,11 @@ same rule as ``with_retry_after``) or refused with a 503 that asks the client to
 most likely against another apiserver.
 
 A request holds its slot until its response iterable is *closed*, not until the app callable
-returns: a WSGI body is sent after the app returns, and "drained" must mean "answered".
+returns: a WSGI body is produced after the app returns, and its close is where the handler has
+returned in Go's sense (the deferred ``Done``). What Go's handler left in its buffer is written by
+net/http after that (``finishRequest``), and so is an answer the server holds until the close
+(:mod:`genericserver.net.http.response`): a client that stalls its body, which net/http reads to its
+end before it writes the header, holds its connection, not this slot.
 """
 
 from __future__ import annotations

@@ -25,7 +25,12 @@ server the same shapes made of runtime primitives only (``rt.lock``, ``rt.event`
 
 Requests and responses travel as whole messages, not bytes: a request is (method, target,
 headers, body); a response (status line, headers, body) is handed to the client once the body
-iterable is exhausted, before ``close()`` runs - the moment a Go handler has written everything.
+iterable is exhausted and closed - the moment a Go handler has returned. A request may carry a
+:class:`LateBody`, of which only the first bytes came: the server then writes the response's
+"header" as Go does, with the body's first chunk (an empty one is Go's ``Flush``) or, for a body
+that is a list, after ``close()``, and, while keep-alives are on, first waits for the rest of the
+body (Go reads a small unread body to its end there); once shutting down it answers at once with
+``Connection: close``.
 So there is no TLS, no header size limit (``max_header_bytes`` is accepted and ignored); the
 read-header timeout runs from the accept to the first request, the idle timeout between requests.
 
@@ -51,11 +56,12 @@ from urllib.parse import unquote_to_bytes
 from genericserver import request as reqctx
 from genericserver import runtime as rt
 from genericserver.context import context as gocontext
-from genericserver.filters.timeout import AbortHandler
 from genericserver.net.http.request import CONN_ID_KEY
-from genericserver.net.http.server import ERR_ABORT_HANDLER, ServerClosed, idle_for_shutdown
+from genericserver.net.http.server import AbortHandler, ServerClosed, idle_for_shutdown
 from genericserver.testing import h2transport
 from genericserver.testing.h2transport import H2State
+from genericserver.testing.latebody import LateBody, LateInput
+from genericserver.wsgi import known_chunks
 
 log = logging.getLogger("genericserver.testing.transport")
 
@@ -85,10 +91,12 @@ class ConnectionDropped(ConnectionResetError):
 
 
 class Request:
-    __slots__ = ("method", "target", "headers", "body")
+    __slots__ = ("method", "target", "headers", "body", "late")
 
-    def __init__(self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes = b""):
+    def __init__(self, method: str, target: str, headers: Sequence[tuple[str, str]], body: bytes = b"",
+                 late: Optional[LateBody] = None):
         self.method, self.target, self.headers, self.body = method, target, list(headers), body
+        self.late = late  # a body still arriving (its Content-Length is the announced length)
 
 
 class Response:
@@ -123,11 +131,14 @@ class _Conn:
         self.cancel: Callable[[], None] = lambda: None
         self.h2: Optional[H2State] = None  # an HTTP/2 connection's streams (h2transport)
         self.events: Any = None
+        self.late: Optional[LateBody] = None  # the body the server may be waiting for
 
     def close_locked(self) -> list[rt.Event]:
         """Close both directions; return the waiters to wake once the lock is released."""
         self.closed = True
         woken = [w for w in (self.server_wait, self.client_wait) if w is not None]
+        if self.late is not None:
+            woken.append(self.late.ended)
         self.server_wait = self.client_wait = None
         return woken
 
@@ -461,6 +472,15 @@ class MemoryServer:
     def _run_app(self, c: _Conn, req: Request, stream: Optional[int] = None, protocol: str = "HTTP/1.1") -> Optional[Response]:
         """The app's whole response to ``req`` (``None`` if it aborted or panicked), recorded."""
         env = self.environ(c, req, protocol)
+        late_input = None
+        if req.late is not None:
+            with c.lk:
+                c.late = req.late
+                gone = c.closed
+            if gone:
+                req.late.ended.set()
+            env["wsgi.input"] = late_input = LateInput(req.late)
+            env["CONTENT_LENGTH"] = str(req.late.length)
         rid = env.get(_REQUEST_ID_ENV, "")
         where = {"conn": c.id} if stream is None else {"conn": c.id, "stream": stream}
         ctx, cancel = gocontext.with_cancel(c.ctx)
@@ -477,10 +497,29 @@ class MemoryServer:
 
         body: Any = None
         resp: Optional[Response] = None
+        header = {"written": False, "closes": False}
+
+        def write_header() -> None:
+            # Go writes the header with a flush, or after the handler returned; keep-alive still
+            # on, it first reads a small unread body to its end (a client that stalls it holds
+            # the connection); once shutting down it closes after the answer and reads nothing
+            if header["written"]:
+                return
+            header["written"] = True
+            if late_input is None or not late_input.unread():
+                return
+            if self._shutting_down.is_set() or stream is not None:
+                header["closes"] = True
+                return
+            late_input.read()
+
         try:
             try:
                 body = self.app(env, start_response)
+                held = known_chunks(body) is not None  # a list: still in Go's buffer when the handler returns
                 for chunk in body:
+                    if not held and started:
+                        write_header()  # a chunk, even an empty one (Go's Flush), sends the header
                     if chunk:
                         started[2] = True
                         chunks.append(bytes(chunk))
@@ -492,7 +531,7 @@ class MemoryServer:
                 resp = Response(status, headers, b"".join(chunks))
                 self._record("sent", rid=rid, **where, request=f"{req.method} {req.target}", status=resp.code,
                              dispatched=dispatched, decided=started[3])
-            except (AbortHandler, type(ERR_ABORT_HANDLER)) as exc:
+            except AbortHandler as exc:
                 self._record("aborted", rid=rid, **where, error=str(exc), dispatched=dispatched)
             except Exception as exc:  # Go recovers the panic, logs it and drops the connection
                 log.error("http: panic serving %s:%d: %r", c.client[0], c.client[1], exc)
@@ -501,6 +540,14 @@ class MemoryServer:
                 close = getattr(body, "close", None)
                 if close is not None:
                     close()
+            if resp is not None:
+                try:
+                    write_header()  # Go's finishRequest, after the handler returned
+                except OSError as exc:  # the client went away before the rest of its body
+                    self._record("aborted", rid=rid, **where, error=str(exc), dispatched=dispatched)
+                    resp = None
+                if resp is not None and header["closes"] and not resp.closes():
+                    resp.headers.append(("Connection", "close"))
         except Exception as exc:
             log.error("http: panic closing the response for %s:%d: %r", c.client[0], c.client[1], exc)
             self._record("panic", rid=rid, **where, error=repr(exc), dispatched=dispatched)

@@ -32,6 +32,9 @@ DRAINED = G + "shutdown event name=InFlightRequestsDrained"
 STOPPED_LISTENING = G + "shutdown event name=HTTPServerStoppedListening"
 AUDIT = G + "audit backend shutdown completed"
 EXITING = G + "apiserver is exiting"
+# what RunWithContext's own goroutine logs after the pre-shutdown hooks ran, only on its way to a
+# clean return: after a hook's error (returned at once) or panic, Go never logs these
+MAIN_AFTER_HOOKS = (AUDIT, EXITING)
 
 
 def goroutines(retry_after: bool) -> dict[str, list[tuple[str, str]]]:

@@ -5,7 +5,9 @@ connections or on a kept-alive one, a request left in flight, the signal, and wa
 own `[graceful-termination]` log lines (so each step lands in the phase it means, on a slow machine
 too). `play` runs one against a started server and returns what the client saw, step by step
 (status, `Retry-After`, `Connection`, the Status message; or `refused`, `reset`, `closed`), the
-`[graceful-termination]` lines in the order logged, and the exit code. `record_lifecycle.py` plays
+`[graceful-termination]` lines in the order logged, how many lines hold each of `COUNTED` (the
+timeout filter's "Post-timeout activity", net/http's "http: panic serving", RunServer's "Failed to
+shutdown server"), and the exit code. `record_lifecycle.py` plays
 every scenario against reference/genericserver-go (a GenericAPIServer of k8s.io/apiserver v0.36.0)
 and writes `go-lifecycle.json`; `tests/test_parity_lifecycle*.py` play them against `genericserver
 serve` and compare.
@@ -16,7 +18,9 @@ response body is kept as the Status `code` and `message` when it is a Status, el
 first 2000 characters). Nothing else is masked.
 
 A request left in flight is one whose handler sends its head at once (a watch, `/slow?flush=1`): the
-step returns when the head is in. A few steps wait on real time, each saying why: `settle` after a
+step returns when the head is in. A POST whose body stalls (`stall`) sends its head and the first
+bytes of its body on a raw TLS connection (tests/rawconn.py) and the rest only at `rest`, if ever;
+its answer is what came back by the time the connection ended. A few steps wait on real time, each saying why: `settle` after a
 request whose handler must not answer early (one the request timeout is to end), and after a line
 whose effect follows it in another goroutine (Go logs "Stopped listening" when Serve returns; the idle
 connections are closed a moment after, by Shutdown's goroutine).
@@ -24,7 +28,9 @@ connections are closed a moment after, by Shutdown's goroutine).
 
 from __future__ import annotations
 
+import hashlib
 import http.client
+import io
 import json
 import re
 import signal as signals
@@ -49,6 +55,13 @@ AUDIT_POLICY = "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Meta
 WAIT = 30.0
 
 WAITING_LINE = "[graceful-termination] waiting for shutdown to be initiated"
+# other lines both servers log in the same words, counted: the timeout filter's (Go's HandleError),
+# net/http's panic report (an abort is no panic), RunServer's Shutdown that gave up
+COUNTED = ("Post-timeout activity", "http: panic serving", "Failed to shutdown server")
+# of those, what nothing orders before the process's exit: the timeout filter's post-timeout
+# goroutine logs whenever the abandoned handler ends, which nobody waits for (in Go as here), so a
+# loaded machine may lose it to the exit; the replay holds ours to at most Go's count of it
+UNORDERED = ("Post-timeout activity",)
 GRACEFUL = re.compile(r'\[graceful-termination\][^"]*')
 NAME = re.compile(r'\bname="([^"]+)"')
 
@@ -78,6 +91,17 @@ def start(tag: str, path: str, *, user: str = "reader", method: str = "GET", hea
     With `head` the step waits for the response's head: for a handler that sends it at once (a
     watch, `/slow?flush=1`), the sign that the request is in flight."""
     return Step("start", tag, path, user=user, method=method, conn="head" if head else "")
+
+
+def stall(tag: str, path: str, *, sent: str = "abc", length: int = 10, user: str = "reader") -> Step:
+    """A POST on a new connection announcing a body of `length` bytes and sending only `sent`; the
+    rest comes at `rest(tag)`, or never. Its answer is read in the background and taken at `join`."""
+    return Step("stall", tag, [path, sent, length], user=user, method="POST")
+
+
+def rest(tag: str) -> Step:
+    """The rest of a stalled body (see `stall`)."""
+    return Step("rest", tag)
 
 
 def join(tag: str) -> Step:
@@ -117,6 +141,14 @@ class Scenario:
     go_flags: list[str] = field(default_factory=list)  # flags only the Go server needs (said why)
     audit: bool = False  # compare the audit log's events too
     racy: str = ""  # why Go's own answers vary from run to run: each answer seen is one Go gives
+    group: str = ""  # the replay's test file: tests/test_parity_lifecycle_<group>.py
+
+    def digest(self) -> str:
+        """What the recording played: its flags and steps (a replay refuses a scenario whose steps
+        changed since it was recorded)."""
+        played = {"flags": self.flags, "go_flags": self.go_flags, "steps": [vars(s) for s in self.steps],
+                  "audit": self.audit, "racy": bool(self.racy)}
+        return hashlib.sha256(json.dumps(played, sort_keys=True).encode()).hexdigest()[:16]
 
 
 # -- a running server ---------------------------------------------------------------------------
@@ -260,6 +292,50 @@ class Client:
             c.close()
 
 
+class StalledPost:
+    """A `stall` step's connection: a POST whose body stalls, over TLS on a raw connection."""
+
+    def __init__(self, port: int, step: Step) -> None:
+        from rawconn import RawConn  # tests/ is on the path (pytest's rootdir; record_lifecycle.py adds it)
+
+        path, self.sent, length = step.arg
+        self.length = length
+        token = TOKEN if step.user == "admin" else READER_TOKEN
+        self.conn = RawConn(port, time.monotonic, tls=tls_context())
+        self.conn.send(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+                       f"Content-Length: {length}\r\n\r\n{self.sent}".encode())
+
+    def rest(self) -> None:
+        self.conn.send(b"x" * (self.length - len(self.sent)))
+
+    def answer(self) -> dict:
+        """What came back by the time the connection ended: a response, or how it ended."""
+        if not self.conn.ended():
+            return {"outcome": "timeout"}
+        data = bytes(self.conn.received)
+        if not data:
+            return {"outcome": {"EOF": "closed", "RST": "reset"}.get(self.conn.end or "", self.conn.end)}
+
+        class Received:
+            def makefile(self, *args: Any, **kw: Any) -> io.BytesIO:
+                return io.BytesIO(data)
+
+        r = http.client.HTTPResponse(Received())  # type: ignore[arg-type]
+        try:
+            r.begin()
+            body = r.read()
+        except (http.client.HTTPException, OSError) as err:
+            return {"outcome": outcome_of_error(err)}
+        out = {"outcome": "answered", "status": r.status, "body": body_summary(r.headers, body)}
+        for name in ("Retry-After", "Connection"):
+            if r.headers.get(name) is not None:
+                out[name] = r.headers[name]
+        return out
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 # -- playing a scenario -------------------------------------------------------------------------
 
 def graceful_lines(lines: list[str]) -> list[str]:
@@ -273,11 +349,19 @@ def graceful_lines(lines: list[str]) -> list[str]:
     return out
 
 
-def play(scenario: Scenario, target: Target) -> dict:
-    """Run the steps against `target`; what the client saw and what the server logged."""
+def counted_lines(lines: list[str]) -> dict[str, int]:
+    """How many lines hold each of `COUNTED`."""
+    return {text: sum(text in line for line in lines) for text in COUNTED}
+
+
+def play(scenario: Scenario, target: Target, wait: float = WAIT) -> dict:
+    """Run the steps against `target`; what the client saw and what the server logged. `wait`
+    bounds each wait on a line of the server's log (a test that expects one never to come
+    shortens it)."""
     client = Client(target.port)
     answers: dict[str, Any] = {}
     background: dict[str, threading.Thread] = {}
+    stalled: dict[str, StalledPost] = {}
     # the server is ready to be stopped once its main goroutine waits for the signal (before that,
     # a signal's lines would race with this one)
     seen = target.log.wait_for(re.escape(WAITING_LINE)) + 1
@@ -298,12 +382,18 @@ def play(scenario: Scenario, target: Target) -> dict:
                 background[step.tag] = t
                 if step.conn == "head" and not head.wait(WAIT):
                     raise AssertionError(f"{step.tag}: no response head in {WAIT:.0f} s")
+            elif step.op == "stall":
+                stalled[step.tag] = StalledPost(target.port, step)
+            elif step.op == "rest":
+                stalled[step.tag].rest()
+            elif step.op == "join" and step.tag in stalled:
+                answers[step.tag] = stalled[step.tag].answer()
             elif step.op == "join":
                 background.pop(step.tag).join(WAIT)
             elif step.op == "signal":
                 target.signal(getattr(signals, "SIG" + step.arg))
             elif step.op == "line":
-                seen = target.log.wait_for(step.arg, seen) + 1
+                seen = target.log.wait_for(step.arg, seen, timeout=wait) + 1
             elif step.op == "settle":
                 time.sleep(step.arg)  # a real server in another process: the step says what has no signal
             elif step.op == "exit":
@@ -314,9 +404,15 @@ def play(scenario: Scenario, target: Target) -> dict:
             t.join(WAIT)
         if code is None:
             code = target.wait(WAIT)
+        for tag, post in stalled.items():
+            if tag not in answers:
+                answers[tag] = post.answer()
     finally:
         client.close()
-    return {"answers": answers, "lines": graceful_lines(target.log.lines), "exit": code}
+        for post in stalled.values():
+            post.close()
+    return {"answers": answers, "lines": graceful_lines(target.log.lines), "counted": counted_lines(target.log.lines),
+            "exit": code}
 
 
 def constant_order(runs: list[list[str]], lines: list[str]) -> list[tuple[int, int]]:
@@ -390,7 +486,7 @@ def server_flags(scenario: Scenario, folder: Path, go: bool) -> list[str]:
             f"--token-auth-file={tokens}", "--v=1", *flags]
 
 
-def run(scenario: Scenario, start: Callable[[list[str]], Any], go: bool) -> dict:
+def run(scenario: Scenario, start: Callable[[list[str]], Any], go: bool, wait: float = WAIT) -> dict:
     """Start a server with `start(flags)` (a process, as ProcessTarget takes it), play `scenario`
     against it, and add the audit events and the whole log to what `play` returns."""
     import tempfile
@@ -399,7 +495,7 @@ def run(scenario: Scenario, start: Callable[[list[str]], Any], go: bool) -> dict
         folder = Path(d)
         target = ProcessTarget(start(server_flags(scenario, folder, go=go)))
         try:
-            result = play(scenario, target)
+            result = play(scenario, target, wait)
         finally:
             target.kill()
         if scenario.audit:

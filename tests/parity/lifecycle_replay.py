@@ -2,7 +2,9 @@
 
 Each scenario runs our server with the flags Go's ran with (less the Go-only ones, each said in the
 corpus), plays the same steps and compares: every answer (status, `Retry-After`, `Connection`, the
-body or Status message; or refused, reset, closed) and the exit code exactly; the
+body or Status message; or refused, reset, closed), the exit code, and how many lines hold each of
+lifecycle.COUNTED (the counts every Go run agreed on; for "Post-timeout activity", which nothing
+orders before the exit, at most Go's: its absence is tests/test_filters_timeout.py's to catch) exactly; the
 `[graceful-termination]` lines as a set, and in the order Go's code makes (happens_before.py: the
 pairs a chain of program order and channel closes orders; the rest is Go's scheduler, which a
 recording shows but does not make a rule of); the audit events exactly. A difference Go and we cannot share is listed in
@@ -18,10 +20,9 @@ from pathlib import Path
 
 import zygote
 from parity import happens_before, lifecycle
-from parity.lifecycle_corpus import SCENARIOS
+from parity.lifecycle_corpus import BY_NAME
 
 RECORDED = json.loads((Path(__file__).parent / "go-lifecycle.json").read_text())["scenarios"]
-BY_NAME = {s.name: s for s in SCENARIOS}
 
 # scenario -> {what differs ("answer TAG", "exit", "lines", "audit"): why it cannot be the same}
 KNOWN_DIFFERENCES: dict[str, dict[str, str]] = {}
@@ -39,18 +40,35 @@ def line_problems(name: str, go: dict, ours: list[str]) -> list[str]:
     and HTTPServerStoppedListening's are logged after their signals), or any line once
     RunWithContext returned an error (a failing or panicking hook), may be lost in Go, and the
     recording keeps only the lines every run logged. Ours waits for those goroutines (see
-    genericapiserver.py), so such a line may be extra here; any other extra line is a difference."""
+    genericapiserver.py), so such a line may be extra here; any other extra line is a difference.
+    Once RunWithContext returned an error (Go's exit code is not 0), the lines its own goroutine
+    logs only on the way to a clean return (the audit flush's, "apiserver is exiting") can never
+    come, so those are a difference when extra."""
     retry_after = happens_before.is_retry_after(BY_NAME[name].flags)
-    before_exit = {a for a, b in happens_before.required_pairs(retry_after) if b == happens_before.EXITING}
-    problems = [f"missing: {l}" for l in go["lines"] if l not in ours]
     if go["exit"] == 0:
-        problems += [f"extra: {l}" for l in ours if l not in go["lines"] and (l in before_exit or l == happens_before.EXITING)]
+        must_not_be_extra = {a for a, b in happens_before.required_pairs(retry_after) if b == happens_before.EXITING}
+        must_not_be_extra.add(happens_before.EXITING)
+    else:
+        must_not_be_extra = set(happens_before.MAIN_AFTER_HOOKS)
+    problems = [f"missing: {l}" for l in go["lines"] if l not in ours]
+    problems += [f"extra: {l}" for l in ours if l not in go["lines"] and l in must_not_be_extra]
     return problems + happens_before.order_problems(ours, retry_after)
 
 
+def stale(name: str) -> str:
+    """Why the recording of `name` cannot be replayed, or "": a scenario not recorded, or one whose
+    flags or steps changed since it was recorded (the recording holds their digest)."""
+    if name not in RECORDED:
+        return f"{name} is not in go-lifecycle.json: record it (tests/parity/record_lifecycle.py --only {name})"
+    if RECORDED[name].get("digest") != BY_NAME[name].digest():
+        return (f"{name}: its flags or steps changed since it was recorded: re-record it "
+                f"(tests/parity/record_lifecycle.py --only {name}, or `make parity`)")
+    return ""
+
+
 def differences(name: str, ours: dict) -> dict[str, str]:
-    """What differs from Go's recording: a key per difference ("answer TAG", "exit", "lines",
-    "audit") and a text showing both sides."""
+    """What differs from Go's recording: a key per difference ("answer TAG", "exit", "counted",
+    "lines", "audit") and a text showing both sides."""
     go = RECORDED[name]
     out: dict[str, str] = {}
     if "alternatives" in go and ours["answers"] in go["alternatives"]:
@@ -61,6 +79,10 @@ def differences(name: str, ours: dict) -> dict[str, str]:
             out[f"answer {tag}"] = f"Go: {json.dumps(a, sort_keys=True)}\n   ours: {json.dumps(b, sort_keys=True)}"
     if go["exit"] != ours["exit"]:
         out["exit"] = f"Go exited {go['exit']}, ours {ours['exit']}"
+    counts = {k: (n, ours["counted"].get(k)) for k, n in go["counted"].items()
+              if ours["counted"].get(k) != n and not (k in lifecycle.UNORDERED and ours["counted"].get(k, 0) < n)}
+    if counts:
+        out["counted"] = ", ".join(f"{k!r}: Go logged it {a} times, ours {b}" for k, (a, b) in counts.items())
     problems = line_problems(name, go, ours["lines"])
     if problems:
         out["lines"] = "\n   ".join(problems) + "\n   Go: " + "\n       ".join(go["lines"]) + "\n   ours: " + "\n         ".join(ours["lines"])
@@ -70,6 +92,8 @@ def differences(name: str, ours: dict) -> dict[str, str]:
 
 
 def check(name: str) -> None:
+    why = stale(name)
+    assert not why, why
     ours = play_ours(name)
     found = differences(name, ours)
     known = KNOWN_DIFFERENCES.get(name, {})

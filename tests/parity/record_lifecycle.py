@@ -6,7 +6,9 @@ every run (else the scenario depends on timing and is reported, not stored), but
 marked `racy` (its reason says on what Go races), played 8 times, whose every distinct answer is kept
 as one Go gives; of the
 `[graceful-termination]` lines, the ones every run logged are stored with the pairs whose order
-never varied (`constant_order`), which is what the replay holds our server to.
+never varied (`constant_order`), which is what the replay holds our server to. Each entry holds
+the digest of the flags and steps it played (`Scenario.digest`): the replay refuses a scenario whose
+steps changed since.
 
     python tests/parity/record_lifecycle.py [--binary PATH] [--repeat N] [--only NAME]
 """
@@ -73,8 +75,10 @@ def main() -> int:
                 print("   ", json.dumps(r["answers"], sort_keys=True), r["exit"])
             continue
         lines = [l for l in runs[0]["lines"] if all(l in r["lines"] for r in runs)]
-        entry = {"about": scenario.about, "flags": scenario.flags, "go_flags": scenario.go_flags,
+        entry = {"about": scenario.about, "digest": scenario.digest(), "flags": scenario.flags, "go_flags": scenario.go_flags,
                  "answers": runs[0]["answers"], "exit": runs[0]["exit"], "lines": lines,
+                 # the counts every run agreed on (a count that varied is Go's race, not a rule)
+                 "counted": {k: n for k, n in runs[0]["counted"].items() if all(r["counted"][k] == n for r in runs)},
                  "order": lifecycle.constant_order([r["lines"] for r in runs], lines),
                  "log_example": [l for l in runs[0]["log"] if "graceful-termination" in l or "Stopped listening" in l
                                  or "PreShutdownHook" in l or "panic" in l.lower()][:40]}

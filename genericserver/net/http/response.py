@@ -21,10 +21,11 @@ send for the same handler, decided where Go decides them (``chunkWriter.writeHea
 * body writes past the ``Content-Length`` are refused (Go's ``ErrContentLength``) and the
   connection is closed after the answer.
 
-A streamed body's chunks go out as they come (PEP 3333); the bytes that complete the answer
-(the header and body of an answer that is all at hand, or the last chunk) are held until
+A streamed body's chunks go out as they come (PEP 3333); what completes the answer (the header
+and body of an answer that is all at hand, or the last chunk) is held until
 :meth:`Response.finish_request`, which the server calls after closing the iterable, as Go's
 ``finishRequest`` writes its buffer only after the handler returned: the filters' releases come
+before the header is written (and so before an unread request body is read to its end) and
 before the client sees its answer. ``should_reuse_connection`` is asked once the response is
 complete (Go's ``shouldReuseConnection``).
 
@@ -143,7 +144,9 @@ class Response:
         # called just before the write that completes the response (the server stops watching
         # the connection then, so a keep-alive client's next request does not wake the watcher)
         self.before_last_write: Optional[Callable[[], None]] = None
-        self._held = b""  # the end of the answer, until finish_request sends it
+        # the end of the answer, until finish_request writes it: the body when the app's whole
+        # output is at hand (a list), else None; set once the app's iterable is exhausted
+        self._held: Optional[tuple[Optional[bytes]]] = None
         # the app's Content-Length was not a number: it is not sent, yet, as in Go (whose header
         # snapshot still holds it), the response gets no Content-Length of the server's either
         self.invalid_content_length = False
@@ -178,39 +181,53 @@ class Response:
         """Send the app's iterable; the header goes with the first chunk, or with an empty one
         (Go's ``Flush``: a watch with nothing to report yet still answers its client at once).
 
-        The bytes that complete the answer are held, not sent: :meth:`finish_request` sends them
-        once the server has closed the iterable. A body whose chunks are all at hand (a list or
-        tuple, alone or under ``on_close`` wrappers) is the handler's whole output: it gets a
-        length if it fits Go's 2 KiB response buffer; a longer one overflowed the buffer before
-        Go's handler returned, so it goes out without one (chunked on HTTP/1.1)."""
+        What completes the answer is held, not written: :meth:`finish_request` writes it once the
+        server has closed the iterable. A body whose chunks are all at hand (a list or tuple,
+        alone or under ``on_close`` wrappers) is the handler's whole output, still in Go's buffer
+        when its handler returns: the header has not gone out, and its writing (which reads and
+        drops a small unread request body, and so may wait for a slow client) waits for
+        :meth:`finish_request` too."""
         chunks = known_chunks(body)
         if chunks is not None:
-            data = b"".join(chunks)
-            whole = data if len(data) <= BUFFER_BEFORE_CHUNKING_SIZE else None
-            head_and_data = self._write(data, whole) if data else b""
-            self._held = head_and_data + self._end(b"" if not self.wrote_header else None)
+            self._held = (b"".join(chunks),)
             return
         for chunk in body:
             if chunk:
                 self.emit(chunk, None)
             elif not self.wrote_header and self.status is not None:
                 self.emit(b"", None)
-        self._held = self._end()
+        self._held = (None,)
 
     def finish_request(self) -> None:
-        """Go's ``finishRequest``: send the held end of the answer.
+        """Go's ``finishRequest``: write the held end of the answer (the header too, if not yet).
 
         Go writes a handler's last bytes from its buffer only after the handler returned, its
         deferred calls included, and after the request's context was cancelled. A WSGI app's
         "return" is its iterable's ``close``, so the server calls this after it: the filters'
-        releases (a wait-group slot, an in-flight slot) are done before the client can see its
-        answer and send the next request."""
-        held, self._held = self._held, b""
+        releases (a wait-group slot, an in-flight slot) are done before the header is written,
+        before an unread request body is read to its end (a client that stalls it holds the
+        connection, as in Go, not the wait group), and before the client can see its answer and
+        send the next request. A whole body gets a length if it fits Go's 2 KiB response buffer;
+        a longer one overflowed the buffer before Go's handler returned, so it goes out without
+        one (chunked on HTTP/1.1)."""
+        held, self._held = self._held, None
+        if held is None or self.c.broken:
+            return  # the app failed, or the connection did: nothing more goes out
+        data = held[0]
+        if data is None:
+            out = self._end()
+        else:
+            whole = data if len(data) <= BUFFER_BEFORE_CHUNKING_SIZE else None
+            out = (self._write(data, whole) if data else b"") + self._end(b"" if not self.wrote_header else None)
         hook, self.before_last_write = self.before_last_write, None
         if hook is not None:
             hook()
-        if held:
-            self.c.send(held)
+        if out:
+            self.c.send(out)
+
+    def abandon_held(self) -> None:
+        """Drop the held end of the answer: the app panicked, so ``finish_request`` writes none of it."""
+        self._held = None
 
     def write_continue(self) -> None:
         """Before the first body read: tell an ``Expect: 100-continue`` client to send it."""

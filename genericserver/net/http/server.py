@@ -16,6 +16,8 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   raise ``ctx.err()`` if the context ends first. Responses written during shutdown carry
   ``Connection: close`` and their connections close after them. As in Go, ``serve`` returns
   (``HTTPServerStoppedListening``) before that first pass over idle connections.
+* a TLS connection the server closes gets a close_notify first (Go's ``tls.Conn.Close``), also an
+  idle one that ``shutdown`` closes (its thread is woken by shutting the read side alone).
 * :meth:`Server.close`: stop listening and shut every connection down at once (``shutdown(SHUT_RDWR)``
   wakes a thread blocked reading or writing, a plain ``close()`` from another thread would not);
   the requests' contexts are cancelled, handlers are not waited for (they cannot be killed).
@@ -26,8 +28,8 @@ has neither keep-alive nor Go's shutdown): one goroutine per connection, HTTP/1.
   the stack, and drops the connection without a response. That is the default here: an exception
   escaping the WSGI app or its iterable is logged with its traceback and the connection is
   aborted; no byte goes out if none had. ``on_panic="500"`` sends ``500 Internal Server Error``
-  instead when nothing was sent yet (werkzeug's habit). Raising :data:`ERR_ABORT_HANDLER` aborts
-  without a log line, as in Go. The apiserver's filter chain recovers its own panics first.
+  instead when nothing was sent yet (werkzeug's habit). Raising :data:`ERR_ABORT_HANDLER` (or any
+  :class:`AbortHandler`: the timeout filter's abort) aborts without a log line, as in Go. The apiserver's filter chain recovers its own panics first.
 * the response iterable's ``close()`` is always called; the request's context (see
   :mod:`genericserver.request`) is cancelled once the response is done or the connection ends.
 
@@ -90,6 +92,17 @@ def idle_for_shutdown(state: str, since: float, now: float) -> tuple[bool, Optio
     return state == IDLE, None
 
 
+def send_close_notify(sock: Any) -> None:
+    """Go's ``tls.Conn.Close``: a close_notify alert before the descriptor closes, without waiting
+    for the peer's (a blocking ``unwrap`` would: the socket is made non-blocking first, so the
+    alert goes out if the send buffer takes it, and the wait for the peer's ends at once)."""
+    try:
+        sock.settimeout(0.0)
+        sock.unwrap()
+    except (OSError, ValueError):  # (ssl.SSLWantReadError included: the peer's alert is not waited for)
+        pass
+
+
 class ServerClosed(Exception):
     """``http.ErrServerClosed``: what ``serve`` raises after ``shutdown`` or ``close``."""
 
@@ -98,11 +111,15 @@ class ServerClosed(Exception):
 
 
 class AbortHandler(Exception):
-    """The type of :data:`ERR_ABORT_HANDLER`."""
+    """The type of :data:`ERR_ABORT_HANDLER`: raising any of its instances is Go's
+    ``panic(http.ErrAbortHandler)`` (a filter raises a new one, so that no two threads raise one object)."""
+
+    def __init__(self, msg: str = "net/http: abort Handler"):
+        super().__init__(msg)
 
 
 # http.ErrAbortHandler: raise it from an app to drop the connection without a log line
-ERR_ABORT_HANDLER = AbortHandler("net/http: abort Handler")
+ERR_ABORT_HANDLER = AbortHandler()
 
 
 def ssl_context_from_files(cert_file: str, key_file: str, alpn: tuple[str, ...] = ("http/1.1",)) -> ssl.SSLContext:
@@ -228,8 +245,11 @@ class Server:
         # that thread closes the descriptor itself, so it is never reused under its feet
         c.closing = True
         if not c.released:
+            # an idle TLS connection's thread is blocked reading: the read side alone wakes it, and
+            # it sends close_notify on its way out, as Go's tls.Conn.Close does
+            how = socket.SHUT_RD if c.tls and c.state == IDLE else socket.SHUT_RDWR
             try:
-                socket.socket.shutdown(c.sock, socket.SHUT_RDWR)
+                socket.socket.shutdown(c.sock, how)
             except OSError:
                 pass
             c.cancel()  # Go: the closed socket fails the background read; handleReadError cancels
@@ -361,6 +381,8 @@ class Server:
         finally:
             self._background_reads.forget(c.sock)
             c.cancel()
+            if c.tls:
+                send_close_notify(c.sock)
             with self._mu:
                 c.released = True
                 c.sock.close()
@@ -512,15 +534,17 @@ class Server:
             except Exception as err:
                 self._recover(c, resp, err)
             cancel()
-        # only now, as Go's finishRequest after the handler returned: the client sees the end after every filter let go
+        # only now, as Go's finishRequest after the handler returned: the header of an answer
+        # still held is written (an unread body read to its end) after every filter let go
         try:
             resp.finish_request()
-        except OSError as err:
+        except Exception as err:  # a failed write, or an app that returned without start_response
             self._recover(c, resp, err)
 
     def _recover(self, c: Conn, resp: httpresponse.Response, err: Exception) -> None:
         """Go's deferred recover in conn.serve: log the panic and drop the connection."""
         resp.close_after_reply = True
+        resp.abandon_held()  # what the handler left in Go's buffer is never written after a panic
         if c.broken:
             return  # the connection failed under the app: nothing to report
         if isinstance(err, httprequest.BodyError):
@@ -534,7 +558,7 @@ class Server:
                     pass
             c.broken = True
             return
-        if err is not ERR_ABORT_HANDLER:
+        if not isinstance(err, AbortHandler):
             self.logf("http: panic serving %s: %s\n%s", c.remote_addr, str(err) or repr(err), traceback.format_exc())
         if self.on_panic == ON_PANIC_500 and not resp.wrote_header:
             try:

@@ -19,7 +19,7 @@ from genericserver.net.http import request as httprequest
 from genericserver.net.http import response as httpresponse
 from genericserver.net.http.internal.http2.errors import ERR_CLIENT_DISCONNECTED, ERR_HANDLER_COMPLETE, ERR_STREAM_CLOSED
 from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG
-from genericserver.net.http.server import ERR_ABORT_HANDLER
+from genericserver.net.http.server import AbortHandler
 from genericserver.wsgi import close_iterable, known_chunks
 
 HANDLER_CHUNK_WRITE_SIZE = 4 << 10  # the response writer's buffer: what fits gets a content-length
@@ -83,7 +83,7 @@ class HandlerSide:
                 gone = self.done or st.closed
                 if not gone:
                     self.reset_stream(st.id, h2.errors.ErrorCodes.INTERNAL_ERROR)  # Go's handlerPanicRST
-            if not gone and err is not ERR_ABORT_HANDLER:
+            if not gone and not isinstance(err, AbortHandler):
                 self.logf("http2: panic serving %s: %s\n%s", self.c.remote_addr, str(err) or repr(err), traceback.format_exc())
         finally:
             try:
