@@ -145,13 +145,54 @@ def test_replay_says_last_when_its_breakpoint_cannot_be_set_or_was_never_reached
 
 
 def test_a_breakpoint_in_a_function_the_active_labs_bug_replaces_says_so(capsys, monkeypatch):
-    # the lab's bug is switched in for the whole command; the replay file records no variant
+    # the replay file is of the server as it is: the active lab's bug plays, and the last line says why it never stops
     monkeypatch.setenv(state.LAB_ENV, "not-accepting-without-hooks")
     assert cmd.main(["replay", DELAY_ANSWER, "--quiet", "--break", f"genericapiserver.py:{NOT_ACCEPTING}"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == (
-        f"--break genericserver/genericapiserver.py:{NOT_ACCEPTING}: never reached in this run - "
-        "PreparedGenericAPIServer._not_accepting_new_requests, the function it is in, is replaced in this process "
-        "by one in genericserver/testing/variants/lifecycle.py (a lab's bug?)")
+    out = capsys.readouterr().out.splitlines()
+    assert "variant:  not-accepting-without-hooks (the file's: real)" in out
+    assert out[-1] == (
+        f"--break genericserver/genericapiserver.py:{NOT_ACCEPTING}: never reached in this run - the variant "
+        "not-accepting-without-hooks replaces PreparedGenericAPIServer._not_accepting_new_requests, the function it is in")
+
+
+@pytest.mark.parametrize("lab_here, flag, said, verdict", [
+    ("", [], "variant:  no-shutdown-delay - no lab is active here: --variant real plays the server as it is",
+     "VIOLATED delay_is_respected"),
+    ("", ["--variant", "real"], "variant:  real (the file's: no-shutdown-delay)", "all invariants hold"),
+    ("no-shutdown-delay", [], "variant:  no-shutdown-delay", "VIOLATED delay_is_respected"),
+    ("no-shutdown-delay", ["--variant", "real"],
+     "variant:  real (the file's: no-shutdown-delay) - lab no-shutdown-delay is active here: --variant no-shutdown-delay plays its bug",
+     "all invariants hold"),
+    ("readyz-red-too-late", [],
+     "variant:  no-shutdown-delay - lab readyz-red-too-late is active here: --variant readyz-red-too-late plays its bug",
+     "VIOLATED delay_is_respected"),
+], ids=["file-no-lab", "real-no-lab", "file-its-lab", "real-its-lab", "file-other-lab"])
+def test_replay_plays_the_variant_it_names_and_says_when_it_is_not_the_active_labs(lab_here, flag, said, verdict, tmp_path, capsys, monkeypatch):
+    # after 'lab stop' a fuzz file kept playing its bug: the variant is the file's, and no flag changed it
+    doc = json.loads(pathlib.Path(DELAY_ANSWER).read_text())
+    doc["variant"] = "no-shutdown-delay"
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    monkeypatch.setenv(state.LAB_ENV, lab_here)
+    assert cmd.main(["replay", str(tmp_path / "run.json"), "--quiet", *flag]) == (0 if verdict.startswith("all") else 1)
+    out = capsys.readouterr()
+    assert said in out.out.splitlines() and out.out.splitlines()[-1].startswith(verdict)
+    assert out.err == ""  # the variant line says what plays; the lab's banner would say its bug is in
+
+
+def test_replay_refuses_an_unknown_variant_in_one_line(capsys):
+    assert cmd.main(["replay", DELAY_ANSWER, "--variant", "nope"]) == 2
+    assert capsys.readouterr().err == (
+        "genericserver replay: error: --variant: unknown variant 'nope' ('real', or a lab's name: 'genericserver lab list' shows them)\n")
+
+
+def test_replay_plays_a_lincheck_file_without_its_bug_with_variant_real(tmp_path, capsys):
+    out = tmp_path / "lin.json"
+    assert cmd.main(["fuzz", "--variant", "safe-wait-group-check-outside-lock", "--no-shrink", "--out", str(out)]) == 1
+    capsys.readouterr()
+    assert cmd.main(["replay", str(out), "--variant", "real"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "variant:  real (the file's: safe-wait-group-check-outside-lock)" in printed
+    assert printed[-1] == "linearizable: an order of these calls fits the model"
 
 
 def test_a_break_file_named_without_its_folder_is_the_one_file_it_names_and_says_which(tmp_path, capsys, monkeypatch):

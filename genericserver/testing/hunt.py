@@ -23,8 +23,10 @@ does any variant), else the server as it is. Exit status: 1 when
 a counterexample was found, 0 when none was within ``--examples``, 2 for a bad flag or a variant
 the hunts cannot see (the cluster world's: those have tests on virtual time instead).
 
-``genericserver replay FILE [--trace] [--quiet] [--break FILE:LINE]`` is
-``python -m genericserver.testing.replay``. Both need Hypothesis only to hunt: it is a test
+``genericserver replay FILE [--trace] [--quiet] [--break FILE:LINE] [--variant NAME]`` is
+``python -m genericserver.testing.replay``: it plays ``--variant`` (``real``: the server as it
+is) if given, else the file's variant, else, for a file of the server as it is, the active lab's
+bug; its ``variant:`` line says which, and how to play the other when it is not the active lab's. Both need Hypothesis only to hunt: it is a test
 dependency (``pip install 'genericserver[test]'``), imported when ``fuzz`` runs.
 """
 
@@ -66,16 +68,24 @@ def add_parsers(subparsers: Any) -> None:
     rep.add_argument("--break", dest="brk", metavar="FILE:LINE",
                      help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
                           "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
+    rep.add_argument("--variant", default=None, metavar="NAME", help=replay_variant_help())
 
 
-def run_replay(args: argparse.Namespace) -> int:
+def replay_variant_help() -> str:
+    from genericserver.testing.replay import VARIANT_HELP
+
+    return VARIANT_HELP
+
+
+def run_replay(args: argparse.Namespace, active_lab_variant: str = "") -> int:
     from genericserver.testing import replay
 
     if not pathlib.Path(args.file).is_file():
         print(f"genericserver replay: error: {args.file}: no such file", file=sys.stderr)
         return 2
     argv = [args.file] + (["--trace"] if args.trace else []) + (["--quiet"] if args.quiet else [])
-    return replay.main(argv + (["--break", args.brk] if args.brk else []), prog="genericserver replay")
+    argv += (["--break", args.brk] if args.brk else []) + (["--variant", args.variant] if args.variant else [])
+    return replay.main(argv, prog="genericserver replay", active=active_lab_variant)
 
 
 def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:

@@ -366,7 +366,13 @@ def breakpoint_said(bp: Breakpoint, variant: Any) -> Optional[str]:
     return None
 
 
-def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay") -> int:
+VARIANT_HELP = ("play this variant instead of the file's ('real': the server as it is; a lab's name: its bug). "
+                "Default: the file's, or the active lab's bug when the file's is real")
+
+
+def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay", active: str = "") -> int:
+    """``active``: the bug of the lab active here ("" when none), played when the file is of the
+    server as it is and ``--variant`` names none."""
     parser = argparse.ArgumentParser(prog=prog, description="Replay a saved fuzzing run.")
     parser.add_argument("file", help="a replay file written by a failing property")
     parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
@@ -374,17 +380,27 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     parser.add_argument("--break", dest="brk", type=break_location, metavar="FILE:LINE",
                         help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
                              "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
+    parser.add_argument("--variant", default=None, metavar="NAME", help=VARIANT_HELP)
     args = parser.parse_args(argv)
     try:
         doc = read(args.file)
         if "lincheck" not in doc:
-            scenario, schedule, variant = _lifecycle_run(doc, args.file)  # the file read once
+            scenario, schedule, recorded = _lifecycle_run(doc, args.file)  # the file read once
+        else:
+            recorded = lincheck.load(doc)[3]
     except NotAReplay as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
+    variant = args.variant or (active if recorded == "real" and active else recorded)
+    try:
+        make_variant(variant)
+    except KeyError:
+        print(f"{prog}: error: --variant: unknown variant {variant!r} ('real', or a lab's name: "
+              "'genericserver lab list' shows them)", file=sys.stderr)
+        return 2
     if "lincheck" in doc:
-        return _replay_lincheck(doc, args)
-    print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant}")
+        return _replay_lincheck(doc, args, variant, variant_said(variant, recorded, active))
+    print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant_said(variant, recorded, active)}")
     bp = _announced(args.brk)
     with stop_at(bp, prompt_at) if bp else contextlib.nullcontext():
         run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
@@ -404,6 +420,19 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     return 1 if violations else 0
 
 
+def variant_said(variant: str, recorded: str, active: str) -> str:
+    """The ``variant:`` line's text: what plays, and where that differs from the file (``recorded``)
+    or from the lab active here (``active``, "" for none), how to play the other."""
+    said = [variant]
+    if variant != recorded:
+        said.append(f"(the file's: {recorded})")
+    if active and variant != active:
+        said.append(f"- lab {active} is active here: --variant {active} plays its bug")
+    elif not active and variant != "real":
+        said.append("- no lab is active here: --variant real plays the server as it is")
+    return " ".join(said)
+
+
 def _announced(location: Optional[str]) -> Optional[Breakpoint]:
     """The breakpoint of ``--break`` (None without one); a file found from the end of its path
     is named in full first, so the prompt's path is no surprise."""
@@ -421,12 +450,12 @@ def _say_if_never_stopped(bp: Optional[Breakpoint], variant: Any) -> None:
         print(said)
 
 
-def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
+def _replay_lincheck(doc: dict, args: argparse.Namespace, variant: str, said: str) -> int:
     from genericserver.testing.lincheck_targets import TARGETS
 
-    name, scenario, schedule, variant = lincheck.load(doc)
+    name, scenario, schedule, _ = lincheck.load(doc)
     target = TARGETS[name]
-    print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {variant}")
+    print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {said}")
     bp = _announced(args.brk)
     with stop_at(bp, prompt_at) if bp else contextlib.nullcontext():
         with make_variant(variant).switched_in():
@@ -444,7 +473,7 @@ def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    from genericserver.labs.state import activated  # a lab started in this directory applies here too
+    from genericserver.labs.state import active_bug  # a lab started in this directory applies here too
 
-    with activated():
-        sys.exit(main())
+    active_lab, bug = active_bug(announce=False)  # the variant line says it
+    sys.exit(main(active=bug.name if active_lab else ""))
