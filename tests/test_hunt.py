@@ -292,49 +292,6 @@ def test_simplify_keeps_what_the_failure_needs_and_nothing_else(drawn, delay, at
     assert simplest == Scenario(shutdown_delay=delay, requests=simplest.requests)
 
 
-# -- the replay file 'genericserver fuzz' writes for a lab is an answer 'lab check' accepts ----------
-
-# a seed each lab's hunt finds its run quickly with (measured; every seed finds one, most in more
-# seconds: Hypothesis's shrinking is what costs)
-FUZZ_SEEDS = {
-    "readyz-red-too-late": 4, "no-shutdown-delay": 2, "not-accepting-without-hooks": 0, "watches-not-drained": 7,
-    "audit-shutdown-before-drain": 0, "listener-stopped-at-not-accepting": 0, "exemption-rules-differ": 1,
-    "safe-wait-group-check-outside-lock": 5, "audit-finished-before-flush": 0,
-}
-
-
-def test_every_lab_that_fuzz_can_hunt_has_a_seed_here():
-    huntable = {the_lab.name for the_lab in LABS if the_lab.variant and (
-        the_lab.invariants or variant(the_lab.variant).kind == "primitive")}
-    assert huntable == set(FUZZ_SEEDS)
-
-
-@pytest.mark.parametrize("name", sorted(FUZZ_SEEDS))
-def test_the_replay_file_fuzz_writes_for_a_lab_is_an_answer_lab_check_accepts(name, tmp_path, capsys, monkeypatch):
-    # it was refused as "it fails with another lab's bug too" for four labs: a run is checked
-    # against all fourteen invariants, and audit-shutdown-before-drain's bug breaks one in every
-    # run; now the lab's own invariants judge a replay, and the hunt looks for a run that breaks them
-    monkeypatch.setenv(state.LAB_ENV, name)
-    assert cmd.main(["fuzz", "--seed", str(FUZZ_SEEDS[name]), "--out", "found.json"]) == 1
-    assert f"lab check: an answer to lab {name}: it fails with this bug alone" in capsys.readouterr().out
-    monkeypatch.setenv(state.LAB_ENV, "")
-    assert cmd.main(["lab", "check", "found.json", "--lab", name]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "caught: fails with the bug, passes without it"
-    doc = json.loads((tmp_path / "found.json").read_text())
-    if "lincheck" in doc:
-        return
-    # and the run keeps nothing the bug does not need: without any one request or hook, the
-    # lab's invariants hold (the readyz run kept four requests beside its /readyz probe)
-    scenario, schedule, bug = replay.load(tmp_path / "found.json")
-    for less in ([dataclasses.replace(scenario, requests=scenario.requests[:i] + scenario.requests[i + 1:])
-                  for i in range(len(scenario.requests))]
-                 + [dataclasses.replace(scenario, hooks=scenario.hooks[:i] + scenario.hooks[i + 1:])
-                    for i in range(len(scenario.hooks))]):
-        assert not hunt.breaks(run_scenario(less, schedule, variant(bug)), lab(name).invariants), less
-    if name == "readyz-red-too-late":
-        assert [r.kind for r in scenario.requests] == ["readyz"]
-
-
 def test_a_replay_that_cannot_single_out_the_labs_bug_is_explained_and_fuzz_says_so(tmp_path, capsys):
     # in retry-after mode the listener bug breaks the same invariant as the hooks bug: the run
     # cannot tell them apart, which is the run's nature, not the pair's mistake
