@@ -39,6 +39,7 @@ import json
 import os
 import pathlib
 import sys
+import textwrap
 import threading
 import types
 from dataclasses import dataclass
@@ -158,6 +159,12 @@ def check_run(run: Run, family: str = "lifecycle") -> None:
 def replay(path: os.PathLike | str, *, watchdog: Optional[float] = 10.0) -> Run:
     scenario, schedule, variant = load(path)
     return run_scenario(scenario, schedule, make_variant(variant), watchdog=watchdog)
+
+
+REQUESTS_LEGEND = textwrap.fill(
+    "(the scenario's server serves no pods: a test app under /api/ answers every request, after its ?d= "
+    "seconds; a request is named as a pod get (p0 for request 0), a watch or a configmap create only so that "
+    "the server's filters classify it as they would a real one: long-running, mutating, exempt)", 100)
 
 
 def format_events(run: Run) -> str:
@@ -409,6 +416,7 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
         print(format_trace(run.trace))
     if not args.quiet:
         print("\n-- events")
+        print(REQUESTS_LEGEND)
         print(format_events(run))
     violations = check(run)
     print(f"\n-- {run.decisions} decisions, {len(run.choices)} with a choice; simulation ended: {run.error or 'cleanly'}")
