@@ -179,6 +179,15 @@ def test_replay_plays_the_variant_it_names_and_says_when_it_is_not_the_active_la
     assert out.err == ""  # the variant line says what plays; the lab's banner would say its bug is in
 
 
+def test_replay_says_its_requests_are_named_for_the_filters_on_a_server_with_no_pods(capsys):
+    # the timeline showed 'GET /api/v1/namespaces/default/pods/p0' on a server that serves no pods
+    assert cmd.main(["replay", DELAY_ANSWER]) == 0
+    out = capsys.readouterr().out
+    events = out[out.index("-- events\n") + len("-- events\n"):]
+    assert events.startswith(replay.REQUESTS_LEGEND + "\n") and "serves no pods" in replay.REQUESTS_LEGEND
+    assert "request=GET /api/v1/namespaces/default/pods/p0?d=0" in events
+
+
 def test_replay_refuses_an_unknown_variant_in_one_line(capsys):
     assert cmd.main(["replay", DELAY_ANSWER, "--variant", "nope"]) == 2
     assert capsys.readouterr().err == (
