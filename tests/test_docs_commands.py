@@ -86,7 +86,7 @@ def test_the_workshops_lab_table_has_a_row_per_lab_that_lab_list_lists():
 def test_the_workshop_puts_an_absolute_venv_on_the_path_before_it_leaves_the_clone():
     # "type .venv/bin/genericserver", then "mkdir lab && cd lab": the relative path broke there
     text = (ROOT / "docs/workshop.md").read_text()
-    leaves = text.index("mkdir lab && cd lab")
+    leaves = text.index("mkdir -p ~/shutdown-lab && cd")
     assert 0 <= text.find('export PATH="$PWD/.venv/bin:$PATH"') < leaves
     assert "type `.venv/bin/genericserver`" not in text
     fenced = re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
