@@ -1,6 +1,7 @@
 """Every ``genericserver`` command the docs show parses with today's command line (no Go twin).
 
-The commands in the fenced blocks of README.md, walkthrough.md and docs/workshop.md are read as
+The commands in the fenced blocks of README.md, walkthrough.md, docs/workshop.md and the pages README.md
+moved to docs/project.md are read as
 a shell would split them (a ``VAR=value`` prefix, ``\\`` continuations, a trailing comment, a
 pipe or a redirection cut off) and handed to the real parser, so a renamed or removed flag fails
 here before a room types it. tests/test_docs_run.py then runs the commands of the workshop and
@@ -19,7 +20,7 @@ import pytest
 from genericserver.cmd import build_parser
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = ("README.md", "walkthrough.md", "docs/workshop.md")
+DOCS = ("README.md", "walkthrough.md", "docs/workshop.md", "docs/project.md")
 
 
 def commands(doc: str) -> list[tuple[int, str]]:
