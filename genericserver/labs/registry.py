@@ -375,14 +375,15 @@ LABS: tuple[Lab, ...] = (
         tools=(
             "fuzz: genericserver fuzz - lincheck's SafeWaitGroup hunt",
             "replay: genericserver replay FILE --trace - the history, one column each",
-            "replay: genericserver replay FILE --break {break} - who holds the lock?",
+            "replay: genericserver replay FILE --break {break} - wait() has set the flag: is an add past its "
+            "check, not yet counted? ('goroutines' shows where each add is)",
         ),
         task="Write a lincheck replay file or a test: one goroutine calls wait(), another add(1); find a "
              "schedule whose history fits no order of the calls.",
         hint="lincheck.run_history(TARGETS['SafeWaitGroup'], scenario, schedule) and lincheck.verdict; "
              "two preemptions suffice: expand({2: 1, 3: 1}).",
         answer="safe-wait-group-check-outside-lock.json",
-        breakpoint=Place("genericserver.apimachinery.waitgroup", "SafeWaitGroup.wait"),
+        breakpoint=Place("genericserver.apimachinery.waitgroup", "SafeWaitGroup.wait", "self._wg.wait()"),
     ),
     Lab(
         name="audit-finished-before-flush",
@@ -402,14 +403,15 @@ LABS: tuple[Lab, ...] = (
         python=Place("genericserver.audit.buffered", "BufferedBackend._run"),
         tools=(
             "fuzz: genericserver fuzz - lincheck's AuditBuffered hunt",
-            "replay: genericserver replay FILE --break {break}",
+            "replay: genericserver replay FILE --break {break} - the worker said it finished: is anything "
+            "still buffered? (p len(self._buffer))",
         ),
         task="Write a test (lincheck) in which events accepted before shutdown() must all be handed "
              "to the delegate by the time shutdown() returns.",
         hint="TARGETS['AuditBuffered']; two goroutines: process, process, shutdown / process. "
              "One preemption is enough.",
         answer="audit-finished-before-flush.py",
-        breakpoint=Place("genericserver.audit.buffered", "BufferedBackend.shutdown"),
+        breakpoint=Place("genericserver.audit.buffered", "BufferedBackend.shutdown", "self._wg.wait()"),
     ),
     Lab(
         name="kubelet-prestop-full-grace",
