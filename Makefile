@@ -150,5 +150,18 @@ GOROOT_KUBERNETES ?= /usr/local/go
 go-tree-paths: $(STAMP) .venv-go-$(GO_NEXT)/bin/go
 	$(PY) tests/gotree.py "$$(.venv-go-$(GO_NEXT)/bin/go env GOROOT)" $(GOROOT_KUBERNETES)
 
+# the Go files docs/workshop.md and the labs link to, from the Go module cache `make reference` filled,
+# into go-source/ (ignored) for reading offline: genericserver/labs/gosource.py
+.PHONY: go-source
+go-source: $(STAMP)
+	$(PY) -m genericserver.labs.gosource
+
+# the strict Kubernetes 1.36 schemas of the kinds deploy/ uses, from kubernetes-validate (108 MB of
+# every release's: installed for this only, so that make test checks deploy/ without it)
+.PHONY: k8s-schemas
+k8s-schemas: $(STAMP)
+	$(call install,$(PY),-e '.[schemas]')
+	$(PY) tests/record_k8s_schemas.py
+
 clean:
 	rm -rf $(VENV) build *.egg-info .go-build .venv-go-* $(REF_BIN)

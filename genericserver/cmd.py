@@ -23,7 +23,9 @@ and ``load`` (:mod:`genericserver.cluster`), ``fuzz`` and ``replay``
 (:mod:`genericserver.testing.hunt`), ``lab`` (:mod:`genericserver.labs.cli`). A lab started in
 the current directory (``genericserver lab start NAME``) has its bug switched in for every
 command but ``lab`` itself, for the whole process (:func:`genericserver.labs.state.activated`);
-``fuzz`` hunts it instead, switching it in for each run it tries.
+``fuzz`` hunts it instead, switching it in for each run it tries, and ``replay`` plays one
+variant and says which: its ``--variant``, else the file's, else (a file of the server as it is)
+the active lab's bug.
 """
 
 from __future__ import annotations
@@ -235,7 +237,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
         return lab_cli.run(args)
     try:
-        active_lab, bug = lab_state.active_bug()
+        active_lab, bug = lab_state.active_bug(announce=command != "replay")  # replay's variant line says it
     except lab_state.LabStateError as err:
         print(f"genericserver: error: {err}", file=sys.stderr)
         return 2
@@ -245,6 +247,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # the hunt switches in the variant it hunts, and only that: it also judges what it found
         # as 'lab check' does, with the bug and on the server as it is
         return hunt.run_fuzz(args, bug.name if active_lab else "")
+    if command == "replay":
+        from genericserver.testing import hunt
+
+        # the replay switches in the one variant it plays, and says which (its --variant, the
+        # file's, or the active lab's bug for a file of the server as it is)
+        return hunt.run_replay(args, bug.name if active_lab else "")
     with bug.switched_in():
         if command == "serve":
             args.serve_options.logs.read(args)
@@ -261,9 +269,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from genericserver.cluster import loadcmd
 
             return loadcmd.run(args)
-        from genericserver.testing import hunt
-
-        if command == "replay":
-            return hunt.run_replay(args)
     parser.error(f"unknown command {command!r}")
     return 2

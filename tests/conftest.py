@@ -109,7 +109,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # left the machine half idle for their first fifteen seconds.
 LONGEST_FIRST = [
     "test_cluster_serve_api.py", "test_docs_run_walkthrough.py", "test_known_bad_variants.py", "test_docs_run.py",
-    "test_labs.py", "test_lincheck.py", "test_clients_retry_after.py", "test_kubectl.py",
+    "test_labs.py", "test_lab_tools.py", "test_lincheck.py", "test_clients_retry_after.py", "test_kubectl.py",
     "test_cluster_scenario.py", "test_fuzz_stateful.py", "test_cmd.py", "test_cluster_pictures.py",
     "test_cluster_manifest.py", "test_cluster_serve_api_restart.py", "test_cluster_serve_api_drain.py",
     "test_ratelimited_waitgroup.py",

@@ -1,6 +1,6 @@
 """The expected outputs the docs show, checked against what the commands print (no Go twin).
 
-A fenced block of output in docs/workshop.md or walkthrough.md is preceded by a marker: either
+A fenced block of output in docs/workshop.md, walkthrough.md or README.md is preceded by a marker: either
 ``<!-- output: NAME -->``, and a test that produces that output (with the same command, or the
 same run the test already makes) calls :func:`assert_shows` with ``expected("NAME")``; or
 ``<!-- output not checked: REASON -->``. tests/test_docs_output.py fails on a block with no
@@ -23,7 +23,7 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = ("docs/workshop.md", "walkthrough.md")
+DOCS = ("docs/workshop.md", "walkthrough.md", "README.md")
 MARKER = re.compile(r"^<!-- output(?:: (\S+)| not checked: (.+)) -->$")
 BORDERS = re.compile(r"[│┃┏┓┗┛━─┳┻╇┡┩┯┷╭╮╰╯┼├┤┬┴└┘┌┐═║╔╗╚╝]+")
 # a number the docs mark as varying, and any number (what the mark matches in the output)

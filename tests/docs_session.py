@@ -1,4 +1,4 @@
-"""Run the commands docs/workshop.md and walkthrough.md show, as a room types them (no Go twin).
+"""Run the commands docs/workshop.md, walkthrough.md and README.md show, as a room types them (no Go twin).
 
 A *session* is the command blocks under one heading of a document, run in order in one fresh
 directory (``deploy/`` and ``genericserver/`` linked in, as in a checkout) with one environment,
@@ -58,7 +58,7 @@ from kubectl import KUBECTL
 from serverprocess import ServerProcess
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = ("docs/workshop.md", "walkthrough.md")
+DOCS = ("docs/workshop.md", "walkthrough.md", "README.md")
 NOT_RUN = re.compile(r"^<!-- commands not run: (.+) -->$")
 PROGRAMS = ("genericserver", "kubectl", "curl", "kill", "export", "pytest", "make", "python", "kind", "docker")
 SERVING = r"Serving (securely|insecurely) on 127\.0\.0\.1:(\d+)"

@@ -1,8 +1,8 @@
 """A module imported on its first use, not when the test file is collected.
 
-Every test worker collects every test file; ``kubernetes`` and ``kubernetes_validate`` cost half a
-second each time they are imported, so the files that use them name them through :class:`Lazy`
-and only the worker that runs their tests pays for the import (tests/test_lazy.py).
+Every test worker collects every test file; ``kubernetes`` costs half a second each time it is
+imported, so the files that use it name it through :class:`Lazy` and only the worker that runs
+their tests pays for the import (tests/test_lazy.py).
 """
 
 from __future__ import annotations

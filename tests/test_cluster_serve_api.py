@@ -484,8 +484,10 @@ def test_replica_sets_are_served_one_per_revision_and_rollout_undo_brings_one_ba
                      kubectl.run("describe", "rs", second).stdout, re.M)
 
 
-def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped():
-    # the projector's 60 columns cut a long event mid-word ("deletionTime" / "stamp=...")
+@pytest.mark.parametrize("columns", ["", "60"], ids=["columns-unset", "columns-60"])
+def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped(columns, monkeypatch):
+    # the projector's 60 columns cut a long event mid-word ("deletionTime" / "stamp=..."); piped
+    # with COLUMNS set (tee, less at the projector) it is wrapped too
     import io
 
     from rich.console import Console
@@ -493,6 +495,7 @@ def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped():
     from genericserver.cluster.apiserver import timeline_printer
     from genericserver.events import EventStream
 
+    monkeypatch.setenv("COLUMNS", columns)
     name = "pod web-0 updated: deletionTimestamp=now+20s, deletionGracePeriodSeconds=20 (Terminating)"
     for terminal in (True, False):
         out = io.StringIO()
@@ -500,7 +503,7 @@ def test_the_timeline_wraps_between_words_on_a_terminal_and_not_when_piped():
         events.follow(timeline_printer(Console(file=out, width=60, force_terminal=terminal, color_system=None), 0.0, 1.0))
         events.record("store", name, at=45.1)
         lines = out.getvalue().splitlines()
-        if terminal:
+        if terminal or columns:
             assert len(lines) > 1 and all(len(line) <= 60 for line in lines), lines
             assert lines[0].split()[:3] == ["45.10s", "store", "pod"] and lines[1].startswith(" " * 10 + "deletion"), lines
             assert " ".join(lines).split()[2:] == name.split()  # every word whole

@@ -178,7 +178,7 @@ def test_a_red_readyz_before_the_shutdown_is_explained():
     assert "before the shutdown" not in summary(result, "default").plain
 
 
-def test_the_servers_log_wraps_between_words_on_a_60_column_terminal(runs):
+def test_the_servers_log_wraps_between_words_on_a_60_column_terminal(runs, monkeypatch):
     # a terminal cut each klog line at column 60, mid-word; piped, a line stays whole for grep
     from genericserver.demo.render import report
 
@@ -193,6 +193,26 @@ def test_the_servers_log_wraps_between_words_on_a_60_column_terminal(runs):
     piped = io.StringIO()
     report(Console(file=piped, width=60), result, "default")
     assert all(f"  {line}" in piped.getvalue().splitlines() for line in result.log)
+
+
+@pytest.mark.parametrize("columns", ["60", "41"])
+def test_the_servers_log_wraps_between_words_piped_when_columns_is_set(columns, monkeypatch, runs):
+    # 'COLUMNS=60 genericserver demo' piped (tee, less, a projector's recording) printed each klog
+    # line whole, and the 60 columns it was shown in cut it mid-word
+    from genericserver.demo.render import report
+
+    monkeypatch.setenv("COLUMNS", columns)
+    result = runs["default"]
+    out = io.StringIO()
+    report(Console(file=out, force_terminal=False, color_system=None), result, "default")
+    log = out.getvalue()[out.getvalue().index("The server's log"):].splitlines()[1:]
+    too_long = [line for line in log if len(line) > int(columns) and len(line.split()) > 1]  # (one word: no break point)
+    assert log and not too_long, too_long
+    assert " ".join(log).split() == " ".join(result.log).split()  # every word whole, in order
+    monkeypatch.delenv("COLUMNS")
+    piped = io.StringIO()
+    report(Console(file=piped, width=60), result, "default")
+    assert all(f"  {line}" in piped.getvalue().splitlines() for line in result.log)  # grep finds each whole
 
 
 def test_the_workshop_shows_what_the_demo_prints_at_60_columns(monkeypatch, runs):

@@ -1,6 +1,7 @@
 """Every ``genericserver`` command the docs show parses with today's command line (no Go twin).
 
-The commands in the fenced blocks of README.md, walkthrough.md and docs/workshop.md are read as
+The commands in the fenced blocks of README.md, walkthrough.md, docs/workshop.md and the pages README.md
+moved to docs/project.md are read as
 a shell would split them (a ``VAR=value`` prefix, ``\\`` continuations, a trailing comment, a
 pipe or a redirection cut off) and handed to the real parser, so a renamed or removed flag fails
 here before a room types it. tests/test_docs_run.py then runs the commands of the workshop and
@@ -19,7 +20,7 @@ import pytest
 from genericserver.cmd import build_parser
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-DOCS = ("README.md", "walkthrough.md", "docs/workshop.md")
+DOCS = ("README.md", "walkthrough.md", "docs/workshop.md", "docs/project.md")
 
 
 def commands(doc: str) -> list[tuple[int, str]]:
@@ -86,7 +87,7 @@ def test_the_workshops_lab_table_has_a_row_per_lab_that_lab_list_lists():
 def test_the_workshop_puts_an_absolute_venv_on_the_path_before_it_leaves_the_clone():
     # "type .venv/bin/genericserver", then "mkdir lab && cd lab": the relative path broke there
     text = (ROOT / "docs/workshop.md").read_text()
-    leaves = text.index("mkdir lab && cd lab")
+    leaves = text.index("mkdir -p ~/shutdown-lab && cd")
     assert 0 <= text.find('export PATH="$PWD/.venv/bin:$PATH"') < leaves
     assert "type `.venv/bin/genericserver`" not in text
     fenced = re.findall(r"^```\n(.*?)^```", text, re.S | re.M)

@@ -1,6 +1,6 @@
-"""Every command of docs/workshop.md and walkthrough.md runs, section by section, as a room types it (no Go twin).
+"""Every command of docs/workshop.md, walkthrough.md and README.md runs, section by section, as a room types it (no Go twin).
 
-This file runs the workshop's sections; tests/test_docs_run_walkthrough.py the walkthrough's
+This file runs the workshop's sections and README's; tests/test_docs_run_walkthrough.py the walkthrough's
 (two files, so that two workers share them).
 
 tests/docs_session.py runs them (and says what it changes: time, ports, placeholders); a block
@@ -63,7 +63,7 @@ def test_a_stale_command_fails_the_run(tmp_path, monkeypatch):
         run_section(section("helm install web"), tmp_path / "c", monkeypatch)
 
 
-WORKSHOP = [s for s in RUN if s.doc == "docs/workshop.md"]
+WORKSHOP = [s for s in RUN if s.doc in ("docs/workshop.md", "README.md")]  # (README's one section rides along)
 
 
 @pytest.mark.parametrize("section", WORKSHOP, ids=[s.id for s in WORKSHOP])

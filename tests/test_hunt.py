@@ -145,13 +145,63 @@ def test_replay_says_last_when_its_breakpoint_cannot_be_set_or_was_never_reached
 
 
 def test_a_breakpoint_in_a_function_the_active_labs_bug_replaces_says_so(capsys, monkeypatch):
-    # the lab's bug is switched in for the whole command; the replay file records no variant
+    # the replay file is of the server as it is: the active lab's bug plays, and the last line says why it never stops
     monkeypatch.setenv(state.LAB_ENV, "not-accepting-without-hooks")
     assert cmd.main(["replay", DELAY_ANSWER, "--quiet", "--break", f"genericapiserver.py:{NOT_ACCEPTING}"]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == (
-        f"--break genericserver/genericapiserver.py:{NOT_ACCEPTING}: never reached in this run - "
-        "PreparedGenericAPIServer._not_accepting_new_requests, the function it is in, is replaced in this process "
-        "by one in genericserver/testing/variants/lifecycle.py (a lab's bug?)")
+    out = capsys.readouterr().out.splitlines()
+    assert "variant:  not-accepting-without-hooks (the file's: real)" in out
+    assert out[-1] == (
+        f"--break genericserver/genericapiserver.py:{NOT_ACCEPTING}: never reached in this run - the variant "
+        "not-accepting-without-hooks replaces PreparedGenericAPIServer._not_accepting_new_requests, the function it is in")
+
+
+@pytest.mark.parametrize("lab_here, flag, said, verdict", [
+    ("", [], "variant:  no-shutdown-delay - no lab is active here: --variant real plays the server as it is",
+     "VIOLATED delay_is_respected"),
+    ("", ["--variant", "real"], "variant:  real (the file's: no-shutdown-delay)", "all invariants hold"),
+    ("no-shutdown-delay", [], "variant:  no-shutdown-delay", "VIOLATED delay_is_respected"),
+    ("no-shutdown-delay", ["--variant", "real"],
+     "variant:  real (the file's: no-shutdown-delay) - lab no-shutdown-delay is active here: --variant no-shutdown-delay plays its bug",
+     "all invariants hold"),
+    ("readyz-red-too-late", [],
+     "variant:  no-shutdown-delay - lab readyz-red-too-late is active here: --variant readyz-red-too-late plays its bug",
+     "VIOLATED delay_is_respected"),
+], ids=["file-no-lab", "real-no-lab", "file-its-lab", "real-its-lab", "file-other-lab"])
+def test_replay_plays_the_variant_it_names_and_says_when_it_is_not_the_active_labs(lab_here, flag, said, verdict, tmp_path, capsys, monkeypatch):
+    # after 'lab stop' a fuzz file kept playing its bug: the variant is the file's, and no flag changed it
+    doc = json.loads(pathlib.Path(DELAY_ANSWER).read_text())
+    doc["variant"] = "no-shutdown-delay"
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    monkeypatch.setenv(state.LAB_ENV, lab_here)
+    assert cmd.main(["replay", str(tmp_path / "run.json"), "--quiet", *flag]) == (0 if verdict.startswith("all") else 1)
+    out = capsys.readouterr()
+    assert said in out.out.splitlines() and out.out.splitlines()[-1].startswith(verdict)
+    assert out.err == ""  # the variant line says what plays; the lab's banner would say its bug is in
+
+
+def test_replay_says_its_requests_are_named_for_the_filters_on_a_server_with_no_pods(capsys):
+    # the timeline showed 'GET /api/v1/namespaces/default/pods/p0' on a server that serves no pods
+    assert cmd.main(["replay", DELAY_ANSWER]) == 0
+    out = capsys.readouterr().out
+    events = out[out.index("-- events\n") + len("-- events\n"):]
+    assert events.startswith(replay.REQUESTS_LEGEND + "\n") and "serves no pods" in replay.REQUESTS_LEGEND
+    assert "request=GET /api/v1/namespaces/default/pods/p0?d=0" in events
+
+
+def test_replay_refuses_an_unknown_variant_in_one_line(capsys):
+    assert cmd.main(["replay", DELAY_ANSWER, "--variant", "nope"]) == 2
+    assert capsys.readouterr().err == (
+        "genericserver replay: error: --variant: unknown variant 'nope' ('real', or a lab's name: 'genericserver lab list' shows them)\n")
+
+
+def test_replay_plays_a_lincheck_file_without_its_bug_with_variant_real(tmp_path, capsys):
+    out = tmp_path / "lin.json"
+    assert cmd.main(["fuzz", "--variant", "safe-wait-group-check-outside-lock", "--no-shrink", "--out", str(out)]) == 1
+    capsys.readouterr()
+    assert cmd.main(["replay", str(out), "--variant", "real"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert "variant:  real (the file's: safe-wait-group-check-outside-lock)" in printed
+    assert printed[-1] == "linearizable: an order of these calls fits the model"
 
 
 def test_a_break_file_named_without_its_folder_is_the_one_file_it_names_and_says_which(tmp_path, capsys, monkeypatch):
@@ -249,49 +299,6 @@ def test_simplify_keeps_what_the_failure_needs_and_nothing_else(drawn, delay, at
     simplest, simplest_schedule = hunt.simplify(scenario, schedule, fails)
     assert simplest.requests == (RequestSpec("readyz"),) and not any(simplest_schedule)  # no preemption left
     assert simplest == Scenario(shutdown_delay=delay, requests=simplest.requests)
-
-
-# -- the replay file 'genericserver fuzz' writes for a lab is an answer 'lab check' accepts ----------
-
-# a seed each lab's hunt finds its run quickly with (measured; every seed finds one, most in more
-# seconds: Hypothesis's shrinking is what costs)
-FUZZ_SEEDS = {
-    "readyz-red-too-late": 4, "no-shutdown-delay": 2, "not-accepting-without-hooks": 0, "watches-not-drained": 7,
-    "audit-shutdown-before-drain": 0, "listener-stopped-at-not-accepting": 0, "exemption-rules-differ": 1,
-    "safe-wait-group-check-outside-lock": 5, "audit-finished-before-flush": 0,
-}
-
-
-def test_every_lab_that_fuzz_can_hunt_has_a_seed_here():
-    huntable = {the_lab.name for the_lab in LABS if the_lab.variant and (
-        the_lab.invariants or variant(the_lab.variant).kind == "primitive")}
-    assert huntable == set(FUZZ_SEEDS)
-
-
-@pytest.mark.parametrize("name", sorted(FUZZ_SEEDS))
-def test_the_replay_file_fuzz_writes_for_a_lab_is_an_answer_lab_check_accepts(name, tmp_path, capsys, monkeypatch):
-    # it was refused as "it fails with another lab's bug too" for four labs: a run is checked
-    # against all fourteen invariants, and audit-shutdown-before-drain's bug breaks one in every
-    # run; now the lab's own invariants judge a replay, and the hunt looks for a run that breaks them
-    monkeypatch.setenv(state.LAB_ENV, name)
-    assert cmd.main(["fuzz", "--seed", str(FUZZ_SEEDS[name]), "--out", "found.json"]) == 1
-    assert f"lab check: an answer to lab {name}: it fails with this bug alone" in capsys.readouterr().out
-    monkeypatch.setenv(state.LAB_ENV, "")
-    assert cmd.main(["lab", "check", "found.json", "--lab", name]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "caught: fails with the bug, passes without it"
-    doc = json.loads((tmp_path / "found.json").read_text())
-    if "lincheck" in doc:
-        return
-    # and the run keeps nothing the bug does not need: without any one request or hook, the
-    # lab's invariants hold (the readyz run kept four requests beside its /readyz probe)
-    scenario, schedule, bug = replay.load(tmp_path / "found.json")
-    for less in ([dataclasses.replace(scenario, requests=scenario.requests[:i] + scenario.requests[i + 1:])
-                  for i in range(len(scenario.requests))]
-                 + [dataclasses.replace(scenario, hooks=scenario.hooks[:i] + scenario.hooks[i + 1:])
-                    for i in range(len(scenario.hooks))]):
-        assert not hunt.breaks(run_scenario(less, schedule, variant(bug)), lab(name).invariants), less
-    if name == "readyz-red-too-late":
-        assert [r.kind for r in scenario.requests] == ["readyz"]
 
 
 def test_a_replay_that_cannot_single_out_the_labs_bug_is_explained_and_fuzz_says_so(tmp_path, capsys):

@@ -1,8 +1,9 @@
 """Tests for genericserver.labs.disguise and the runs of ``lab check`` it serves: a test that looks for the switch cannot see it.
 
-Each bug hunt gets three cheats aimed at its own bug, as a pair might write them: where the
+Each bug hunt gets four cheats aimed at its own bug, as a pair might write them: where the
 replaced function's source lives (``inspect.getsourcefile``), the replaced function's
-``__module__``, and the lab plugin's state (``pytest_plugin._active``); and a fourth that walks
+``__module__``, the lab plugin's state (``pytest_plugin._active``), the environment and the lab
+state file; and a fifth that walks
 every thread's stack for the lab's name or a frame of ``testing/variants/``. Each was accepted
 before ("caught: fails with the bug, passes without it": the cheat failed only with its own
 lab's bug). One more, aimed at no lab, profiles every call of a shutdown that reaches nine of
@@ -25,7 +26,7 @@ import pytest
 
 from genericserver.labs import LABS, lab
 from genericserver.labs.check import check, run_pytest, run_replay, run_tests_here
-from genericserver.labs.disguise import disguised
+from genericserver.labs.disguise import RECOMPILED, Recompiled, disguised, recompiled
 from genericserver.testing.variants import Variant, variant
 
 BUG_HUNTS = [the_lab for the_lab in LABS if the_lab.variant]
@@ -45,6 +46,8 @@ def cheats(the_lab) -> str:
     lines = [f"def test_{name}_plugin_state():",
              "    from genericserver.labs import pytest_plugin",
              f"    assert pytest_plugin._active[0] != {the_lab.name!r}", "", "",
+             f"def test_{name}_environment_and_state_file():",
+             f"    assert {the_lab.name!r} not in os.environ.values() and not os.path.exists('.genericserver-lab')", "", "",
              f"def test_{name}_stack_frames():",
              f"    assert not [f for f in all_frames() if {the_lab.name!r} in f.f_locals.values()"
              f" or {bug.name!r} in f.f_locals.values() or 'testing/variants' in f.f_code.co_filename]", "", ""]
@@ -65,6 +68,7 @@ def cheats(the_lab) -> str:
 
 HEAD = '''import importlib
 import inspect
+import os
 import sys
 import threading
 
@@ -205,3 +209,93 @@ def test_a_disguised_bug_still_does_what_it_does(name, with_disguised_bugs):
     plain = here(the_lab.answer_path, variant(the_lab.variant))
     assert not plain.passed
     assert with_disguised_bugs[name] == repr(plain)
+
+
+# -- the bytecode cheat: compile the function from the file its source is in, compare co_code ------
+
+BYTECODE_HEAD = '''import importlib
+import inspect
+import types
+
+
+def compiled_from_its_file(fn, path=None):
+    path = path or inspect.getsourcefile(fn)
+    todo = [compile(open(path).read(), path, "exec")]
+    while todo:
+        code = todo.pop()
+        if code.co_qualname == fn.__code__.co_qualname:
+            return code
+        todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+
+
+'''
+
+
+def bytecode_cheats(the_lab, file_named: bool = False) -> str:
+    """One test per function the lab's bug replaces: its live bytecode is what its file compiles
+    to (the file ``inspect.getsourcefile`` names, as the disguise has it; or, ``file_named``, the
+    original's, named in the test: the same in a run without the disguise)."""
+    tests = []
+    for n, (owner, attr, _) in enumerate(variant(the_lab.variant).patches()):
+        original = inspect.getattr_static(owner, attr)
+        fn = getattr(original, "__func__", original)
+        if inspect.isfunction(fn):
+            path = repr(inspect.getsourcefile(fn)) if file_named else "None"
+            tests.append(f"def test_{the_lab.name.replace('-', '_')}_bytecode_{n}():\n"
+                         f"    fn = {_reference(owner, attr)}\n"
+                         f"    assert compiled_from_its_file(fn, {path}).co_code == fn.__code__.co_code\n\n")
+    return "\n".join(tests)
+
+
+FUNCTION_BUGS = [the_lab for the_lab in BUG_HUNTS if bytecode_cheats(the_lab)]
+
+
+def test_the_bytecode_cheat_is_refused_in_the_words_of_the_check(tmp_path):
+    # a test comparing co_code with its file's was "caught: fails with the bug, passes without
+    # it", though the disguise admits the bytecode differs: now it is run once more on the server
+    # as it is with that code recompiled (one unused local more), fails there, and is refused
+    # (in this process, where the bug is not disguised: the cheat names the original's file)
+    (tmp_path / "test_bytecode.py").write_text(BYTECODE_HEAD + bytecode_cheats(lab("readyz-red-too-late"), file_named=True))
+    verdict = check(lab("readyz-red-too-late"), tmp_path / "test_bytecode.py", isolate=False)
+    assert not verdict.with_bug.passed and verdict.without_bug.passed and verdict.recompiled.startswith("fails: 1 failed")
+    assert not verdict.caught and verdict.message == (
+        "not caught: it fails on the server as it is once the code the bug replaces is compiled again from its "
+        "source with one unused variable more (the same behaviour, other bytecode) - it reads the bytecode, not what "
+        "the code does")
+
+
+def test_the_bytecode_cheat_of_every_lab_fails_in_the_checks_recompiled_run(tmp_path, monkeypatch):
+    # the check's own forked runs: the cheats pass on the server as it is, and each lab's fail in
+    # its recompiled run (the run that refuses them); one warm process for all
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    path = tmp_path / "test_bytecode.py"
+    path.write_text(BYTECODE_HEAD + "\n".join(bytecode_cheats(the_lab) for the_lab in FUNCTION_BUGS))
+    names = ["", *(RECOMPILED + the_lab.name for the_lab in FUNCTION_BUGS)]
+    outcomes = dict(zip(names, run_pytest(path, names)))
+    tests = path.read_text().count("\ndef test_")
+    assert outcomes[""].passed and outcomes[""].summary.startswith(f"{tests} passed"), outcomes[""].summary
+    for the_lab in FUNCTION_BUGS:
+        aimed = bytecode_cheats(the_lab).count("def test_")
+        assert outcomes[RECOMPILED + the_lab.name].summary.startswith(f"{aimed} failed, {tests - aimed} passed"), (
+            the_lab.name, outcomes[RECOMPILED + the_lab.name].summary)
+
+
+def test_a_recompiled_function_does_what_it_did_from_its_own_file_and_lines():
+    from genericserver.genericapiserver import GenericAPIServer, PreparedGenericAPIServer
+
+    for fn in (GenericAPIServer.prepare_run, PreparedGenericAPIServer._not_accepting_new_requests, textwrap.indent):
+        twin = recompiled(fn)
+        assert twin.__code__.co_code != fn.__code__.co_code
+        assert (twin.__code__.co_filename, twin.__code__.co_firstlineno, twin.__code__.co_qualname, twin.__qualname__) == (
+            fn.__code__.co_filename, fn.__code__.co_firstlineno, fn.__code__.co_qualname, fn.__qualname__)
+        assert {n for *_, n in twin.__code__.co_lines()} == {n for *_, n in fn.__code__.co_lines()}
+        assert inspect.getsource(twin) == inspect.getsource(fn) and twin.__globals__ is fn.__globals__
+    assert recompiled(textwrap.indent)("a\nb", "> ") == "> a\n> b"
+
+
+@pytest.mark.parametrize("name", [the_lab.name for the_lab in FUNCTION_BUGS])
+def test_each_labs_answer_passes_with_what_its_bug_replaces_recompiled(name):
+    the_lab = lab(name)
+    here = run_tests_here if the_lab.answer_path.suffix == ".py" else run_replay
+    with Recompiled(variant(the_lab.variant)).switched_in():
+        assert here(the_lab.answer_path, Variant()).passed

@@ -247,13 +247,13 @@ def wait_ready(port: int, tls: bool, stopping: rt.Event, period: float = 0.05) -
 
 def timeline_printer(console: Console, origin: float, scale: float) -> Callable[[Event], None]:
     """Each event as one line, in cluster seconds since the server started, as it happens. On a
-    terminal a line longer than it is wrapped between words, under the time (a terminal would
-    cut it mid-word); piped, each event stays one line, for grep."""
+    terminal (or piped with ``COLUMNS`` set) a line longer than it is wrapped between words,
+    under the time (a terminal would cut it mid-word); piped, each event stays one line, for grep."""
     def show(e: Event) -> None:
         if e.get("signal") in STARTUP_SIGNALS:
             return
         line = f"{(e.at - origin) / scale:8.2f}s  {e.kind:<11} {e.name}"
-        if console.is_terminal:
+        if console.is_terminal or os.environ.get("COLUMNS", "").isdigit():  # (piped to a projector's COLUMNS=60 too)
             line = "\n".join(textwrap.wrap(line, console.width, subsequent_indent=" " * 10,
                                            break_long_words=False, break_on_hyphens=False))
         console.print(line, highlight=False, soft_wrap=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import Optional
 
@@ -133,7 +134,14 @@ def log_text(result: DemoResult, mode: str, width: Optional[int] = None) -> Text
     return body
 
 
+def wrap_width(console: Console) -> Optional[int]:
+    """The width log lines wrap at: a terminal's, or ``COLUMNS`` when it is set (a projector's 60,
+    piped into tee or less, which would cut a long line mid-word); None piped without it: one log
+    line is one line, and grep finds it whole."""
+    columns = os.environ.get("COLUMNS", "")
+    return console.width if console.is_terminal or (columns.isdigit() and int(columns) > 0) else None
+
+
 def report(console: Console, result: DemoResult, mode: str) -> None:
     console.print(Group(timeline_table(result, mode), answers_table(result, mode), summary(result, mode)))
-    # piped, one log line is one line (grep finds it whole); a terminal's are wrapped here
-    console.print(log_text(result, mode, console.width if console.is_terminal else None), soft_wrap=True)
+    console.print(log_text(result, mode, wrap_width(console)), soft_wrap=True)

@@ -5,7 +5,10 @@ is right when it **fails with the bug and passes without it**, and then also **p
 other lab's bug that changes something else**: a test that fails whatever changed is looking at
 the switch (where a function's source lives, what is in the environment), not at the behaviour.
 Which bugs change the same behaviour is the lab's own answer's to say: those it fails with are
-left out. Any other result gets one line saying what to change. Three kinds of file:
+left out. A pytest file is then run once more on the server as it is, with what the bug
+replaces compiled again from its source with one unused local more (the same behaviour, other
+bytecode: :func:`genericserver.labs.disguise.recompiled`), and must pass: one that fails compares
+bytecode. Any other result gets one line saying what to change. Three kinds of file:
 
 * a pytest test file (``*.py``): run by pytest in a subprocess (the learner's code runs in a
   process of its own, with real pytest: fixtures, ``pytest.raises``, conftest files; one
@@ -90,6 +93,7 @@ class Verdict:
     caught: bool
     message: str
     other_bugs: str = ""  # how it did with the other labs' bugs (run only once it is caught)
+    recompiled: str = ""  # how it failed with the replaced code recompiled (said only when it did)
 
     def lines(self) -> list[str]:
         out = [f"lab {self.lab.name}: checking {self.path}"]
@@ -100,6 +104,8 @@ class Verdict:
             out.append(f"  without the bug: {self.without_bug.summary}")
         if self.other_bugs:
             out.append(f"  other bugs:      {self.other_bugs}")
+        if self.recompiled:
+            out.append(f"  recompiled:      {self.recompiled}")
         out.append(self.message)
         return out
 
@@ -150,7 +156,25 @@ def check(lab: Lab, path: os.PathLike | str, *, isolate: bool = True) -> Verdict
                 break
         else:
             verdict.other_bugs = f"passes with each of the {len(others)} that change something else"
+        if verdict.caught and kind == "pytest":
+            recompiled = run_recompiled(path, lab, isolate=isolate)
+            if not recompiled.passed:
+                verdict.caught = False
+                verdict.recompiled = f"fails: {recompiled.summary}"
+                verdict.message = ("not caught: it fails on the server as it is once the code the bug replaces is "
+                                   "compiled again from its source with one unused variable more (the same behaviour, "
+                                   "other bytecode) - it reads the bytecode, not what the code does")
     return verdict
+
+
+def run_recompiled(path: pathlib.Path, lab: Lab, *, isolate: bool = True) -> Outcome:
+    """A pytest file's run on the server as it is with what ``lab``'s bug replaces recompiled
+    (:class:`genericserver.labs.disguise.Recompiled`)."""
+    from genericserver.labs.disguise import RECOMPILED, Recompiled
+
+    if isolate:
+        return run_pytest(path, [RECOMPILED + lab.name])[0]
+    return run_tests_here(path, Recompiled(variant(lab.variant)))
 
 
 def _what_it_breaks(lab: Lab) -> str:

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional
 
 from genericserver.labs import state
 from genericserver.labs.check import LabCheckError, check
+from genericserver.labs.gosource import offline
 from genericserver.labs.registry import LABS, Lab, lab
 from genericserver.labs.starter import has_starter, starter
 from genericserver.testing.variants import variant
@@ -128,6 +129,9 @@ def describe(the_lab: Lab) -> str:
     lines = [f"{the_lab.name} ({the_lab.kind})", wrap(the_lab.title), "", wrap(the_lab.story), "", "Upstream:"]
     lines += [f"  {url}" for url in the_lab.upstream]
     lines += ["", "Open the Go source:", wrap(the_lab.go_file, "  "), wrap(the_lab.go_function, "  "), wrap(the_lab.go_url, "  ")]
+    copy = offline(the_lab.go_url)
+    if copy is not None:
+        lines += [wrap(f"offline: {copy} (make go-source, in the clone)", "  ")]
     lines += ["Beside it, the Python:", wrap(str(the_lab.python), "  "), "", "Tools:"]
     brk = the_lab.breakpoint.location() if the_lab.breakpoint is not None else ""
     lines += [wrap(tool.replace("{break}", brk), "      ", "  ") for tool in the_lab.tools]

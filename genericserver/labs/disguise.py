@@ -22,6 +22,12 @@ bug: the original's file, at the bug's own count of lines). Such a test is not l
 behaviour either, and the workshop says so. A function that replaces a *value* (Contour's
 backoff) is left as it is: the value is the behaviour.
 
+One of those is refused: a test that compares the live function's bytecode with the code
+compiled from its source file. Once a test is caught, the check runs it once more on the server
+as it is, with each function the bug replaces :func:`recompiled` from its own source with one
+unused local variable more (the same behaviour, other bytecode): a test that fails there looks
+at the bytecode (:func:`recompile_for_good`).
+
 The disguise is for the check's runs only. Elsewhere (``lab start``, the pytest plugin, the
 replay debugger) the replacement keeps its own file and line, so that pdb shows a pair the code
 that really runs when they step into it.
@@ -29,7 +35,9 @@ that really runs when they step into it.
 
 from __future__ import annotations
 
+import ast
 import inspect
+import pathlib
 import types
 from typing import Any, Optional
 
@@ -97,3 +105,62 @@ def _recode(code: types.CodeType, filename: str) -> types.CodeType:
     """``code``, and every function and class body compiled inside it, naming ``filename``."""
     consts = tuple(_recode(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
     return code.replace(co_filename=filename, co_consts=consts)
+
+
+UNUSED_LOCAL = "_recompiled_by_lab_check"
+RECOMPILED = "recompiled:"  # a forked check run's name for Recompiled(the bug of the lab named after it)
+
+
+class Recompiled(Variant):
+    """The server as it is, with each function ``bug`` replaces swapped for itself
+    :func:`recompiled`: the same behaviour, other bytecode."""
+
+    def __init__(self, bug: Variant):
+        self.bug = bug
+
+    def patches(self) -> list[tuple[Any, str, Any]]:
+        patches = []
+        for owner, attr, _ in self.bug.patches():
+            original = inspect.getattr_static(owner, attr)
+            fn = _function(original)
+            if fn is not None:
+                twin = recompiled(fn)
+                patches.append((owner, attr, type(original)(twin) if isinstance(original, (staticmethod, classmethod)) else twin))
+        return patches
+
+
+def recompile_for_good(bug: Variant) -> None:
+    """:class:`Recompiled` switched in for the rest of a forked child's life (as
+    :func:`switch_in_for_good` does a bug)."""
+    for owner, attr, twin in Recompiled(bug).patches():
+        setattr(owner, attr, twin)
+
+
+def recompiled(fn: types.FunctionType) -> types.FunctionType:
+    """``fn`` compiled again from its source file with one more statement, an assignment to an
+    unused local before its first (after its docstring), on that statement's line: it does what
+    ``fn`` does, its file, name and lines are ``fn``'s, and its ``co_code`` is not."""
+    code = fn.__code__
+    tree = ast.parse(pathlib.Path(code.co_filename).read_text(), code.co_filename)
+    node = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name == code.co_name and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == code.co_firstlineno)
+    docstring = isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) and len(node.body) > 1
+    first = node.body[1 if docstring else 0]
+    unused = ast.copy_location(ast.Assign(targets=[ast.Name(UNUSED_LOCAL, ast.Store())], value=ast.Constant(None)), first)
+    node.body.insert(1 if docstring else 0, ast.fix_missing_locations(unused))
+    futures = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    module = compile(ast.Module(body=[*futures, node], type_ignores=[]), code.co_filename, "exec", dont_inherit=True)
+    body = next(c for c in module.co_consts if isinstance(c, types.CodeType) and c.co_name == code.co_name)
+    twin = types.FunctionType(_requalified(body, code.co_name, code.co_qualname), fn.__globals__, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+    twin.__kwdefaults__, twin.__doc__, twin.__qualname__, twin.__module__ = fn.__kwdefaults__, fn.__doc__, fn.__qualname__, fn.__module__
+    twin.__annotations__, twin.__dict__ = dict(fn.__annotations__), dict(fn.__dict__)
+    return twin
+
+
+def _requalified(code: types.CodeType, old: str, new: str) -> types.CodeType:
+    """``code`` and the code inside it with qualified names under ``new`` instead of ``old``
+    (compiled alone, a method's code is named as a module's function)."""
+    consts = tuple(_requalified(c, old, new) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_qualname=new + code.co_qualname[len(old):] if code.co_qualname.startswith(old) else code.co_qualname,
+                        co_consts=consts)

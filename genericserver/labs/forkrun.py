@@ -5,7 +5,8 @@ with every other lab's bug. Each run must be a fresh pytest session in a process
 but starting Python, pytest and genericserver a dozen times costs a dozen half-seconds. So this
 process imports them once and forks a child per run; each child runs pytest on FILE from DIR
 and exits with pytest's status. stdin holds the runs' lab names, one a line (an empty line: no
-bug); the output is one JSON line per run: pytest's exit status and output. A child that
+bug; ``recompiled:NAME``: no bug, but the functions NAME's bug replaces compiled again with other
+bytecode); the output is one JSON line per run: pytest's exit status and output. A child that
 outlives ``--timeout`` seconds is killed (status -14, SIGALRM).
 
 The test must not be able to tell which run it is in, but by the behaviour:
@@ -36,7 +37,7 @@ from _pytest.config import default_plugins
 # warm here, so each child starts from there: what a lab's test imports, and what switching a
 # bug in needs
 import genericserver.testing.scenario  # noqa: F401
-from genericserver.labs.disguise import switch_in_for_good
+from genericserver.labs.disguise import RECOMPILED, recompile_for_good, switch_in_for_good
 from genericserver.labs.state import bug_of
 
 # and pytest's own plugins, which every session imports (the installed ones it loads by itself
@@ -80,7 +81,9 @@ def switch_in_the_next_bug() -> bool:
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # the next runs' names are not for this one
     if name is None:
         return False
-    if name:
+    if name.startswith(RECOMPILED):
+        recompile_for_good(bug_of(name[len(RECOMPILED):]))
+    elif name:
         switch_in_for_good(bug_of(name))
     return True
 

@@ -83,7 +83,10 @@ class Lab:
     instead of a bug); ``answer`` is a file name under ``answers/``. ``invariants`` names the
     invariants of :mod:`genericserver.testing.invariants` that this bug breaks (empty when none
     sees it, or for a lincheck lab): a lifecycle replay file is judged by them, and ``fuzz``
-    hunts a run that breaks them."""
+    hunts a run that breaks them. ``family`` narrows where ``fuzz`` draws its scenarios to what
+    the story says the bug needs (request ``kinds``, and values of :class:`Scenario
+    <genericserver.testing.scenario.Scenario>`'s flags: :class:`~genericserver.testing.hunt.Family`),
+    when the whole space takes hundreds of runs to find it."""
 
     name: str
     title: str
@@ -101,6 +104,7 @@ class Lab:
     breakpoint: Optional[Place] = None
     exercise: str = ""
     invariants: tuple[str, ...] = ()
+    family: tuple[tuple[str, tuple], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -138,7 +142,8 @@ LABS: tuple[Lab, ...] = (
         tools=(
             "demo: genericserver demo - the '/readyz probe' row under 'shutdown initiated'",
             "fuzz: genericserver fuzz - a run breaking readyz_fails_from_shutdown_initiated",
-            "replay: genericserver replay FILE --break {break} - is the stop event set?",
+            "replay: genericserver replay FILE --break {break} - a /readyz probe: is the stop event set? "
+            "(p self._stop.is_set())",
         ),
         task="Write a test (or a replay file) in which a /readyz request sent after ShutdownInitiated, "
              "during the delay, must get 500 with '[-]shutdown failed: reason withheld'.",
@@ -146,6 +151,7 @@ LABS: tuple[Lab, ...] = (
              "look at the client answer's status. Which signal does the readyz check watch?",
         answer="readyz-red-too-late.py",
         invariants=("readyz_fails_from_shutdown_initiated",),
+        family=(("kinds", ("readyz", "ordinary")), ("shutdown_delay", (0.5, 70.0))),
         breakpoint=Place("genericserver.healthz.healthz", "_Shutdown.check"),
     ),
     Lab(
@@ -167,7 +173,7 @@ LABS: tuple[Lab, ...] = (
             "demo: genericserver demo - when does AfterShutdownDelayDuration fire?",
             "cluster: genericserver cluster --shutdown-delay 3 - requests lost anyway",
             "fuzz: genericserver fuzz - a run breaking delay_is_respected",
-            "replay: genericserver replay FILE --break {break} - print rt.now()",
+            "replay: genericserver replay FILE --break {break} - the delay is over (the shutdown began at 1.0): when? (p rt.now())",
         ),
         task="Write a test or replay file with a shutdown delay in which a request sent during the "
              "delay must be answered 200.",
@@ -175,7 +181,7 @@ LABS: tuple[Lab, ...] = (
              "What should sit between ShutdownInitiated and AfterShutdownDelayDuration?",
         answer="no-shutdown-delay.json",
         invariants=("delay_is_respected",),
-        breakpoint=Place(GAS, f"{PREPARED}._not_accepting_new_requests"),
+        breakpoint=Place(GAS, f"{PREPARED}._not_accepting_new_requests", "signals.pre_shutdown_hooks_stopped.signaled().wait()"),
     ),
     Lab(
         name="not-accepting-without-hooks",
@@ -196,7 +202,8 @@ LABS: tuple[Lab, ...] = (
         python=Place(GAS, f"{PREPARED}._not_accepting_new_requests"),
         tools=(
             "fuzz: genericserver fuzz - a run breaking signals_fire_once_after_prerequisites",
-            "replay: genericserver replay FILE --break {break} - have the hooks stopped?",
+            "replay: genericserver replay FILE --break {break} - NotAcceptingNewRequest has fired: have the hooks "
+            "stopped? (p signals.pre_shutdown_hooks_stopped.signaled().is_set())",
             "demo: genericserver demo - PreShutdownHooksStopped vs NotAcceptingNewRequest",
         ),
         task="Write a test in which a pre-shutdown hook that outlasts the delay and then calls the "
@@ -204,7 +211,7 @@ LABS: tuple[Lab, ...] = (
         hint="HookSpec(duration=5.0, loopback=True) makes a hook that waits 5 s, then sends request 'h0'.",
         answer="not-accepting-without-hooks.py",
         invariants=("signals_fire_once_after_prerequisites",),
-        breakpoint=Place(GAS, f"{PREPARED}._drain_non_long_running"),
+        breakpoint=Place(GAS, f"{PREPARED}._drain_non_long_running", "self.server.non_long_running_request_wait_group.wait()"),
     ),
     Lab(
         name="audit-shutdown-before-drain",
@@ -252,7 +259,8 @@ LABS: tuple[Lab, ...] = (
         python=Place(GAS, f"{PREPARED}._time_to_stop_http_server"),
         tools=(
             "fuzz: genericserver fuzz - a run breaking listener_stops_as_the_mode_says",
-            "replay: genericserver replay FILE --break {break} - drained yet?",
+            "replay: genericserver replay FILE --break {break} - the listener has stopped: drained yet? "
+            "(p signals.in_flight_requests_drained.signaled().is_set())",
         ),
         task="Write a test or replay file in retry-after mode where a request sent during the drain "
              "must get 429 with Retry-After: 5, not a refused connection.",
@@ -260,7 +268,7 @@ LABS: tuple[Lab, ...] = (
              "NotAcceptingNewRequest + 0.5 s.",
         answer="listener-stopped-at-not-accepting.json",
         invariants=("listener_stops_as_the_mode_says",),
-        breakpoint=Place(GAS, f"{PREPARED}._listener_stopped"),
+        breakpoint=Place(GAS, f"{PREPARED}._listener_stopped", 'self.server.events.record("listener", "stopped")'),
     ),
     Lab(
         name="exemption-rules-differ",
@@ -287,6 +295,7 @@ LABS: tuple[Lab, ...] = (
         hint="RequestSpec('loopback', 'NotAcceptingNewRequest', 0.5) beside a 3 s request in flight.",
         answer="exemption-rules-differ.py",
         invariants=("answers_match_phase",),
+        family=(("kinds", ("loopback", "ordinary", "exempt")), ("retry_after", (True,))),
         breakpoint=Place("genericserver.filters.waitgroup", "wait_group_write_retry_after_to_response"),
     ),
     Lab(
@@ -307,7 +316,8 @@ LABS: tuple[Lab, ...] = (
         python=Place(GAS, f"{PREPARED}._drain_watches"),
         tools=(
             "fuzz: genericserver fuzz - a run breaking tracked_requests_complete_before_drained",
-            "replay: genericserver replay FILE --break {break} - the watch still open?",
+            "replay: genericserver replay FILE --break {break} - the watch still open? "
+            "(p self.server.watch_request_wait_group._count)",
         ),
         task="Write a test with a watch grace period where a watch open at the shutdown must end "
              "before InFlightRequestsDrained.",
@@ -315,6 +325,7 @@ LABS: tuple[Lab, ...] = (
              "the watch's 'handler end' event with the InFlightRequestsDrained signal.",
         answer="watches-not-drained.py",
         invariants=("tracked_requests_complete_before_drained",),
+        family=(("kinds", ("watch", "ordinary")), ("watch_grace", (2.0,))),
         breakpoint=Place(GAS, f"{PREPARED}._drained", "signals.in_flight_requests_drained.signal()"),
     ),
     Lab(
@@ -334,8 +345,9 @@ LABS: tuple[Lab, ...] = (
         go_url=GENERICAPISERVER_GO + "#L740-L742",
         python=Place("genericserver.secure_serving", "run_server"),
         tools=(
-            "fuzz: genericserver fuzz --examples 200 - finds nothing: no invariant looks at this",
-            "replay: genericserver replay FILE --break {break} - p stopped_ch",
+            "fuzz: genericserver fuzz --examples 50 - finds nothing: no invariant looks at this",
+            "replay: genericserver replay FILE --break {break} - run_with_context is about to return: has the HTTP "
+            "server's shutdown returned? (p stopped_ch.is_set())",
         ),
         task="Write a test where a long-running request is in flight at the shutdown: run_with_context "
              "must return only after its response was sent.",
@@ -363,14 +375,15 @@ LABS: tuple[Lab, ...] = (
         tools=(
             "fuzz: genericserver fuzz - lincheck's SafeWaitGroup hunt",
             "replay: genericserver replay FILE --trace - the history, one column each",
-            "replay: genericserver replay FILE --break {break} - who holds the lock?",
+            "replay: genericserver replay FILE --break {break} - wait() has set the flag: is an add past its "
+            "check, not yet counted? ('goroutines' shows where each add is)",
         ),
         task="Write a lincheck replay file or a test: one goroutine calls wait(), another add(1); find a "
              "schedule whose history fits no order of the calls.",
         hint="lincheck.run_history(TARGETS['SafeWaitGroup'], scenario, schedule) and lincheck.verdict; "
              "two preemptions suffice: expand({2: 1, 3: 1}).",
         answer="safe-wait-group-check-outside-lock.json",
-        breakpoint=Place("genericserver.apimachinery.waitgroup", "SafeWaitGroup.wait"),
+        breakpoint=Place("genericserver.apimachinery.waitgroup", "SafeWaitGroup.wait", "self._wg.wait()"),
     ),
     Lab(
         name="audit-finished-before-flush",
@@ -390,14 +403,15 @@ LABS: tuple[Lab, ...] = (
         python=Place("genericserver.audit.buffered", "BufferedBackend._run"),
         tools=(
             "fuzz: genericserver fuzz - lincheck's AuditBuffered hunt",
-            "replay: genericserver replay FILE --break {break}",
+            "replay: genericserver replay FILE --break {break} - the worker said it finished: is anything "
+            "still buffered? (p len(self._buffer))",
         ),
         task="Write a test (lincheck) in which events accepted before shutdown() must all be handed "
              "to the delegate by the time shutdown() returns.",
         hint="TARGETS['AuditBuffered']; two goroutines: process, process, shutdown / process. "
              "One preemption is enough.",
         answer="audit-finished-before-flush.py",
-        breakpoint=Place("genericserver.audit.buffered", "BufferedBackend.shutdown"),
+        breakpoint=Place("genericserver.audit.buffered", "BufferedBackend.shutdown", "self._wg.wait()"),
     ),
     Lab(
         name="kubelet-prestop-full-grace",

@@ -5,9 +5,10 @@ JSON) into the current directory; ``genericserver lab stop`` removes it. Whateve
 directory afterwards reads it once at start-up and runs with the lab's bug switched in for its
 whole life:
 
-* the ``genericserver`` command (``serve``, ``demo``, ``cluster``, ``load``, ``replay``:
-  :func:`genericserver.cmd.main`; ``fuzz`` hunts the bug, switching it in run by run), and
-  ``python -m genericserver.testing.replay``;
+* the ``genericserver`` command (``serve``, ``demo``, ``cluster``, ``load``:
+  :func:`genericserver.cmd.main`; ``fuzz`` hunts the bug, switching it in run by run; ``replay``
+  and ``python -m genericserver.testing.replay`` play it for a file of the server as it is, a
+  file's own variant otherwise, and ``--variant NAME`` when given);
 * pytest with the plugin ``-p genericserver.labs.pytest_plugin``.
 
 The environment variable :data:`LAB_ENV` overrides the file: set to a lab's name it activates

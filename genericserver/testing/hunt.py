@@ -23,8 +23,10 @@ does any variant), else the server as it is. Exit status: 1 when
 a counterexample was found, 0 when none was within ``--examples``, 2 for a bad flag or a variant
 the hunts cannot see (the cluster world's: those have tests on virtual time instead).
 
-``genericserver replay FILE [--trace] [--quiet] [--break FILE:LINE]`` is
-``python -m genericserver.testing.replay``. Both need Hypothesis only to hunt: it is a test
+``genericserver replay FILE [--trace] [--quiet] [--break FILE:LINE] [--variant NAME]`` is
+``python -m genericserver.testing.replay``: it plays ``--variant`` (``real``: the server as it
+is) if given, else the file's variant, else, for a file of the server as it is, the active lab's
+bug; its ``variant:`` line says which, and how to play the other when it is not the active lab's. Both need Hypothesis only to hunt: it is a test
 dependency (``pip install 'genericserver[test]'``), imported when ``fuzz`` runs.
 """
 
@@ -38,7 +40,8 @@ import pathlib
 import random
 import signal
 import sys
-from typing import Any, Callable, Iterator, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 LIFECYCLE_EXAMPLES = 2000  # a run costs 5-50 ms; the slowest variant needs hundreds at random
 LINCHECK_EXAMPLES = 400
@@ -66,16 +69,24 @@ def add_parsers(subparsers: Any) -> None:
     rep.add_argument("--break", dest="brk", metavar="FILE:LINE",
                      help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
                           "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
+    rep.add_argument("--variant", default=None, metavar="NAME", help=replay_variant_help())
 
 
-def run_replay(args: argparse.Namespace) -> int:
+def replay_variant_help() -> str:
+    from genericserver.testing.replay import VARIANT_HELP
+
+    return VARIANT_HELP
+
+
+def run_replay(args: argparse.Namespace, active_lab_variant: str = "") -> int:
     from genericserver.testing import replay
 
     if not pathlib.Path(args.file).is_file():
         print(f"genericserver replay: error: {args.file}: no such file", file=sys.stderr)
         return 2
     argv = [args.file] + (["--trace"] if args.trace else []) + (["--quiet"] if args.quiet else [])
-    return replay.main(argv + (["--break", args.brk] if args.brk else []), prog="genericserver replay")
+    argv += (["--break", args.brk] if args.brk else []) + (["--variant", args.variant] if args.variant else [])
+    return replay.main(argv, prog="genericserver replay", active=active_lab_variant)
 
 
 def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:
@@ -110,8 +121,12 @@ def run_fuzz(args: argparse.Namespace, active_lab_variant: str = "") -> int:
             found = hunt_lincheck(v, seed=args.seed, examples=args.examples or LINCHECK_EXAMPLES, shrink=not args.no_shrink)
             path = _report_lincheck(v, found, out, args)
         else:
+            family = None
+            if the_lab is not None and the_lab.family:
+                family = Family.of(the_lab.family)
+                print(f"hunting where lab {the_lab.name}'s bug lives: {family}")
             run = hunt_lifecycle(v, seed=args.seed, examples=args.examples or LIFECYCLE_EXAMPLES, shrink=not args.no_shrink,
-                                 judged_by=the_lab.invariants if the_lab is not None else ())
+                                 judged_by=the_lab.invariants if the_lab is not None else (), family=family)
             path = _report_lifecycle(v, run, out, args)
         if path is not None and the_lab is not None:
             _say_what_lab_check_says(the_lab, path)
@@ -189,10 +204,35 @@ def _random(seed: Optional[int]) -> Optional[random.Random]:
     return None if seed is None else random.Random(seed)
 
 
+@dataclass(frozen=True)
+class Family:
+    """Where a hunt draws its scenarios: requests of ``kinds`` only, and each flag named in
+    ``flags`` from its own values: what a lab's story says its bug needs
+    (:attr:`genericserver.labs.registry.Lab.family`), so that ``genericserver fuzz`` finds it in
+    tens of runs rather than hundreds."""
+
+    kinds: tuple[str, ...]
+    flags: tuple[tuple[str, tuple], ...] = ()
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[str, tuple]]) -> "Family":
+        """From a lab's pairs, ``(("kinds", ("watch", "ordinary")), ("watch_grace", (2.0,)))``."""
+        from genericserver.testing.scenario import KINDS
+
+        named = dict(pairs)
+        return cls(tuple(named.pop("kinds", KINDS)), tuple(named.items()))
+
+    def __str__(self) -> str:
+        said = [f"{name} {' or '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in values)}"
+                for name, values in self.flags]
+        return ", ".join(said + [f"requests {', '.join(self.kinds)}"])
+
+
 def hunt_lifecycle(v: Any, *, seed: Optional[int] = None, examples: int = LIFECYCLE_EXAMPLES, shrink: bool = True,
-                   judged_by: tuple[str, ...] = ()) -> Optional[Any]:
+                   judged_by: tuple[str, ...] = (), family: Optional[Family] = None) -> Optional[Any]:
     """The first (shrunk) :class:`~genericserver.testing.scenario.Run` of ``v`` that breaks an
-    invariant (one of ``judged_by`` if given: a lab's own), or None."""
+    invariant (one of ``judged_by`` if given: a lab's own), drawn from ``family`` (default:
+    every scenario), or None."""
     from hypothesis import find, strategies as st
     from hypothesis.errors import NoSuchExample
 
@@ -204,7 +244,8 @@ def hunt_lifecycle(v: Any, *, seed: Optional[int] = None, examples: int = LIFECY
             return breaks(run_scenario(example[0], example[1], v), judged_by)
 
         try:
-            scenario, schedule = find(st.tuples(scenarios(), deep_schedules()), violates,
+            drawn = scenarios() if family is None else scenarios(kinds=family.kinds, flags=family.flags)
+            scenario, schedule = find(st.tuples(drawn, deep_schedules()), violates,
                                       settings=_settings(examples, shrink, seed), random=_random(seed))
         except NoSuchExample:
             return None

@@ -39,6 +39,7 @@ import json
 import os
 import pathlib
 import sys
+import textwrap
 import threading
 import types
 from dataclasses import dataclass
@@ -158,6 +159,12 @@ def check_run(run: Run, family: str = "lifecycle") -> None:
 def replay(path: os.PathLike | str, *, watchdog: Optional[float] = 10.0) -> Run:
     scenario, schedule, variant = load(path)
     return run_scenario(scenario, schedule, make_variant(variant), watchdog=watchdog)
+
+
+REQUESTS_LEGEND = textwrap.fill(
+    "(the scenario's server serves no pods: a test app under /api/ answers every request, after its ?d= "
+    "seconds; a request is named as a pod get (p0 for request 0), a watch or a configmap create only so that "
+    "the server's filters classify it as they would a real one: long-running, mutating, exempt)", 100)
 
 
 def format_events(run: Run) -> str:
@@ -366,7 +373,13 @@ def breakpoint_said(bp: Breakpoint, variant: Any) -> Optional[str]:
     return None
 
 
-def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay") -> int:
+VARIANT_HELP = ("play this variant instead of the file's ('real': the server as it is; a lab's name: its bug). "
+                "Default: the file's, or the active lab's bug when the file's is real")
+
+
+def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.testing.replay", active: str = "") -> int:
+    """``active``: the bug of the lab active here ("" when none), played when the file is of the
+    server as it is and ``--variant`` names none."""
     parser = argparse.ArgumentParser(prog=prog, description="Replay a saved fuzzing run.")
     parser.add_argument("file", help="a replay file written by a failing property")
     parser.add_argument("--trace", action="store_true", help="also print every scheduling decision")
@@ -374,17 +387,27 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
     parser.add_argument("--break", dest="brk", type=break_location, metavar="FILE:LINE",
                         help="stop in pdb when any goroutine reaches FILE:LINE (FILE: a path, or its end under "
                              "genericserver/ such as waitgroup.py; the last line says if it never stopped)")
+    parser.add_argument("--variant", default=None, metavar="NAME", help=VARIANT_HELP)
     args = parser.parse_args(argv)
     try:
         doc = read(args.file)
         if "lincheck" not in doc:
-            scenario, schedule, variant = _lifecycle_run(doc, args.file)  # the file read once
+            scenario, schedule, recorded = _lifecycle_run(doc, args.file)  # the file read once
+        else:
+            recorded = lincheck.load(doc)[3]
     except NotAReplay as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
+    variant = args.variant or (active if recorded == "real" and active else recorded)
+    try:
+        make_variant(variant)
+    except KeyError:
+        print(f"{prog}: error: --variant: unknown variant {variant!r} ('real', or a lab's name: "
+              "'genericserver lab list' shows them)", file=sys.stderr)
+        return 2
     if "lincheck" in doc:
-        return _replay_lincheck(doc, args)
-    print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant}")
+        return _replay_lincheck(doc, args, variant, variant_said(variant, recorded, active))
+    print(f"scenario: {scenario!r}\nschedule: {compact(schedule)}\nvariant:  {variant_said(variant, recorded, active)}")
     bp = _announced(args.brk)
     with stop_at(bp, prompt_at) if bp else contextlib.nullcontext():
         run = run_scenario(scenario, schedule, make_variant(variant), watchdog=None if args.brk else 10.0)
@@ -393,6 +416,7 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
         print(format_trace(run.trace))
     if not args.quiet:
         print("\n-- events")
+        print(REQUESTS_LEGEND)
         print(format_events(run))
     violations = check(run)
     print(f"\n-- {run.decisions} decisions, {len(run.choices)} with a choice; simulation ended: {run.error or 'cleanly'}")
@@ -402,6 +426,19 @@ def main(argv: Optional[list[str]] = None, prog: str = "python -m genericserver.
         print("all invariants hold")
     _say_if_never_stopped(bp, make_variant(variant))
     return 1 if violations else 0
+
+
+def variant_said(variant: str, recorded: str, active: str) -> str:
+    """The ``variant:`` line's text: what plays, and where that differs from the file (``recorded``)
+    or from the lab active here (``active``, "" for none), how to play the other."""
+    said = [variant]
+    if variant != recorded:
+        said.append(f"(the file's: {recorded})")
+    if active and variant != active:
+        said.append(f"- lab {active} is active here: --variant {active} plays its bug")
+    elif not active and variant != "real":
+        said.append("- no lab is active here: --variant real plays the server as it is")
+    return " ".join(said)
 
 
 def _announced(location: Optional[str]) -> Optional[Breakpoint]:
@@ -421,12 +458,12 @@ def _say_if_never_stopped(bp: Optional[Breakpoint], variant: Any) -> None:
         print(said)
 
 
-def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
+def _replay_lincheck(doc: dict, args: argparse.Namespace, variant: str, said: str) -> int:
     from genericserver.testing.lincheck_targets import TARGETS
 
-    name, scenario, schedule, variant = lincheck.load(doc)
+    name, scenario, schedule, _ = lincheck.load(doc)
     target = TARGETS[name]
-    print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {variant}")
+    print(f"lincheck: {name} ({target.describe})\nschedule: {compact(schedule)}\nvariant:  {said}")
     bp = _announced(args.brk)
     with stop_at(bp, prompt_at) if bp else contextlib.nullcontext():
         with make_variant(variant).switched_in():
@@ -444,7 +481,7 @@ def _replay_lincheck(doc: dict, args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    from genericserver.labs.state import activated  # a lab started in this directory applies here too
+    from genericserver.labs.state import active_bug  # a lab started in this directory applies here too
 
-    with activated():
-        sys.exit(main())
+    active_lab, bug = active_bug(announce=False)  # the variant line says it
+    sys.exit(main(active=bug.name if active_lab else ""))

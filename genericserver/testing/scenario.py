@@ -549,31 +549,37 @@ OFFSETS = (0.0, 0.001, 0.5, 2.0, 69.9, 75.0)
 DURATIONS = (0.0, 0.2, 3.0, 130.0)
 
 
-def scenarios(max_requests: int = 6, max_hooks: int = 2) -> Any:
+def scenarios(max_requests: int = 6, max_hooks: int = 2, kinds: Sequence[str] = KINDS,
+              flags: Sequence[tuple[str, tuple]] = ()) -> Any:
     """Swarm-style scenarios: each example first enables a random subset of request kinds,
     anchors and connection types, then draws every request from those, so that some examples
     pile up on one kind of request and others mix them. Everything shrinks towards the
-    simplest value (default mode, no delay, ordinary requests at the start)."""
+    simplest value (default mode, no delay, ordinary requests at the start). ``kinds`` and
+    ``flags`` narrow the draw (a lab's family, :class:`genericserver.testing.hunt.Family`):
+    requests of those kinds only, and each flag named, ``("watch_grace", (2.0,))``, drawn from
+    its own values (shrinking towards the first)."""
     from hypothesis import strategies as st
 
     # Every strategy is built once, here: a request is drawn as positions in the example's
     # subsets (position i is the subset's i-th, wrapping round, so it shrinks towards the first).
     # Building them per example, from the subsets, cost twice the run it fed.
     subset = lambda values: st.lists(st.sampled_from(values), min_size=1, unique=True)  # noqa: E731
-    kinds_s, anchors_s, conns_s = subset(KINDS), subset(ANCHORS), subset(("new", "reused"))
+    kinds_s, anchors_s, conns_s = subset(tuple(kinds)), subset(ANCHORS), subset(("new", "reused"))
     request = st.tuples(st.integers(0, len(KINDS) - 1), st.integers(0, len(ANCHORS) - 1), st.sampled_from(OFFSETS),
                         st.sampled_from(DURATIONS), st.integers(0, 1))
     requests = st.lists(request, max_size=max_requests)
     hooks = st.lists(st.builds(HookSpec, duration=st.sampled_from((0.0, 0.5, 5.0)), loopback=st.booleans(), fails=st.booleans()),
                      max_size=max_hooks)
-    flags = dict(retry_after=st.booleans(), shutdown_delay=st.sampled_from(DELAYS), watch_grace=st.sampled_from((0.0, 2.0)))
+    head_flags = dict(retry_after=st.booleans(), shutdown_delay=st.sampled_from(DELAYS), watch_grace=st.sampled_from((0.0, 2.0)))
     rest = dict(audit_flush=st.sampled_from((0.0, 0.1, 3.0)), max_in_flight=st.sampled_from((0, 2, 1)),
                 max_mutating_in_flight=st.sampled_from((0, 1)), http2=st.booleans())
+    for name, values in flags:
+        (head_flags if name in head_flags else rest)[name] = st.sampled_from(values)
 
     @st.composite
     def build(draw: Any) -> Scenario:
         kinds, anchors, conns = draw(kinds_s), draw(anchors_s), draw(conns_s)
-        head = {name: draw(s) for name, s in flags.items()}
+        head = {name: draw(s) for name, s in head_flags.items()}
         drawn_hooks = tuple(draw(hooks))
         drawn = tuple(RequestSpec(kinds[k % len(kinds)], anchors[a % len(anchors)], offset, duration, conns[c % len(conns)])
                       for k, a, offset, duration, c in draw(requests))
