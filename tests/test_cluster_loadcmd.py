@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 
 import pytest
 
@@ -102,3 +103,20 @@ def test_the_load_command_is_dispatched(monkeypatch):
     monkeypatch.setattr(loadcmd, "run", lambda args: called.append(args.url) or 0)
     assert cmd.main(["load", "--url", "http://web/"]) == 0
     assert called == ["http://web/"]
+
+
+def test_samples_file_has_every_request_on_the_wall_clock(service, tmp_path):
+    # the real node's recorder lines these up with the kubelet's and containerd's log times
+    port, seen = service
+    out = io.StringIO()
+    path = tmp_path / "samples.jsonl"
+    before = rt.wall()
+    code = loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/echo?message=load", "--duration", "200ms",
+                             "--workers", "2", "--report-every", "0s", "--samples", str(path)), out)
+    after = rt.wall()
+    assert code == 0
+    samples = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(samples) == int(out.getvalue().split()[1]) == len(seen)
+    assert {s["outcome"] for s in samples} == {"ok"}
+    assert all(before <= s["sent"] <= s["done"] <= after for s in samples)
+    assert [s["sent"] for s in samples] == sorted(s["sent"] for s in samples)

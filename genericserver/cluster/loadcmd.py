@@ -16,6 +16,7 @@ our pods serve it (walkthrough 6.9).
 from __future__ import annotations
 
 import argparse
+import json
 import socket
 import sys
 import urllib.parse
@@ -41,7 +42,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="connect and read timeout of one request (default 5s; 0: none)")
     p.add_argument("--report-every", type=duration_flag("--report-every"), default=10.0, metavar="duration",
                    help="print a progress line this often (default 10s; 0: never)")
+    p.add_argument("--samples", metavar="FILE", default="",
+                   help="also write each request to FILE, one JSON object a line: when it was sent and when its "
+                        "outcome happened (seconds since the Unix epoch) and the outcome (the real node's recorder "
+                        "reads them: tests/parity/record_node.py)")
     return p
+
+
+def write_samples(path: str, samples: list, wall_offset: float) -> None:
+    """Each sample as a JSON line, its runtime times moved to the wall clock by ``wall_offset``."""
+    with open(path, "w") as f:
+        for s in sorted(samples, key=lambda s: s.at):
+            f.write(json.dumps({"sent": round(s.at + wall_offset, 6), "done": round(s.done + wall_offset, 6),
+                                "outcome": s.outcome}) + "\n")
 
 
 def summary(counts: dict, elapsed: float) -> str:
@@ -78,6 +91,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     client = LoadClient(dial, workers=args.workers, interval=args.interval, path=path, timeout=args.timeout or None,
                         host=host, port=port)
     start = rt.now()
+    wall_offset = rt.wall() - start  # the runtime's clock is monotonic; --samples wants the wall clock
     client.start()
     try:
         end = start + args.duration
@@ -89,5 +103,7 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     finally:
         client.stop()
     counts = client.counts()
+    if args.samples:
+        write_samples(args.samples, list(client.samples), wall_offset)
     print(summary(counts, rt.now() - start), file=out, flush=True)
     return 0 if counts["ok"] == sum(counts.values()) else 1
