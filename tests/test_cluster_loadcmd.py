@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -120,3 +123,23 @@ def test_samples_file_has_every_request_on_the_wall_clock(service, tmp_path):
     assert {s["outcome"] for s in samples} == {"ok"}
     assert all(before <= s["sent"] <= s["done"] <= after for s in samples)
     assert [s["sent"] for s in samples] == sorted(s["sent"] for s in samples)
+
+
+def test_sigint_ends_the_run_early_with_the_summary_and_the_samples(service, tmp_path):
+    # record_node.py stops the load once the pod is gone: the samples must still be written
+    port, seen = service
+    path = tmp_path / "samples.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "genericserver", "load", "--url", f"http://127.0.0.1:{port}/echo",
+                             "--duration", "10m", "--workers", "1", "--report-every", "20ms", "--samples", str(path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().startswith("  sent ")  # it is sending
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    last = out.splitlines()[-1]
+    assert last.startswith("sent ") and " failed 0 " in last
+    assert len(path.read_text().splitlines()) == int(last.split()[1]) > 0

@@ -9,7 +9,8 @@ line, and at the end one line::
 
     sent 9876 ok 9876 failed 0 (refused 0, reset 0, 503 0, 429 0, other 0) in 60.0s
 
-Exit code 0 when nothing failed, 1 when a request failed, 2 for a bad flag. Plain HTTP only, as
+Ctrl-C (SIGINT) ends the run early with the same summary (the real node's recorder stops it so once
+the pod is gone). Exit code 0 when nothing failed, 1 when a request failed, 2 for a bad flag. Plain HTTP only, as
 our pods serve it (walkthrough 6.9).
 """
 
@@ -100,6 +101,8 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
             rt.sleep(step)
             if args.report_every > 0 and end - rt.now() > 0:
                 print(f"  {summary(client.counts(), rt.now() - start)}", file=out, flush=True)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C (SIGINT) ends the run early: the summary and --samples as at the end
     finally:
         client.stop()
     counts = client.counts()
