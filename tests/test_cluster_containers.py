@@ -20,7 +20,7 @@ from genericserver.cluster.handlers import HookError, HTTPGetAction, SleepAction
 from genericserver.cluster.kubectl import delete_pod
 from genericserver.cluster.kubelet import Kubelet
 from genericserver.cluster.loadclient import classify
-from genericserver.cluster.scenario import container_factory
+from genericserver.cluster.scenario import container_factory, image_name
 from genericserver.cluster.store import Store, new_pod
 from genericserver.context import context as gocontext
 from genericserver.events import EventStream
@@ -197,3 +197,13 @@ def test_http_get_is_cancelled_by_its_context():
 )
 def test_load_client_outcomes(status, err, outcome):
     assert classify(status, err) == outcome
+
+
+@pytest.mark.parametrize("reference, program", [
+    ("genericserver", "genericserver"), ("genericserver:dev", "genericserver"),
+    # the real node's image (reference/node.py): with a registry it ran a FakeContainer, and no pod got Ready
+    ("localhost/genericserver:node", "genericserver"), ("localhost:5000/envoy@sha256:0123", "envoy"),
+    ("registry.example/team/shutdown-manager:v1", "shutdown-manager"),
+])
+def test_any_registry_and_tag_of_an_image_runs_the_same_program(reference, program):
+    assert image_name(reference) == program

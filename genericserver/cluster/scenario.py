@@ -171,12 +171,19 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
     return pod
 
 
+def image_name(reference: str) -> str:
+    """The program an image reference runs: its last path component without tag or digest, so that any
+    registry and tag of an image runs the same program (``localhost/genericserver:node``, the real
+    node's, is ``genericserver``; ``localhost:5000/envoy@sha256:...`` is ``envoy``)."""
+    return reference.rsplit("/", 1)[-1].partition("@")[0].partition(":")[0]
+
+
 def container_factory(clock: ClusterClock, events: EventStream, servers: Optional[list] = None) -> Any:
     """Containers for the kubelet; each replica of our server is also added to ``servers``."""
 
     def make(pod: dict, spec: dict, sandbox: Sandbox) -> Container:
         name, pod_name = spec["name"], pod["metadata"]["name"]
-        image = spec["image"].partition(":")[0]  # any tag of an image runs the same program
+        image = image_name(spec["image"])
         if image == "genericserver":
             c = ServerContainer(name, pod_name, sandbox, spec["options"], clock=clock, events=events, port_name=spec["portName"])
             if servers is not None:
