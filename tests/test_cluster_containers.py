@@ -207,3 +207,20 @@ def test_load_client_outcomes(status, err, outcome):
 ])
 def test_any_registry_and_tag_of_an_image_runs_the_same_program(reference, program):
     assert image_name(reference) == program
+
+
+def test_a_process_that_takes_a_while_to_exit_after_its_server_returned():
+    # exit_after: serve in a container on the real node exited 0.2-1.5 s after its last line; a
+    # SIGKILL in that time ends it at once (137). No stopped listener means an exited process
+    sandbox = Sandbox("pod-e", "uid-e")
+    c = ServerContainer("app", "pod-e", sandbox, ServerOptions(exit_after=3600.0))
+    c.start()
+    port = sandbox.ports["http"]
+    c.signal(SIGTERM)
+    assert c.lifecycle_signals.http_server_stopped_listening.signaled().wait(WAIT)
+    with pytest.raises(ConnectionRefusedError):
+        get(port)
+    assert c.running() and c.exit_code is None  # the server returned; the process is still there
+    c.signal(SIGKILL)
+    assert c.exited.is_set() and c.exit_code == 137
+    assert c.join(WAIT)

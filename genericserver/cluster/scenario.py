@@ -72,6 +72,7 @@ class ScenarioConfig:
     probe_period: int = 1  # the readiness probe's periodSeconds (0: no probe)
     probe_path: str = "/readyz"
     pod_start: float = 1.0  # from a pod's creation to its server listening (sandbox, image, process)
+    exit_after: float = 0.0  # from the server's return to its process's exit (ServerOptions.exit_after)
     # Contour's `envoy shutdown` flags, for pre_stop == "contour" (the seed's defaults but check-delay)
     drain_delay: float = 0.0
     check_delay: float = 0.0
@@ -148,7 +149,7 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
                  labels: Optional[dict] = None) -> dict:
     server = {"name": cfg.container_name, "image": cfg.image, "portName": "http",
               "options": ServerOptions(shutdown_delay=cfg.shutdown_delay, retry_after=cfg.retry_after,
-                                       request_timeout=cfg.request_timeout)}
+                                       request_timeout=cfg.request_timeout, exit_after=cfg.exit_after)}
     probe = {"httpGet": {"path": cfg.probe_path, "port": "http"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
     containers = [server]
     if cfg.pre_stop == "sleep":
