@@ -125,7 +125,7 @@ def test_samples_file_has_every_request_on_the_wall_clock(service, tmp_path):
     assert [s["sent"] for s in samples] == sorted(s["sent"] for s in samples)
 
 
-def test_sigint_ends_the_run_early_with_the_summary_and_the_samples(service, tmp_path):
+def test_sigterm_ends_the_run_early_with_the_summary_and_the_samples(service, tmp_path):
     # record_node.py stops the load once the pod is gone: the samples must still be written
     port, seen = service
     path = tmp_path / "samples.jsonl"
@@ -134,7 +134,7 @@ def test_sigint_ends_the_run_early_with_the_summary_and_the_samples(service, tmp
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().startswith("  sent ")  # it is sending
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

@@ -9,8 +9,9 @@ line, and at the end one line::
 
     sent 9876 ok 9876 failed 0 (refused 0, reset 0, 503 0, 429 0, other 0) in 60.0s
 
-Ctrl-C (SIGINT) ends the run early with the same summary (the real node's recorder stops it so once
-the pod is gone). Exit code 0 when nothing failed, 1 when a request failed, 2 for a bad flag. Plain HTTP only, as
+SIGTERM ends the run early with the same summary and samples (a Job's pod gets it when deleted; the
+real node's recorder stops the load so once the pod is gone); Ctrl-C ends it at once, as any command.
+Exit code 0 when nothing failed, 1 when a request failed, 2 for a bad flag. Plain HTTP only, as
 our pods serve it (walkthrough 6.9).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import socket
 import sys
 import urllib.parse
@@ -58,6 +60,14 @@ def write_samples(path: str, samples: list, wall_offset: float) -> None:
                                 "outcome": s.outcome}) + "\n")
 
 
+class _StoppedEarly(Exception):
+    """SIGTERM arrived: the run ends now, with its summary."""
+
+
+def _stop_early(signum: int, frame: Any) -> None:
+    raise _StoppedEarly()
+
+
 def summary(counts: dict, elapsed: float) -> str:
     failed = sum(n for o, n in counts.items() if o != "ok")
     parts = ", ".join(f"{o} {counts[o]}" for o in ("refused", "reset", "503", "429", "other"))
@@ -94,6 +104,11 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     start = rt.now()
     wall_offset = rt.wall() - start  # the runtime's clock is monotonic; --samples wants the wall clock
     client.start()
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _stop_early)
+    except ValueError:
+        pass  # not the main thread (a test calling run): no early end by signal
     try:
         end = start + args.duration
         while (left := end - rt.now()) > 0:
@@ -101,9 +116,11 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
             rt.sleep(step)
             if args.report_every > 0 and end - rt.now() > 0:
                 print(f"  {summary(client.counts(), rt.now() - start)}", file=out, flush=True)
-    except KeyboardInterrupt:
-        pass  # Ctrl-C (SIGINT) ends the run early: the summary and --samples as at the end
+    except _StoppedEarly:
+        pass
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         client.stop()
     counts = client.counts()
     if args.samples:

@@ -370,7 +370,7 @@ def fresh(api: Api, scenario: str) -> None:
 
 
 def expected_length(scenario: str) -> float:
-    """The most the load may have to run after t = 0 (the recorder stops it earlier with SIGINT)."""
+    """The most the load may have to run after t = 0 (the recorder stops it earlier with SIGTERM)."""
     return 180.0
 
 
@@ -421,7 +421,7 @@ def run_once(api: Api, lay: node.Layout, scenario: str, samples: Path) -> dict:
         wait("3 pods Ready again", lambda: sum(ready(p) for p in web_pods(api)) == 3, 60)
     time.sleep(TAIL)
     end = time.time()
-    load.send_signal(signal.SIGINT)  # genericserver load ends early and still writes its samples
+    load.send_signal(signal.SIGTERM)  # genericserver load ends early and still writes its samples
     out, _ = load.communicate(timeout=60)
     out = out.strip().splitlines()[-1] if out.strip() else ""
     rec.finish()
