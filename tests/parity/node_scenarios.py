@@ -9,11 +9,14 @@ an action: `delete` (one pod, optionally `kubectl delete --grace-period`), `roll
 The variant of deploy/ the node runs is made by :func:`node_variant`, never edited by hand: the local
 image (`localhost/genericserver:node`, imported with `ctr`, never pulled: imagePullPolicy Never) and no
 resolver (dnsPolicy None, nameserver 127.0.0.1: nothing is looked up outside the node's namespace).
+`python tests/parity/node_scenarios.py SCENARIO` prints a scenario's manifests (the workshop's optional
+step applies them).
 """
 
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -89,3 +92,8 @@ def manifests(scenario: str) -> str:
 
 def pdb(scenario: str) -> Optional[dict]:
     return load("pdb.yaml")[0] if SCENARIOS[scenario]["action"] == "drain" else None
+
+
+if __name__ == "__main__":
+    # `python tests/parity/node_scenarios.py delete`: the scenario's manifests, for kubectl apply -f -
+    print(manifests(sys.argv[1]), end="")
