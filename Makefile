@@ -18,7 +18,8 @@ STAMP := $(VENV)/.installed
 # subprocess a test starts, compiles it all again: about half of the suite's CPU time.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: test bench instructions check fuzz demo parity reference reference-run go-tree-paths clean
+.PHONY: test bench instructions check fuzz demo parity reference reference-run go-tree-paths clean \
+	reference-node node-packages cluster-real cluster-real-down parity-node
 
 # uv installs the project, editable from setup.cfg, into the venv: with pip a fresh machine's
 # first `make test` spent 44 s (37 CPU-seconds) installing, with uv 8 s, the same releases. The
@@ -115,6 +116,8 @@ parity: $(STAMP) .venv-go-$(GO_NEXT)/bin/go
 	$(PY) tests/parity/record_api.py
 	$(PY) tests/parity/record_h2kube.py
 	$(PY) tests/parity/record_clientgo.py
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then $(MAKE) parity-node; \
+	else echo "make parity: the real node's corpus is not re-recorded (make parity-node needs root and Debian's packages)"; fi
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go
@@ -136,6 +139,42 @@ reference:
 	cd reference/genericserver-go && $(REF_GO) build -mod=readonly -trimpath -ldflags '$(KUBE_VERSION_LDFLAGS)' \
 		-o ../../$(REF_BIN)/genericserver-go .
 	cd reference/clientgo && $(REF_GO) build -mod=readonly -trimpath -o ../../$(REF_BIN)/clientgo .
+
+# `make reference-node` builds the rest of a one-node Kubernetes v1.36.0 (reference/kube-node/, one
+# module with four entry points) with kube-apiserver's flags, so the build cache is shared, and the
+# static pause the node's pod sandboxes run (reference/pause/, no dependencies). New names only in
+# .reference-bin/. About 3 minutes with kube-apiserver's cache warm.
+NODE_PROGRAMS := kubelet kube-proxy kube-controller-manager kube-scheduler
+reference-node:
+	cd reference/kube-node && for p in $(NODE_PROGRAMS); do \
+		$(REF_GO) build -mod=readonly -trimpath -ldflags '$(KUBE_VERSION_LDFLAGS)' -o ../../$(REF_BIN)/$$p ./$$p || exit 1; done
+	cd reference/pause && CGO_ENABLED=0 $(REF_GO) build -mod=readonly -trimpath -o ../../$(REF_BIN)/genericserver-pause .
+
+# `make cluster-real` brings up a real one-node Kubernetes v1.36.0 (kubelet, containerd, kube-proxy...)
+# in a network namespace of its own with no route out, `serve` as its pods (reference/node.md). It needs
+# root, Debian's containerd, runc, CNI plugins, iptables, conntrack and mmdebstrap (installed where
+# absent), about 1 GB of disk, and 1-4 minutes. `make cluster-real-down` stops it and checks that nothing
+# is left; the up runs it from a trap when it fails. `make test` never needs any of it.
+NODE_PACKAGES := containerd runc containernetworking-plugins iptables conntrack mmdebstrap
+NODE_STATE := .cluster-real
+node-packages:
+	@missing=$$(for p in $(NODE_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "installing $$missing"; apt-get update -q \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; fi
+cluster-real: $(STAMP) node-packages reference reference-node
+	trap '$(PY) reference/node.py down --state $(NODE_STATE)' INT TERM; \
+	$(PY) reference/node.py up --state $(NODE_STATE) || { $(PY) reference/node.py down --state $(NODE_STATE); exit 1; }
+cluster-real-down:
+	$(PY) reference/node.py down --state $(NODE_STATE)
+
+# `make parity-node` records the pod's termination on the real node (tests/parity/record_node.py: 7
+# scenarios, RUNS=3 runs each, about 25 minutes) into tests/parity/real-node.json, which `make test`
+# holds the model to (tests/test_parity_node.py). It brings the node up and takes it down from a trap.
+RUNS ?= 3
+parity-node: $(STAMP) node-packages reference reference-node
+	trap '$(PY) reference/node.py down --state $(NODE_STATE)' EXIT; \
+	$(PY) reference/node.py up --state $(NODE_STATE) \
+	&& nsenter --net=/run/netns/genericserver-node $(PY) tests/parity/record_node.py --runs $(RUNS) $(SCENARIOS)
 
 # etcd and kube-apiserver on loopback for a person to try: prints the kubeconfig, Ctrl-C stops both.
 # FLAGS="--shutdown-delay-duration=5s --v=1" adds kube-apiserver flags.

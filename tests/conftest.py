@@ -121,6 +121,10 @@ LONGEST_FIRST = [
     "test_cluster_rollout.py", "test_parity_lifecycle_limits.py", "test_parity_lifecycle_retry_after.py",
     "test_parity_lifecycle_default.py", "test_parity_lifecycle_hooks.py", "test_parity_api.py",
     "test_parity_lifecycle_stalled.py", "test_parity_lifecycle_model.py", "test_stalled_body.py",
+    # the model against the real node, in real time: 10-30 s of waiting each, little CPU
+    "test_parity_node_rollout.py", "test_parity_node_drain_pdb.py", "test_parity_node_delete.py",
+    "test_parity_node_prestop_sleep.py", "test_parity_node_delete_grace_3.py", "test_parity_node.py",
+    "test_parity_node_no_delay.py", "test_parity_node_retry_after.py",
 ]
 
 

@@ -20,7 +20,7 @@ from genericserver.cluster.handlers import HookError, HTTPGetAction, SleepAction
 from genericserver.cluster.kubectl import delete_pod
 from genericserver.cluster.kubelet import Kubelet
 from genericserver.cluster.loadclient import classify
-from genericserver.cluster.scenario import container_factory
+from genericserver.cluster.scenario import container_factory, image_name
 from genericserver.cluster.store import Store, new_pod
 from genericserver.context import context as gocontext
 from genericserver.events import EventStream
@@ -197,3 +197,30 @@ def test_http_get_is_cancelled_by_its_context():
 )
 def test_load_client_outcomes(status, err, outcome):
     assert classify(status, err) == outcome
+
+
+@pytest.mark.parametrize("reference, program", [
+    ("genericserver", "genericserver"), ("genericserver:dev", "genericserver"),
+    # the real node's image (reference/node.py): with a registry it ran a FakeContainer, and no pod got Ready
+    ("localhost/genericserver:node", "genericserver"), ("localhost:5000/envoy@sha256:0123", "envoy"),
+    ("registry.example/team/shutdown-manager:v1", "shutdown-manager"),
+])
+def test_any_registry_and_tag_of_an_image_runs_the_same_program(reference, program):
+    assert image_name(reference) == program
+
+
+def test_a_process_that_takes_a_while_to_exit_after_its_server_returned():
+    # exit_after: serve in a container on the real node exited 0.2-1.5 s after its last line; a
+    # SIGKILL in that time ends it at once (137). No stopped listener means an exited process
+    sandbox = Sandbox("pod-e", "uid-e")
+    c = ServerContainer("app", "pod-e", sandbox, ServerOptions(exit_after=3600.0))
+    c.start()
+    port = sandbox.ports["http"]
+    c.signal(SIGTERM)
+    assert c.lifecycle_signals.http_server_stopped_listening.signaled().wait(WAIT)
+    with pytest.raises(ConnectionRefusedError):
+        get(port)
+    assert c.running() and c.exit_code is None  # the server returned; the process is still there
+    c.signal(SIGKILL)
+    assert c.exited.is_set() and c.exit_code == 137
+    assert c.join(WAIT)

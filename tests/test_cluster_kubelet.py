@@ -247,3 +247,34 @@ def test_an_accepted_pod_shows_its_containers_creating_until_they_run():
     assert statuses[:2] == [[], [("app", creating), ("sidecar", creating)]]
     assert [s for s, _ in statuses[-1]] == ["app", "sidecar"] and all("running" in state for _, state in statuses[-1])
     assert cells[:2] == [["0/2", "Pending"], ["0/2", "ContainerCreating"]]
+
+
+@pytest.mark.parametrize("term_after, phase", [(1.0, "Succeeded"), (None, "Failed")])
+def test_a_stopped_pod_gets_its_terminal_phase_before_the_final_delete(term_after, phase):
+    # kubelet_pods.go getPhase for a terminal pod: Succeeded when every container exited 0, else
+    # Failed. The endpoints controller drops such a pod, so on the real node the endpoint leaves the
+    # slice 0.1-0.3 s before the pod leaves the API (tests/parity/real-node.json); the model once
+    # deleted the pod still Running, and the endpoint went after it
+    def main() -> list[tuple[str, str, float]]:
+        store = Store()
+        kubelet = Kubelet(store)
+        kubelet.run()
+        store.create(new_pod("p", termination_grace_period_seconds=10,
+                             containers=[{"name": "app", "image": "fake", "termAfter": term_after}]))
+        w = kubelet.wait_started("p")
+        watch = store.watch(POD)
+        t0 = rt.now()
+        delete_pod(store, "p")
+        assert w.terminated.wait(WAIT)
+        seen = []
+        while (ev := watch.next(timeout=0)) is not None:
+            typ, obj = ev
+            seen.append((typ, obj.get("status", {}).get("phase"), round(rt.now() - t0, 6)))
+        watch.stop()
+        kubelet.stop()
+        return seen
+
+    seen = simulate(main)
+    assert [typ for typ, _, _ in seen][-1] == "DELETED"
+    updates = [p for typ, p, _ in seen if typ == "MODIFIED"]
+    assert updates[-1] == phase and "Running" in updates[:-1]

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -102,3 +106,40 @@ def test_the_load_command_is_dispatched(monkeypatch):
     monkeypatch.setattr(loadcmd, "run", lambda args: called.append(args.url) or 0)
     assert cmd.main(["load", "--url", "http://web/"]) == 0
     assert called == ["http://web/"]
+
+
+def test_samples_file_has_every_request_on_the_wall_clock(service, tmp_path):
+    # the real node's recorder lines these up with the kubelet's and containerd's log times
+    port, seen = service
+    out = io.StringIO()
+    path = tmp_path / "samples.jsonl"
+    before = rt.wall()
+    code = loadcmd.run(parse("--url", f"http://127.0.0.1:{port}/echo?message=load", "--duration", "200ms",
+                             "--workers", "2", "--report-every", "0s", "--samples", str(path)), out)
+    after = rt.wall()
+    assert code == 0
+    samples = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(samples) == int(out.getvalue().split()[1]) == len(seen)
+    assert {s["outcome"] for s in samples} == {"ok"}
+    assert all(before <= s["sent"] <= s["done"] <= after for s in samples)
+    assert [s["sent"] for s in samples] == sorted(s["sent"] for s in samples)
+
+
+def test_sigterm_ends_the_run_early_with_the_summary_and_the_samples(service, tmp_path):
+    # record_node.py stops the load once the pod is gone: the samples must still be written
+    port, seen = service
+    path = tmp_path / "samples.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "genericserver", "load", "--url", f"http://127.0.0.1:{port}/echo",
+                             "--duration", "10m", "--workers", "1", "--report-every", "20ms", "--samples", str(path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().startswith("  sent ")  # it is sending
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    last = out.splitlines()[-1]
+    assert last.startswith("sent ") and " failed 0 " in last
+    assert len(path.read_text().splitlines()) == int(last.split()[1]) > 0

@@ -9,6 +9,8 @@ line, and at the end one line::
 
     sent 9876 ok 9876 failed 0 (refused 0, reset 0, 503 0, 429 0, other 0) in 60.0s
 
+SIGTERM ends the run early with the same summary and samples (a Job's pod gets it when deleted; the
+real node's recorder stops the load so once the pod is gone); Ctrl-C ends it at once, as any command.
 Exit code 0 when nothing failed, 1 when a request failed, 2 for a bad flag. Plain HTTP only, as
 our pods serve it (walkthrough 6.9).
 """
@@ -16,6 +18,8 @@ our pods serve it (walkthrough 6.9).
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import socket
 import sys
 import urllib.parse
@@ -41,7 +45,27 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="connect and read timeout of one request (default 5s; 0: none)")
     p.add_argument("--report-every", type=duration_flag("--report-every"), default=10.0, metavar="duration",
                    help="print a progress line this often (default 10s; 0: never)")
+    p.add_argument("--samples", metavar="FILE", default="",
+                   help="also write each request to FILE, one JSON object a line: when it was sent and when its "
+                        "outcome happened (seconds since the Unix epoch) and the outcome (the real node's recorder "
+                        "reads them: tests/parity/record_node.py)")
     return p
+
+
+def write_samples(path: str, samples: list, wall_offset: float) -> None:
+    """Each sample as a JSON line, its runtime times moved to the wall clock by ``wall_offset``."""
+    with open(path, "w") as f:
+        for s in sorted(samples, key=lambda s: s.at):
+            f.write(json.dumps({"sent": round(s.at + wall_offset, 6), "done": round(s.done + wall_offset, 6),
+                                "outcome": s.outcome}) + "\n")
+
+
+class _StoppedEarly(Exception):
+    """SIGTERM arrived: the run ends now, with its summary."""
+
+
+def _stop_early(signum: int, frame: Any) -> None:
+    raise _StoppedEarly()
 
 
 def summary(counts: dict, elapsed: float) -> str:
@@ -78,7 +102,13 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
     client = LoadClient(dial, workers=args.workers, interval=args.interval, path=path, timeout=args.timeout or None,
                         host=host, port=port)
     start = rt.now()
+    wall_offset = rt.wall() - start  # the runtime's clock is monotonic; --samples wants the wall clock
     client.start()
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _stop_early)
+    except ValueError:
+        pass  # not the main thread (a test calling run): no early end by signal
     try:
         end = start + args.duration
         while (left := end - rt.now()) > 0:
@@ -86,8 +116,14 @@ def run(args: argparse.Namespace, out: Optional[TextIO] = None) -> int:
             rt.sleep(step)
             if args.report_every > 0 and end - rt.now() > 0:
                 print(f"  {summary(client.counts(), rt.now() - start)}", file=out, flush=True)
+    except _StoppedEarly:
+        pass
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         client.stop()
     counts = client.counts()
+    if args.samples:
+        write_samples(args.samples, list(client.samples), wall_offset)
     print(summary(counts, rt.now() - start), file=out, flush=True)
     return 0 if counts["ok"] == sum(counts.values()) else 1

@@ -72,6 +72,7 @@ class ScenarioConfig:
     probe_period: int = 1  # the readiness probe's periodSeconds (0: no probe)
     probe_path: str = "/readyz"
     pod_start: float = 1.0  # from a pod's creation to its server listening (sandbox, image, process)
+    exit_after: float = 0.0  # from the server's return to its process's exit (ServerOptions.exit_after)
     # Contour's `envoy shutdown` flags, for pre_stop == "contour" (the seed's defaults but check-delay)
     drain_delay: float = 0.0
     check_delay: float = 0.0
@@ -148,7 +149,7 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
                  labels: Optional[dict] = None) -> dict:
     server = {"name": cfg.container_name, "image": cfg.image, "portName": "http",
               "options": ServerOptions(shutdown_delay=cfg.shutdown_delay, retry_after=cfg.retry_after,
-                                       request_timeout=cfg.request_timeout)}
+                                       request_timeout=cfg.request_timeout, exit_after=cfg.exit_after)}
     probe = {"httpGet": {"path": cfg.probe_path, "port": "http"}, "periodSeconds": cfg.probe_period, "timeoutSeconds": 1}
     containers = [server]
     if cfg.pre_stop == "sleep":
@@ -171,12 +172,19 @@ def pod_template(cfg: ScenarioConfig, name: str, clock: ClusterClock, events: Ev
     return pod
 
 
+def image_name(reference: str) -> str:
+    """The program an image reference runs: its last path component without tag or digest, so that any
+    registry and tag of an image runs the same program (``localhost/genericserver:node``, the real
+    node's, is ``genericserver``; ``localhost:5000/envoy@sha256:...`` is ``envoy``)."""
+    return reference.rsplit("/", 1)[-1].partition("@")[0].partition(":")[0]
+
+
 def container_factory(clock: ClusterClock, events: EventStream, servers: Optional[list] = None) -> Any:
     """Containers for the kubelet; each replica of our server is also added to ``servers``."""
 
     def make(pod: dict, spec: dict, sandbox: Sandbox) -> Container:
         name, pod_name = spec["name"], pod["metadata"]["name"]
-        image = spec["image"].partition(":")[0]  # any tag of an image runs the same program
+        image = image_name(spec["image"])
         if image == "genericserver":
             c = ServerContainer(name, pod_name, sandbox, spec["options"], clock=clock, events=events, port_name=spec["portName"])
             if servers is not None:

@@ -1,0 +1,3 @@
+module genericserver.local/reference/pause
+
+go 1.26.0
