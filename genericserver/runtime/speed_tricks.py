@@ -67,7 +67,7 @@ across cores here against ~5 us on one).
   ``AttributeError`` it catches, after which it uses its own. The runtime's ``condition()``
   makes its conditions on plain locks, one for each HTTP/2 stream's request body among them;
   this one is the same class with the same methods, made without the three exceptions. In
-  ``make instructions``: @PLAINCOND@ instructions less an HTTP/2 request.
+  ``make instructions``: 27k instructions less an HTTP/2 request (1,416k to 1,389k).
 
 Where the OS refuses (no ``sched_setaffinity``, one CPU, a cgroup that changes, no libc
 ``sched_getcpu``), placement is given up and nothing else changes.
