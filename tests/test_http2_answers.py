@@ -87,15 +87,19 @@ def test_the_apps_content_length_is_kept_if_it_is_a_number_and_replaced_if_not(s
 
 def test_the_request_context_ends_before_the_end_of_the_stream_goes_out(serve, monkeypatch):
     seen = []
+    recorded = threading.Event()
     wrote_end = responsewriter.HandlerSide.wrote_end_stream
 
     def recording(self, st):
         seen.append(st.ctx.err())
+        recorded.set()
         wrote_end(self, st)
 
     monkeypatch.setattr(responsewriter.HandlerSide, "wrote_end_stream", recording)
     c = serve(text(b"ok")).client()
     assert c.response(c.request("/"))[2] == b"ok"
+    # (the client may read the answer before the handler's thread records: wait for it)
+    assert recorded.wait(WAIT)
     assert len(seen) == 1 and seen[0] is not None, seen
 
 

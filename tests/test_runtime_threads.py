@@ -453,3 +453,36 @@ def test_a_goroutine_and_an_after_func_start_with_their_spawners_context_variabl
     rt.go(lambda: (seen.__setitem__("next", WHO.get()), again.set()), name="ctx-next")
     assert again.wait(WAIT)
     assert seen["next"] == "nobody" and WHO.get() == "nobody"
+
+
+def test_a_condition_on_a_plain_lock_is_made_without_the_lookups_and_waits_and_wakes_as_threadings():
+    plain = rt.ThreadsRuntime(tricks=False).condition(threading.Lock())
+    tricked = rt.ThreadsRuntime(tricks=True).condition(threading.Lock())
+    assert type(plain) is threading.Condition and type(tricked) is speed_tricks.PlainLockCondition
+    # an RLock keeps threading's own condition, which uses the RLock's methods
+    assert type(rt.ThreadsRuntime(tricks=True).condition(threading.RLock())) is threading.Condition
+    for cond in (plain, tricked):
+        assert not cond._is_owned()
+        with cond:
+            assert cond._is_owned()
+            assert cond.wait(timeout=0) is False  # lets go of the lock and takes it back
+            assert cond._is_owned()
+        woken: list[bool] = []
+        ready = threading.Event()
+
+        def waiter() -> None:
+            with cond:
+                ready.set()
+                woken.append(cond.wait_for(lambda: woken == [] and flag, timeout=WAIT))
+
+        flag = False
+        t = threading.Thread(target=waiter)
+        t.start()
+        assert ready.wait(WAIT)
+        with cond:  # the waiter let go of the lock in wait(): it can be taken here
+            flag = True
+            cond.notify_all()
+        t.join(WAIT)
+        assert woken == [True]
+        with pytest.raises(RuntimeError):
+            cond.notify()  # not holding the lock, as threading's refuses

@@ -61,6 +61,7 @@ from genericserver.runtime import speed_tricks
 from genericserver.runtime.seam import BoundedSemaphore, Event, Goroutine, Once, Runtime, RWLock, Timer
 
 log = logging.getLogger("genericserver.runtime")
+_PLAIN_LOCK = type(threading.Lock())
 
 
 # ---------------------------------------------------------------------------------------
@@ -484,7 +485,10 @@ class ThreadsRuntime(Runtime):
     lock = staticmethod(threading.Lock)  # (the class itself: a lock is made on every request's path)
 
     def condition(self, lk: Any = None) -> Any:
-        return threading.Condition(lk if lk is not None else threading.Lock())
+        lk = lk if lk is not None else threading.Lock()
+        if self._tricks and type(lk) is _PLAIN_LOCK:  # (speed_tricks.PlainLockCondition)
+            return speed_tricks.PlainLockCondition(lk)
+        return threading.Condition(lk)
 
     def bounded_semaphore(self, value: int, name: str = "semaphore") -> BoundedSemaphore:
         return _ThreadBoundedSemaphore(value)

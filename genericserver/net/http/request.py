@@ -536,6 +536,9 @@ def _connection_environ(conn: Any) -> dict:
 def wsgi_key(name: str) -> str:
     """The environ key of a header (``Accept-Encoding`` -> ``HTTP_ACCEPT_ENCODING``); "" for the
     names the environ leaves out: ``Host`` (it is ``HTTP_HOST`` already) and names with ``_``."""
+    key = _WSGI_KEYS.get(name)
+    if key is not None:
+        return key
     if "_" in name or name == "Host":
         key = ""
     else:

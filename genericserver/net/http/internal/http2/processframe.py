@@ -94,7 +94,7 @@ def meta_headers_error(headers: list) -> str:
         else:
             saw_regular = True
             text = name.decode("latin-1")
-            if not text or not all(httpguts.is_token_rune(r) and not "A" <= r <= "Z" for r in text):
+            if not httpguts.valid_header_field_name(text) or text != text.lower():  # (a token is ASCII)
                 return f"invalid header field name {text!r}"
     for i, name in enumerate(pseudos):
         if name not in REQUEST_PSEUDO:  # (":status" too: a response's, in a request)
