@@ -209,9 +209,7 @@ def differences(go: dict, ours: dict) -> list[str]:
     elif g and ours.get("active_at_return"):  # what Go's nil return means, whenever it came
         out.append(f"Shutdown returned with {ours['active_at_return']} connection(s) active: Go's returns only once none is")
     elif g:
-        # a Shutdown that met its deadline returned at it, not at a look at the connections
-        early = tolerance.EARLY_MS if g.get("err") else round(g["at_ms"] - tolerance.earliest_shutdown(g["at_ms"]), 1)
-        out += off_time("Shutdown returned", g["at_ms"], o["at_ms"], (-early, late))
+        out += off_time("Shutdown returned", g["at_ms"], o["at_ms"], tolerance.shutdown_bounds(g, late))
     return out
 
 
@@ -250,18 +248,6 @@ def test_shutdown_may_be_early_only_as_far_as_gos_polling_explains():
     deadline = {"conns": {}, "contexts": {}, "shutdown": {"err": "context deadline exceeded", "at_ms": 1001.0}}
     assert differences(deadline, {**deadline, "shutdown": {**deadline["shutdown"], "at_ms": 990.0}}) == []
     assert differences(deadline, {**deadline, "shutdown": {**deadline["shutdown"], "at_ms": 800.0}}) != []
-
-
-class NoLag:
-    """A :class:`tolerance.Lag` that measured none: the verdict a quiet machine gets."""
-
-    worst_ms = stalled_ms = 0.0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        pass
 
 
 def replay_broken(scenario_ids: list, tls_cert, side_by_side: bool) -> dict:
@@ -310,7 +296,7 @@ def test_idle_connections_closed_120_ms_late_fail_the_replay(tls_cert, monkeypat
         return close_idle(self)
 
     monkeypatch.setattr(hs.Server, "_close_idle_conns_locked", late)
-    monkeypatch.setattr(tolerance, "Lag", NoLag)  # judged as on a quiet machine: load excuses only what it measured
+    monkeypatch.setattr(tolerance, "Lag", tolerance.NoLag)  # judged as on a quiet machine: load excuses only what it measured
     for sid in ("idle-keep-alive", "request-after-idle-closed"):
         diffs = differences(RECORDED["scenarios"][sid]["answer"], replay_measured(sid, tls_cert))
         assert any(d.startswith("connection a (EOF)") for d in diffs), (sid, diffs)

@@ -1,6 +1,6 @@
-"""How far a shutdown replay's times may be from Go's (tests/parity/README.md, "The HTTP/1 shutdown
-corpus"): early only as far as Go's own ``Shutdown`` polling explains, late only as far as this
-machine's load, measured while the replay ran.
+"""How far a shutdown replay's times may be from Go's, in the HTTP/1 and the HTTP/2 replay alike
+(tests/parity/README.md, "The HTTP/1 shutdown corpus"): early only as far as Go's own ``Shutdown``
+polling explains, late only as far as this machine's load, measured while the replay ran.
 
 **Early.** Go's ``Shutdown`` does not wake when a connection goes idle: it looks at its connections
 at once, then after 1 ms, and each time twice as long after, at most 500 ms apart, each wait
@@ -105,7 +105,29 @@ class Lag:
             self._done.set()
 
 
+class NoLag:
+    """A :class:`Lag` that measured none: the verdict a quiet machine gets (a test that breaks a
+    server on purpose is judged so, whatever the load)."""
+
+    worst_ms = stalled_ms = 0.0
+
+    def __enter__(self) -> "NoLag":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
 def late_allowance(lag_ms: float, overslept_ms: float = 0.0) -> float:
     """How much later than Go's a time may be, given the stalls measured while it was replayed
     (``Lag.stalled_ms``) and the sleep steps' overrun."""
     return LATE_MS + lag_ms + overslept_ms
+
+
+def shutdown_bounds(go: dict, late: float) -> tuple[float, float]:
+    """The bounds (low, high ms: ours minus Go's) of ``Shutdown``'s return, given Go's recorded
+    result ``go`` (``at_ms``, and ``err`` if it met its deadline) and the ``late`` allowance: one
+    that met its deadline returned at it, not at a look at the connections (``EARLY_MS``); one
+    that returned nil, as early as Go's look before the one that returned."""
+    early = EARLY_MS if go.get("err") else go["at_ms"] - earliest_shutdown(go["at_ms"])
+    return (-round(early, 1), late)
