@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 # subprocess a test starts, compiles it all again: about half of the suite's CPU time.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: test bench instructions check fuzz demo parity reference reference-run go-tree-paths clean
+.PHONY: test bench instructions check fuzz demo parity parity-fuzz reference reference-run go-tree-paths clean
 
 # uv installs the project, editable from setup.cfg, into the venv: with pip a fresh machine's
 # first `make test` spent 44 s (37 CPU-seconds) installing, with uv 8 s, the same releases. The
@@ -107,7 +107,16 @@ parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/g
 	$(MAKE) reference
 	$(PY) tests/parity/record_lifecycle.py
 	$(PY) tests/parity/record_api.py
+	$(PY) tests/parity/record_generated.py
 	$(PY) tests/parity/record_h2kube.py
+
+# the differential fuzzer (tests/parity/README.md, "The differential fuzzer"): Hypothesis draws request
+# sequences, kube-apiserver (`make reference`) and serve answer each, and the first difference no rule of
+# tests/parity/api_rules.py explains is shrunk and appended to tests/parity/fuzz-findings.md
+PARITY_FUZZ_REQUESTS ?= 5000
+parity-fuzz: $(STAMP)
+	$(MAKE) reference
+	$(PY) tests/parity/fuzz_api.py --requests $(PARITY_FUZZ_REQUESTS)
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go

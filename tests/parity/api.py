@@ -159,10 +159,13 @@ def _generate_name(request: Optional[dict]) -> str:
     return meta.get("generateName", "") if isinstance(meta, dict) and not meta.get("name") else ""
 
 
-def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request: Optional[dict] = None) -> dict:
+def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request: Optional[dict] = None,
+              keep: Optional[Any] = None) -> dict:
     """An answer as recorded: status, the compared headers, Audit-Id's presence, the masked body.
     For a request that asks for a generated name, the random suffix the server added to its prefix
-    is masked too (`PREFIX<generated>`), wherever the answer shows it."""
+    is masked too (`PREFIX<generated>`), wherever the answer shows it. `keep`, if given, is applied
+    to the masked body before a large one becomes a digest (the generated corpus keeps only the
+    discovery entries it compares: api_rules.served_only)."""
     prefix = _generate_name(request)
     if prefix:
         body = re.sub(re.escape(prefix).encode() + GENERATED_SUFFIX.encode(), prefix.encode() + b"<generated>", body)
@@ -172,7 +175,8 @@ def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request:
     out: dict[str, Any] = {"status": status,
                            "headers": {h: ", ".join(lower[h]) for h in HEADERS if h in lower},
                            "audit-id": "audit-id" in lower}
-    out["body"] = _digest_if_large(mask(body, ", ".join(lower.get("content-type", [""]))))
+    masked = mask(body, ", ".join(lower.get("content-type", [""])))
+    out["body"] = _digest_if_large(keep(masked) if keep else masked)
     rv = _object_rv(body, ", ".join(lower.get("content-type", [""])))
     if rv:
         out["object-rv"] = rv  # not compared: what a client that read this would send back

@@ -1,0 +1,140 @@
+"""Sending generated sequences (api_grammar.py) to a server, and comparing two servers' answers:
+shared by the differential fuzzer (fuzz_api.py), the generated corpus's recorder
+(record_generated.py) and its replay (tests/test_parity_generated.py).
+
+A sequence runs in a fresh namespace: on kube-apiserver it is created first (a setup request, not
+compared: NamespaceLifecycle refuses a write to a namespace that does not exist), on serve, which
+has no namespace objects, it is only a name. Each request's template is resolved per server
+(api_grammar.State: the `{rv:NAME}` and `{uid:NAME}` it answered), sent on a kept-alive TLS
+connection, and its answer recorded by api.py's masking rule (`api.answer_of`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from parity import api, api_rules
+from parity.api_grammar import State, resolved
+
+SETUP_HEADERS = {"Authorization": f"Bearer {api.TOKEN}", "Content-Type": "application/json", "Accept": "application/json"}
+
+
+def keep_compared(masked: Any) -> Any:
+    """What is recorded of a body: less what is set aside when compared (api_rules.ASIDES: a
+    Table's column descriptions, a discovery document's entries for what serve does not serve), so
+    that kube's documents are small enough to keep whole."""
+    return api_rules.set_aside({"headers": {}, "body": masked})["body"]
+
+
+class Client:
+    """One server, one kept-alive TLS connection (a new one after the server closed it)."""
+
+    def __init__(self, port: int, timeout: float = 30.0) -> None:
+        self.port, self.timeout = port, timeout
+        self.ctx = ssl.create_default_context(cafile=str(api.CERT))
+        self.ctx.set_alpn_protocols(["http/1.1"])
+        self.conn: Optional[http.client.HTTPSConnection] = None
+
+    def _connection(self) -> http.client.HTTPSConnection:
+        if self.conn is None:
+            self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=self.timeout, context=self.ctx)
+        return self.conn
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def raw(self, request: dict) -> tuple[int, list[tuple[str, str]], bytes]:
+        body = request.get("body")
+        data = body.encode() if isinstance(body, str) else body
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request(request["method"], request["path"], body=data, headers=dict(request.get("headers") or {}))
+                r = conn.getresponse()
+                raw = r.read()
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()  # the kept-alive connection was closed under us: once more on a new one
+                if attempt == 2:
+                    raise
+                continue
+            if r.will_close:
+                self.close()
+            return r.status, r.getheaders(), raw
+        raise AssertionError("unreachable")
+
+    def send(self, request: dict) -> tuple[dict, bytes]:
+        status, headers, raw = self.raw(request)
+        return api.answer_of(status, headers, raw, request, keep=keep_compared), raw
+
+
+def make_namespace(kube: Client, ns: str) -> None:
+    status, _, raw = kube.raw({"method": "POST", "path": "/api/v1/namespaces", "headers": SETUP_HEADERS,
+                               "body": json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})})
+    if status != 201:
+        raise RuntimeError(f"namespace {ns}: {status} {raw[:300]!r}")
+
+
+def run(client: Client, steps: list[dict], ns: str) -> list[dict]:
+    """Each step resolved for this server and sent; the answers, in order."""
+    state, answers = State(), []
+    for step in steps:
+        answer, raw = client.send(resolved(step, state, ns))
+        state.learn(raw)
+        answers.append(answer)
+    return answers
+
+
+@dataclass
+class Compared:
+    request: dict  # the template in its namespace (in_namespace)
+    kube: dict  # compared forms
+    ours: dict
+    differs: bool
+    rule: Optional[str] = None  # the cause, when it differs and a rule matches
+    asides: list[str] = field(default_factory=list)
+
+
+def in_namespace(step: dict, ns: str) -> dict:
+    """A template with its namespace filled in, `{rv:NAME}` and `{uid:NAME}` left as they are
+    (each server got its own): the request as a rule sees it and a report shows it."""
+    return {**step, "path": step["path"].replace("{ns}", ns),
+            "body": step["body"].replace("{ns}", ns) if isinstance(step.get("body"), str) else step.get("body")}
+
+
+def compare_sequence(steps: list[dict], kube_answers: list[dict], our_answers: list[dict], ns: str) -> list[Compared]:
+    """Each exchange of a sequence compared (api_rules), with the cause of each difference."""
+    seq, out = api_rules.Sequence(), []
+    for step, kube_recorded, ours_recorded in zip(steps, kube_answers, our_answers):
+        request = in_namespace(step, ns)
+        kube, ours = api_rules.compare(kube_recorded, ours_recorded)
+        c = Compared(request, kube, ours, kube != ours, asides=api_rules.asides_used(api_rules.kube_answer(kube_recorded)))
+        if c.differs:
+            e = api_rules.Exchange(request["method"], request["path"], request.get("headers") or {}, request.get("body"),
+                                   kube, ours, diverged=seq.diverged(request["method"], request["path"]))
+            c.rule = api_rules.classify(e)
+            seq.differed(request["method"], request["path"])
+        out.append(c)
+    return out
+
+
+def show(c: Compared) -> str:
+    """One exchange side by side: the request, then each part of the answers that differs."""
+    r = c.request
+    lines = [f"{r['method']} {r['path']}"]
+    for k, v in (r.get("headers") or {}).items():
+        if k != "Authorization":
+            lines.append(f"    {k}: {v}")
+    if r.get("body") is not None:
+        lines.append(f"    body: {r['body'][:600]}")
+    for key in sorted(set(c.kube) | set(c.ours)):
+        if c.kube.get(key) != c.ours.get(key):
+            lines.append(f"  {key}:")
+            lines.append(f"    kube-apiserver: {json.dumps(c.kube.get(key), sort_keys=True)[:1500]}")
+            lines.append(f"    serve:          {json.dumps(c.ours.get(key), sort_keys=True)[:1500]}")
+    return "\n".join(lines)
