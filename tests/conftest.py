@@ -119,6 +119,7 @@ LONGEST_FIRST = [
     "test_zygote.py", "test_conventions.py", "test_connreader.py", "test_sim.py", "test_forkdist.py",
     "test_cluster_rollout.py", "test_parity_lifecycle_limits.py", "test_parity_lifecycle_retry_after.py",
     "test_parity_lifecycle_default.py", "test_parity_lifecycle_hooks.py", "test_parity_api.py",
+    "test_parity_generated.py",
 ]
 
 

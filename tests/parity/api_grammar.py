@@ -25,7 +25,7 @@ import urllib.parse
 from typing import Any, Callable, Optional, Sequence
 
 TOKEN = "reference-admin-token"
-NAMES = ["a", "b"]  # the objects a sequence works on: few, so that the requests meet
+NAMES = ["a", "a", "a", "b"]  # the objects a sequence works on: few (mostly one), so that the requests meet
 JSON_T = "application/json"
 YAML_T = "application/yaml"
 PROTOBUF_T = "application/vnd.kubernetes.protobuf"
@@ -309,8 +309,10 @@ def get(d: Drawer) -> dict:
 def list_(d: Drawer) -> dict:
     base = COLLECTION if d.flag(0.9) else "/api/v1/configmaps"
     q = query(d, LIST_OPTIONS)
-    if base == "/api/v1/configmaps":  # only this sequence's namespace: kube-system has kube's own
-        q.append(("fieldSelector", "metadata.namespace={ns}"))
+    if base == "/api/v1/configmaps":  # only this sequence's namespace (kube-system has kube's own), and the drawn selector
+        drawn = [v for k, v in q if k == "fieldSelector"]
+        q = [(k, v) for k, v in q if k != "fieldSelector"]
+        q.append(("fieldSelector", ",".join(["metadata.namespace={ns}", *drawn])))
     return request("GET", path_with(base, q), accept(d))
 
 

@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE.parent.parent / "reference"))
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from hypothesis.errors import FlakyFailure  # noqa: E402
 
 import pair  # noqa: E402
 from parity import api, api_grammar, generated, lifecycle  # noqa: E402
@@ -137,8 +138,11 @@ def main() -> int:
                     n += 1
                     print(f"  {fuzzer.requests} requests, {fuzzer.examples} sequences, "
                           f"{time.monotonic() - started:.0f} s", flush=True)
-            except Difference as d:
-                text = str(d)
+            except (Difference, FlakyFailure) as d:
+                # FlakyFailure: the difference did not come back when the example was run again
+                # (an answer that depends on timing); its text holds the first one seen
+                text = str(d) if isinstance(d, Difference) else "NOT REPRODUCED ON A SECOND RUN (flaky):\n" + "\n".join(
+                    str(e) for e in d.exceptions)
                 print("\nFIRST DIFFERENCE OUTSIDE THE RULES (shrunk):\n" + text, flush=True)
                 if not args.no_findings:
                     append_finding(text, args)

@@ -11,6 +11,7 @@ connection, and its answer recorded by api.py's masking rule (`api.answer_of`).
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import ssl
@@ -26,8 +27,17 @@ SETUP_HEADERS = {"Authorization": f"Bearer {api.TOKEN}", "Content-Type": "applic
 def keep_compared(masked: Any) -> Any:
     """What is recorded of a body: less what is set aside when compared (api_rules.ASIDES: a
     Table's column descriptions, a discovery document's entries for what serve does not serve), so
-    that kube's documents are small enough to keep whole."""
-    return api_rules.set_aside({"headers": {}, "body": masked})["body"]
+    that kube's documents are small enough to keep whole; past DIGEST_PAST, its digest."""
+    kept = api_rules.set_aside({"headers": {}, "body": masked})["body"]
+    text = json.dumps(kept, sort_keys=True)
+    if len(text) > DIGEST_PAST:
+        return {"sha256-of-masked-body": hashlib.sha256(text.encode()).hexdigest(), "length": len(text)}
+    return kept
+
+
+# a body longer than this, once masked and set aside, is kept as its digest (the root path's list of
+# kube's paths, a list of a namespace's many configmaps): compared all the same, in a smaller file
+DIGEST_PAST = 4 << 10
 
 
 class Client:
@@ -132,9 +142,29 @@ def show(c: Compared) -> str:
             lines.append(f"    {k}: {v}")
     if r.get("body") is not None:
         lines.append(f"    body: {r['body'][:600]}")
-    for key in sorted(set(c.kube) | set(c.ours)):
-        if c.kube.get(key) != c.ours.get(key):
-            lines.append(f"  {key}:")
-            lines.append(f"    kube-apiserver: {json.dumps(c.kube.get(key), sort_keys=True)[:1500]}")
-            lines.append(f"    serve:          {json.dumps(c.ours.get(key), sort_keys=True)[:1500]}")
+    for where, kube, ours in differences(c.kube, c.ours):
+        lines.append(f"  {where}:")
+        lines.append(f"    kube-apiserver: {kube[:1500]}")
+        lines.append(f"    serve:          {ours[:1500]}")
     return "\n".join(lines)
+
+
+MISSING = object()
+
+
+def differences(kube: Any, ours: Any, where: str = "") -> list[tuple[str, str, str]]:
+    """Where two answers differ, as (dotted path, kube's value, ours), the deepest that differ: a
+    key one side lacks, a list of another length, a value."""
+    if isinstance(kube, dict) and isinstance(ours, dict):
+        out = []
+        for key in sorted(set(kube) | set(ours), key=str):
+            a, b = kube.get(key, MISSING), ours.get(key, MISSING)
+            if a != b:
+                out += differences(a, b, f"{where}.{key}" if where else str(key))
+        return out
+    if isinstance(kube, list) and isinstance(ours, list) and len(kube) == len(ours):
+        return [d for i, (a, b) in enumerate(zip(kube, ours)) if a != b for d in differences(a, b, f"{where}[{i}]")]
+
+    def text(v: Any) -> str:
+        return "(absent)" if v is MISSING else json.dumps(v, sort_keys=True)
+    return [(where, text(kube), text(ours))]
