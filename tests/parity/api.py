@@ -154,9 +154,15 @@ def _generate_name(request: Optional[dict]) -> str:
     try:
         doc = json.loads(body) if isinstance(body, str) else None
     except ValueError:
-        return ""
+        try:  # a YAML body (JSON is YAML too, but YAML's reader is the slower)
+            import yaml
+
+            doc = yaml.safe_load(body)
+        except yaml.YAMLError:
+            return ""
     meta = doc.get("metadata") if isinstance(doc, dict) else None
-    return meta.get("generateName", "") if isinstance(meta, dict) and not meta.get("name") else ""
+    prefix = meta.get("generateName", "") if isinstance(meta, dict) and not meta.get("name") else ""
+    return prefix if isinstance(prefix, str) else ""
 
 
 def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request: Optional[dict] = None,

@@ -393,9 +393,12 @@ RULES: list[Rule] = [
          and bool(re.search(r"strconv\.Parse|invalid resource version", e.message("kube")))),
     Rule("negotiation-partial-metadata",
          "negotiation: PartialObjectMetadata asked of a list (or PartialObjectMetadataList of an object) is refused "
-         "by kube-apiserver's handler with its own 406 text, by serve's route with the route's",
-         lambda e: e.status("kube") == e.status("ours") == 406
-         and e.message("kube").startswith("you requested PartialObjectMetadata")),
+         "by kube-apiserver's handler as it encodes the answer, after the request was served (a write done, or "
+         "refused for its own fault first), with its own 406 text; serve's route refuses it before, with the "
+         "route's",
+         lambda e: e.status("ours") == 406 and "as=PartialObjectMetadata" in e.header("Accept")
+         and e.message("ours").startswith("only the following media types are accepted")
+         and (e.status("kube") != 406 or e.message("kube").startswith("you requested PartialObjectMetadata"))),
     Rule("negotiation-discovery-methods",
          "negotiation: kube-apiserver's discovery handlers (/api, /apis, a group's) answer any method as a GET; "
          "serve's routes answer 405",
@@ -417,6 +420,11 @@ RULES: list[Rule] = [
          "a create's metadata.deletionGracePeriodSeconds is cleared by kube-apiserver (rest.BeforeCreate clears "
          "what only a deletion sets); serve stores it",
          part=lambda where, kube, ours, e: where.endswith("metadata.deletionGracePeriodSeconds") and kube == "(absent)"),
+    Rule("update-keeps-generate-name",
+         "an update replaces metadata.generateName with the body's (rest.BeforeUpdate keeps only the uid, when "
+         "the body has none, and the creation timestamp); serve's store keeps the stored one",
+         part=lambda where, kube, ours, e: e.method in ("PUT", "PATCH") and where.endswith("metadata.generateName")
+         and kube == "(absent)"),
     # -- by design
     Rule("health-checks",
          "kube-apiserver's /readyz, /livez and /healthz list its own checks and post-start hooks (etcd, the "
@@ -456,8 +464,11 @@ def compare(kube_recorded: dict, ours_recorded: dict) -> tuple[dict, dict]:
 
 def object_of(method: str, path: str) -> str:
     """What an exchange touches, for `diverged`: `ns/name` for an object, `ns/` for a collection
-    (which also sees every object of the namespace), '' for anything else."""
-    m = re.match(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/?]+))?", path)
+    (which also sees every object of the namespace), `*` for every namespace's configmaps, '' for
+    anything else. A watch's path is its object's or collection's."""
+    if re.match(r"^/api/v1/(watch/)?configmaps(?:[/?]|$)", path):
+        return "*"
+    m = re.match(r"^/api/v1/(?:watch/)?namespaces/([^/]+)/configmaps(?:/([^/?]+))?", path)
     if not m:
         return ""
     return f"{m.group(1)}/{m.group(2) or ''}"
@@ -473,6 +484,8 @@ class Sequence:
         target = object_of(method, path)
         if not target:
             return False
+        if target == "*":  # a list of every namespace sees every object
+            return bool(self.touched)
         ns = target.split("/")[0] + "/"
         if target == ns:  # a collection sees every object of its namespace
             return any(t.startswith(ns) for t in self.touched)

@@ -92,7 +92,11 @@ class Fuzzer:
         compared = generated.compare_sequence(steps, kube_answers, our_answers, ns)
         for i, c in enumerate(compared):
             if c.differs and c.rule is None:
-                before = "\n".join(f"  {j + 1}. {p.request['method']} {p.request['path']}" for j, p in enumerate(compared[:i]))
+                before = "\n".join(f"  {j + 1}. {p.request['method']} {p.request['path']}"
+                                   + (f"\n       body: {p.request['body'][:600]}" if p.request.get("body") else "")
+                                   + f"\n       kube-apiserver {p.kube['status']}, serve {p.ours['status']}"
+                                   + (f" (differs: rule {p.rule})" if p.differs else " (the same answer)")
+                                   for j, p in enumerate(compared[:i]))
                 raise Difference(f"sequence of {len(steps)} in namespace {ns}; exchange {i + 1} differs, matching no rule"
                                  + (f"\nbefore it:\n{before}" if before else "") + "\n" + generated.show(c))
         for c in compared:
