@@ -41,6 +41,8 @@ def classified(replayed: list[tuple[dict, dict]]) -> list[tuple[dict, dict, dict
     for exchange, ours in replayed:
         kube, mine = api_rules.compare(exchange["answer"], ours)
         if kube == mine:
+            if api_rules.keeps_object(exchange["method"], exchange["path"], exchange.get("body"), kube["status"]):
+                seq.differed(exchange["method"], exchange["path"])
             continue
         e = api_rules.Exchange(exchange["method"], exchange["path"], exchange.get("headers") or {}, exchange.get("body"),
                                kube, mine, diverged=seq.diverged(exchange["method"], exchange["path"]))

@@ -353,8 +353,9 @@ RULES: list[Rule] = [
                                   e.message("kube")))),
     Rule("graceful-deletion",
          "finalizers and propagation: kube-apiserver keeps an object with finalizers (or deleted with "
-         "propagationPolicy Foreground or Orphan) and answers it with a deletionTimestamp; serve deletes it",
-         lambda e: e.method == "DELETE" and "deletionTimestamp" in json.dumps(e.doc("kube"))),
+         "propagationPolicy Foreground or Orphan, one by one or as a collection) and answers it, then and later, "
+         "with a deletionTimestamp; serve deletes it",
+         lambda e: "deletionTimestamp" in json.dumps(e.doc("kube")) and "deletionTimestamp" not in json.dumps(e.doc("ours"))),
     Rule("decoding",
          "decoding: kube's decoder refuses a body serve's reads (a creationTimestamp that is no RFC 3339 time, a "
          "protobuf DeleteOptions), or says why in other words (the byte a base64 error is at, the type a value "
@@ -362,6 +363,12 @@ RULES: list[Rule] = [
          lambda e: e.status("kube") == 400 and bool(re.search(
              r"cannot be handled as a|does not appear to be a protobuf message|illegal base64|parsing time",
              e.message("kube")))),
+    Rule("decoding-patched-kind",
+         "decoding: a patch that changes the object's kind (to Secret, say) is decoded by kube-apiserver as the "
+         "kind the patched object names, and refused with 422 on the \"patch\" field when it does not decode as "
+         "that (a Secret's data must be base64); serve keeps decoding a ConfigMap",
+         lambda e: e.method == "PATCH" and e.status("kube") == 422 and bool(re.search(r'"kind"\s*:\s*"(?!ConfigMap")|"/kind"', e.body or ""))
+         and any(c.get("field") == "patch" for c in _causes(e.doc("kube")))),
     Rule("decoding-warnings",
          "decoding: kube-apiserver warns of duplicate and unknown fields by their full path (metadata.name), in the "
          "order its decoder met them, and on every answer, an error's too; serve's warnings differ in these",
@@ -460,6 +467,17 @@ def classify(e: Exchange) -> Optional[str]:
 def compare(kube_recorded: dict, ours_recorded: dict) -> tuple[dict, dict]:
     """Both answers in the form compared (LEFT_OUT on kube's, ASIDES on both)."""
     return set_aside(kube_answer(kube_recorded)), set_aside(api.compared(ours_recorded))
+
+
+def keeps_object(method: str, path: str, body: Optional[str], kube_status: int) -> bool:
+    """A delete kube-apiserver answers as serve does but whose objects it keeps (graceful-deletion):
+    propagationPolicy Foreground or Orphan, or orphanDependents, puts a finalizer on each object
+    (foregroundDeletion, orphan) that only the garbage collector would take off. What a sequence
+    reads of them afterwards is `state-diverged`."""
+    if method != "DELETE" or not 200 <= kube_status < 300:
+        return False
+    text = urllib.parse.unquote(path) + (body or "")
+    return bool(re.search(r"propagationPolicy\W+(Foreground|Orphan)|orphanDependents\W+true", text))
 
 
 def object_of(method: str, path: str) -> str:
