@@ -173,9 +173,9 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
         media_type = response.negotiate_output(scope, req.environ)
         body = limited_read_body(req)
         dry_run = req.args.getlist("dryRun")
-        if "force" in req.args:
-            raise validation.invalid_options("PatchOptions", [field.forbidden("force", "may not be specified for non-apply patch")])
-        validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""))
+        forced = [field.forbidden("force", "may not be specified for non-apply patch")] if "force" in req.args else []
+        validation.validate_write_options("PatchOptions", dry_run, req.args.get("fieldManager", ""), req.args.get("fieldValidation", ""),
+                                          first=forced)
         directive = field_validation(req.args.get("fieldValidation", ""))
         warnings: list[str] = []
 

@@ -8,7 +8,7 @@ on the options' kind (``CreateOptions.meta.k8s.io "" is invalid: ...``), as Go's
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.field import errors as field
@@ -40,10 +40,13 @@ def validate_field_validation(value: str) -> list[field.Error]:
     return []
 
 
-def validate_write_options(kind: str, dry_run: list[str], field_manager: str = "", field_validation: str = "") -> None:
+def validate_write_options(kind: str, dry_run: list[str], field_manager: str = "", field_validation: str = "",
+                           first: Sequence[field.Error] = ()) -> None:
     """``ValidateCreateOptions`` / ``ValidateUpdateOptions`` / ``ValidatePatchOptions`` (``kind``
-    names which): raises Go's 422 when any check fails."""
-    errs = validate_field_manager(field_manager) + validate_dry_run(dry_run) + validate_field_validation(field_validation)
+    names which): raises Go's 422 when any check fails, with every error found; ``first`` are the
+    errors of the checks ``ValidatePatchOptions`` makes before the common ones (``force`` on a
+    patch that is no apply)."""
+    errs = list(first) + validate_field_manager(field_manager) + validate_dry_run(dry_run) + validate_field_validation(field_validation)
     if errs:
         raise invalid_options(kind, errs)
 
