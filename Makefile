@@ -110,12 +110,12 @@ parity: $(STAMP) .venv-go-$(GO_REFERENCE)/bin/go .venv-go-$(GO_KUBERNETES)/bin/g
 	$(PY) tests/parity/record_generated.py
 	$(PY) tests/parity/record_h2kube.py
 
-# the differential fuzzer (tests/parity/README.md, "The differential fuzzer"): Hypothesis draws request
-# sequences, kube-apiserver (`make reference`) and serve answer each, and the first difference no rule of
-# tests/parity/api_rules.py explains is shrunk and appended to tests/parity/fuzz-findings.md
+# the differential fuzzer (tests/parity/README.md, "The generated corpus, and the differential fuzzer"):
+# Hypothesis draws request sequences, kube-apiserver and serve answer each, and the first difference no
+# rule of tests/parity/api_rules.py explains is shrunk and appended to tests/parity/fuzz-findings.md.
+# It runs the kube-apiserver `make reference` built (and says so if there is none).
 PARITY_FUZZ_REQUESTS ?= 5000
 parity-fuzz: $(STAMP)
-	$(MAKE) reference
 	$(PY) tests/parity/fuzz_api.py --requests $(PARITY_FUZZ_REQUESTS)
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):

@@ -47,6 +47,7 @@ PLACEHOLDERS = {"uid": "<uid>", "resourceVersion": "<rv>", "creationTimestamp": 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 RV_IN_TEXT = re.compile(r'(resourceVersion\\?":\\?")\d+')
+RV_IN_RECORD = re.compile(r"(ResourceVersion in record \()\d+")  # a deletecollection's precondition
 AGE = re.compile(r"^(\d+(s|m|h|d|y))+$|^<invalid>$")
 
 
@@ -61,7 +62,7 @@ def _mask_meta(meta: Any) -> None:
 
 
 def _mask_text(text: str) -> str:
-    return RV_IN_TEXT.sub(r"\1<rv>", TIME.sub("<time>", UUID.sub("<uid>", text)))
+    return RV_IN_RECORD.sub(r"\1<rv>", RV_IN_TEXT.sub(r"\1<rv>", TIME.sub("<time>", UUID.sub("<uid>", text))))
 
 
 def _mask_object(obj: Any) -> None:
@@ -144,8 +145,10 @@ def mask(body: bytes, content_type: str) -> Any:
     return doc
 
 
-# names.SimpleNameGenerator's suffix: five characters of its alphabet after the generateName prefix
+# names.SimpleNameGenerator's suffix: five characters of its alphabet after the generateName prefix, which
+# it cuts to 58 characters first (so that the name fits 63)
 GENERATED_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+MAX_GENERATED_PREFIX = 58
 
 
 def _generate_name(request: Optional[dict]) -> str:
@@ -172,7 +175,7 @@ def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request:
     is masked too (`PREFIX<generated>`), wherever the answer shows it. `keep`, if given, is applied
     to the masked body before a large one becomes a digest (the generated corpus keeps only the
     discovery entries it compares: api_rules.served_only)."""
-    prefix = _generate_name(request)
+    prefix = _generate_name(request)[:MAX_GENERATED_PREFIX]
     if prefix:
         body = re.sub(re.escape(prefix).encode() + GENERATED_SUFFIX.encode(), prefix.encode() + b"<generated>", body)
     lower = {}
