@@ -45,6 +45,10 @@ class Drawer:
     def count(self, lo: int, hi: int) -> int:
         raise NotImplementedError
 
+    def repeat(self, lo: int, hi: int, make: Callable[["Drawer"], Any]) -> list:
+        """Between lo and hi things, each made by `make`."""
+        return [make(self) for _ in range(self.count(lo, hi))]
+
 
 class RandomDrawer(Drawer):
     def __init__(self, seed: int) -> None:
@@ -61,20 +65,27 @@ class RandomDrawer(Drawer):
 
 
 class HypothesisDrawer(Drawer):
-    def __init__(self, data: Any) -> None:
+    """Draws from Hypothesis: `draw` is a DataObject's, or a composite strategy's."""
+
+    def __init__(self, draw: Callable[[Any], Any]) -> None:
         from hypothesis import strategies as st
 
-        self.data, self.st = data, st
+        self.draw, self.st = draw, st
 
     def pick(self, options: Sequence[Any]) -> Any:
-        return self.data.draw(self.st.sampled_from(list(options)))
+        return self.draw(self.st.sampled_from(list(options)))
 
     def flag(self, p: float = 0.5) -> bool:
         # false shrinks first: "the mutation is not there"
-        return self.data.draw(self.st.integers(0, 99)) >= round(100 * (1 - p))
+        return self.draw(self.st.integers(0, 99)) >= round(100 * (1 - p))
 
     def count(self, lo: int, hi: int) -> int:
-        return self.data.draw(self.st.integers(lo, hi))
+        return self.draw(self.st.integers(lo, hi))
+
+    def repeat(self, lo: int, hi: int, make: Callable[[Drawer], Any]) -> list:
+        # a Hypothesis list, which the shrinker shortens by taking out any of its elements
+        one = self.st.composite(lambda draw: make(HypothesisDrawer(draw)))()
+        return self.draw(self.st.lists(one, min_size=lo, max_size=hi))
 
 
 # -- the parts of a request ---------------------------------------------------------------------------
@@ -436,10 +447,7 @@ VERBS: list[tuple[str, Callable[[Drawer], dict]]] = [
 def sequence(d: Drawer) -> list[dict]:
     """One example: a create first (mostly), then up to five more requests."""
     steps = [create(d)] if d.flag(0.85) else []
-    for _ in range(d.count(0 if steps else 1, 5)):
-        _, make = d.pick(VERBS)
-        steps.append(make(d))
-    return steps
+    return steps + d.repeat(0 if steps else 1, 5, lambda d: d.pick(VERBS)[1](d))
 
 
 # -- sending a template to one server -----------------------------------------------------------------

@@ -362,6 +362,11 @@ RULES: list[Rule] = [
          lambda e: (not e.header("Authorization") and e.status("kube") == 401)
          or (isinstance(e.doc("kube"), dict) and (e.doc("kube").get("details") or {}).get("kind") == "namespaces")),
     # -- families of kube-apiserver's behaviour not ported yet (issue 55); each says whose part it is
+    Rule("immutable",
+         "immutable: true is not enforced by serve: an update or patch that changes data or binaryData, or drops "
+         "the flag, gets 200 where kube-apiserver answers 422 \"field is immutable when `immutable` is set\"",
+         lambda e: "field is immutable when `immutable` is set" in e.message("kube")
+         and "field is immutable when `immutable` is set" not in e.message("ours")),
     Rule("object-validation",
          "validation of what is stored (pkg/apis/core/validation's ValidateConfigMap and apimachinery's "
          "ValidateObjectMeta: labels, annotations, finalizers, owner references, data and binaryData keys, a key "
@@ -421,6 +426,11 @@ RULES: list[Rule] = [
          "on a deletecollection, which serve ignores",
          lambda e: e.url.path.endswith("/configmaps") and e.status("kube") == 400
          and bool(re.search(r"strconv\.Parse|invalid resource version", e.message("kube")))),
+    Rule("list-partial-metadata-items",
+         "lists: a PartialObjectMetadataList of every namespace's configmaps gives each item its kind and "
+         "apiVersion in kube-apiserver (PartialObjectMetadata, meta.k8s.io/v1); serve's items have neither",
+         part=lambda where, kube, ours, e: re.fullmatch(r"body(\.protobuf)?\.items\[\d+\]\.(kind|apiVersion)", where) is not None
+         and ours == "(absent)" and "PartialObjectMetadataList" in e.header("Accept")),
     Rule("negotiation-partial-metadata",
          "negotiation: PartialObjectMetadata asked of a list (or PartialObjectMetadataList of an object) is refused "
          "by kube-apiserver's handler as it encodes the answer, after the request was served (a write done, or "

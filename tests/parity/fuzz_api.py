@@ -110,7 +110,7 @@ class Fuzzer:
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @given(st.data())
         def example(data: st.DataObject) -> None:
-            self.check(api_grammar.sequence(api_grammar.HypothesisDrawer(data)))
+            self.check(api_grammar.sequence(api_grammar.HypothesisDrawer(data.draw)))
 
         example()
 
