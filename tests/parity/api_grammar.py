@@ -162,7 +162,10 @@ class Body:
         return {k: (v.plain() if isinstance(v, Body) else v) for k, v in self.pairs}
 
 
-def metadata(d: Drawer, object_name: Optional[str], update: bool) -> Body:
+def metadata(d: Drawer, object_name: Optional[str], update: bool, target: Optional[str] = None) -> Body:
+    """An object's metadata; `target` is the object a precondition is about (the name's, unless the
+    name is left out)."""
+    target = target or object_name or "a"
     meta = Body()
     if object_name is not None:
         meta.pairs.append(("name", object_name))
@@ -180,9 +183,9 @@ def metadata(d: Drawer, object_name: Optional[str], update: bool) -> Body:
         refs = [owner_reference(d) for _ in range(d.count(1, 2))]
         meta.pairs.append(("ownerReferences", refs))
     if d.flag(0.25 if update else 0.05):
-        meta.pairs.append(("resourceVersion", d.pick([f"{{rv:{object_name}}}", "1", "abc", "", "99999999"])))
+        meta.pairs.append(("resourceVersion", d.pick([f"{{rv:{target}}}", "1", "abc", "", "99999999", "0"])))
     if d.flag(0.15 if update else 0.05):
-        meta.pairs.append(("uid", d.pick([f"{{uid:{object_name}}}", "00000000-0000-0000-0000-000000000000", "not-a-uid"])))
+        meta.pairs.append(("uid", d.pick([f"{{uid:{target}}}", "00000000-0000-0000-0000-000000000000", "not-a-uid"])))
     if d.flag(0.04):
         meta.pairs.append(("creationTimestamp", d.pick(["2020-01-01T00:00:00Z", "yesterday"])))
     if d.flag(0.04):
@@ -202,7 +205,7 @@ def configmap(d: Drawer, object_name: Optional[str], update: bool = False) -> Bo
         body.pairs.append(("apiVersion", "v1") if d.flag(0.9) else ("apiVersion", d.pick(["v2", "apps/v1", "", "v1beta1"])))
     if d.flag(0.92):
         body.pairs.append(("kind", "ConfigMap") if d.flag(0.9) else ("kind", d.pick(["Secret", "configmap", "", "Status"])))
-    body.pairs.append(("metadata", metadata(d, object_name if d.flag(0.95) else None, update)))
+    body.pairs.append(("metadata", metadata(d, object_name if d.flag(0.95) else None, update, target=object_name)))
     if d.flag(0.8):
         body.pairs.append(("data", {data_key(d): data_value(d) for _ in range(d.count(0, 3))} if d.flag(0.95) else
                            d.pick(["x", 3, None])))
@@ -354,7 +357,7 @@ def merge_patch(d: Drawer, target: str, strategic: bool) -> str:
     if d.flag(0.7):
         patch["data"] = {data_key(d): d.pick(["2", None, ""]) for _ in range(d.count(1, 2))} if d.flag(0.9) else d.pick(["x", None])
     if d.flag(0.2):
-        patch["metadata"] = metadata(d, None, update=True).plain()
+        patch["metadata"] = metadata(d, None, update=True, target=target).plain()
     if d.flag(0.15):
         patch["immutable"] = d.pick([True, False, None])
     if d.flag(0.1):

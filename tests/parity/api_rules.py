@@ -376,9 +376,13 @@ RULES: list[Rule] = [
     Rule("preconditions",
          "preconditions and versions: a wrong metadata.uid in an update (kube 409 \"Precondition failed: UID in "
          "precondition\"), a resourceVersion on a create (kube 500), a deletecollection's resourceVersion (kube "
-         "deletes each object with it as a precondition: 409), are not checked by serve",
+         "deletes each object with it as a precondition: 409), are not checked by serve; and a resourceVersion of "
+         "\"0\" in an update or patch is no precondition in kube-apiserver (an unconditional update, which "
+         "ConfigMap allows), a stale version in serve (409)",
          lambda e: bool(re.search(r"Precondition failed|resourceVersion should not be set on objects to be created|"
-                                  r"the ResourceVersion in the precondition", e.message("kube")))),
+                                  r"the ResourceVersion in the precondition", e.message("kube")))
+         or (e.method in ("PUT", "PATCH") and 200 <= e.status("kube") < 300 and e.status("ours") == 409
+             and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")))),
     Rule("graceful-deletion",
          "finalizers and propagation: kube-apiserver keeps an object with finalizers (or deleted with "
          "propagationPolicy Foreground or Orphan, one by one or as a collection) and answers it, then and later, "
@@ -489,8 +493,12 @@ def classify(e: Exchange) -> Optional[str]:
         return whole
     from parity.generated import differences
 
+    def parsed(side: str) -> dict:  # a YAML body as its document, so that its parts can be told apart
+        answer, doc = getattr(e, side), e.doc(side)
+        return {**answer, "body": doc} if isinstance(answer.get("body"), str) and isinstance(doc, (dict, list)) else answer
+
     parts = [r for r in RULES if r.part is not None]
-    found = differences(e.kube, e.ours)
+    found = differences(parsed("kube"), parsed("ours"))
     explained = [next((r.key for r in parts if r.part(*d, e)), None) for d in found]
     if not found or None in explained:
         return None
