@@ -376,13 +376,15 @@ RULES: list[Rule] = [
     Rule("preconditions",
          "preconditions and versions: a wrong metadata.uid in an update (kube 409 \"Precondition failed: UID in "
          "precondition\"), a resourceVersion on a create (kube 500), a deletecollection's resourceVersion (kube "
-         "deletes each object with it as a precondition: 409), are not checked by serve; and a resourceVersion of "
+         "deletes each object with it as a precondition: 409, or lists at it and deletes none), are not checked by serve; and a resourceVersion of "
          "\"0\" in an update or patch is no precondition in kube-apiserver (an unconditional update, which "
          "ConfigMap allows), a stale version in serve (409)",
          lambda e: bool(re.search(r"Precondition failed|resourceVersion should not be set on objects to be created|"
                                   r"the ResourceVersion in the precondition", e.message("kube")))
          or (e.method in ("PUT", "PATCH") and 200 <= e.status("kube") < 300 and e.status("ours") == 409
-             and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")))),
+             and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")))
+         or (e.method == "DELETE" and e.url.path.endswith("/configmaps") and e.status("kube") == e.status("ours") == 200
+             and e.query.get("resourceVersion", [""])[0] != "")),
     Rule("graceful-deletion",
          "finalizers and propagation: kube-apiserver keeps an object with finalizers (or deleted with "
          "propagationPolicy Foreground or Orphan, one by one or as a collection) and answers it, then and later, "
