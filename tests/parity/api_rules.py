@@ -375,12 +375,13 @@ RULES: list[Rule] = [
          lambda e: _kube_refuses_configmap(e)),
     Rule("preconditions",
          "preconditions and versions: a wrong metadata.uid in an update (kube 409 \"Precondition failed: UID in "
-         "precondition\"), a resourceVersion on a create (kube 500), a deletecollection's resourceVersion (kube "
+         "precondition\"), a resourceVersion on a create, or one that does not parse on an update (kube 500), a deletecollection's resourceVersion (kube "
          "deletes each object with it as a precondition: 409, or lists at it and deletes none), are not checked by serve; and a resourceVersion of "
          "\"0\" in an update or patch is no precondition in kube-apiserver (an unconditional update, which "
          "ConfigMap allows), a stale version in serve (409)",
          lambda e: bool(re.search(r"Precondition failed|resourceVersion should not be set on objects to be created|"
                                   r"the ResourceVersion in the precondition", e.message("kube")))
+         or (e.method in ("PUT", "PATCH") and e.status("kube") == 500 and e.message("kube").startswith("strconv.ParseUint"))
          or (e.method in ("PUT", "PATCH") and 200 <= e.status("kube") < 300 and e.status("ours") == 409
              and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")))
          or (e.method == "DELETE" and e.url.path.endswith("/configmaps") and e.status("kube") == e.status("ours") == 200
@@ -392,11 +393,13 @@ RULES: list[Rule] = [
          lambda e: "deletionTimestamp" in json.dumps(e.doc("kube")) and "deletionTimestamp" not in json.dumps(e.doc("ours"))),
     Rule("decoding",
          "decoding: kube's decoder refuses a body serve's reads (a creationTimestamp that is no RFC 3339 time, a "
-         "protobuf DeleteOptions), or says why in other words (the byte a base64 error is at, the type a value "
+         "protobuf DeleteOptions), reads one serve's refuses (a YAML DeleteOptions), or says why in other words (the byte a base64 error is at, the type a value "
          "has, a kind it cannot convert)",
-         lambda e: e.status("kube") == 400 and bool(re.search(
+         lambda e: (e.status("kube") == 400 and bool(re.search(
              r"cannot be handled as a|does not appear to be a protobuf message|illegal base64|parsing time",
-             e.message("kube")))),
+             e.message("kube"))))
+         or (e.method == "DELETE" and e.header("Content-Type").startswith("application/yaml") and e.status("ours") == 400
+             and "json parse error" in e.message("ours"))),
     Rule("decoding-patched-kind",
          "decoding: a patch that changes the object's kind (to Secret, say) is decoded by kube-apiserver as the "
          "kind the patched object names, and refused with 422 on the \"patch\" field when it does not decode as "
