@@ -406,6 +406,10 @@ RULES: list[Rule] = [
          "that (a Secret's data must be base64); serve keeps decoding a ConfigMap",
          lambda e: e.method == "PATCH" and e.status("kube") == 422 and bool(re.search(r'"kind"\s*:\s*"(?!ConfigMap")|"/kind"', e.body or ""))
          and any(c.get("field") == "patch" for c in _causes(e.doc("kube")))),
+    Rule("decoding-patch-directives",
+         "decoding (the patchers): a strategic merge patch's unknown $patch directive is kube-apiserver's 500 "
+         "\"unknown patch type\", serve's 400",
+         lambda e: e.method == "PATCH" and e.status("kube") == 500 and e.message("kube").startswith("unknown patch type")),
     Rule("decoding-warnings",
          "decoding: kube-apiserver warns of duplicate and unknown fields by their full path (metadata.name), in the "
          "order its decoder met them, and on every answer, an error's too; serve's warnings differ in these",
