@@ -358,9 +358,14 @@ RULES: list[Rule] = [
          "kube-apiserver, not the generic apiserver: it turns anonymous authentication off under "
          "--authorization-mode=AlwaysAllow (BuiltInAuthenticationOptions), and its NamespaceLifecycle admission "
          "(a k8s.io/apiserver admission plugin; admission is not built here) refuses a write to a namespace that "
-         "does not exist; serve has neither",
+         "does not exist, or is being deleted; serve has neither",
          lambda e: (not e.header("Authorization") and e.status("kube") == 401)
-         or (isinstance(e.doc("kube"), dict) and (e.doc("kube").get("details") or {}).get("kind") == "namespaces")),
+         or (isinstance(e.doc("kube"), dict) and (e.doc("kube").get("details") or {}).get("kind") == "namespaces")
+         or (e.status("kube") == 403 and "because it is being terminated" in e.message("kube"))),
+    Rule("not-served",
+         "kube-apiserver serves namespaces (and some 40 other resources); serve configmaps and the reviews only: a "
+         "request for a namespace object is kube's to answer",
+         lambda e: re.fullmatch(r"/api/v1/namespaces/[^/]+/?", e.url.path) is not None),
     # -- families of kube-apiserver's behaviour not ported yet (issue 55); each says whose part it is
     Rule("immutable",
          "immutable: true is not enforced by serve: an update or patch that changes data or binaryData, or drops "
@@ -484,10 +489,6 @@ RULES: list[Rule] = [
          "informers, its controllers), a superset of serve's",
          lambda e: e.url.path.startswith(("/readyz", "/livez", "/healthz")) and e.status("kube") == e.status("ours") == 200
          and set(str(e.doc("ours")).splitlines()[:-1]) <= set(str(e.doc("kube")).splitlines())),
-    Rule("not-served",
-         "kube-apiserver serves namespaces (and some 40 other resources); serve configmaps and the reviews only: a "
-         "request for a namespace object is kube's to answer",
-         lambda e: re.fullmatch(r"/api/v1/namespaces/[^/]+/?", e.url.path) is not None),
     Rule("state-diverged",
          "an earlier exchange of the same sequence on this object (or namespace, for a collection) differed, by one "
          "of the causes above or below, so the servers hold different objects and answer from them",
@@ -538,7 +539,8 @@ def object_of(method: str, path: str) -> str:
         return "*"
     m = re.match(r"^/api/v1/(?:watch/)?namespaces/([^/]+)/configmaps(?:/([^/?]+))?", path)
     if not m:
-        return ""
+        whole = re.match(r"^/api/v1/namespaces/([^/?]+)/?(?:\?|$)", path)  # the namespace itself: all it holds
+        return f"{whole.group(1)}/" if whole else ""
     return f"{m.group(1)}/{m.group(2) or ''}"
 
 
