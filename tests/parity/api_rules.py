@@ -383,14 +383,17 @@ RULES: list[Rule] = [
          "precondition\"), a resourceVersion on a create, or one that does not parse on an update (kube 500), a deletecollection's resourceVersion (kube "
          "deletes each object with it as a precondition: 409, or lists at it and deletes none), are not checked by serve; and a resourceVersion of "
          "\"0\" in an update or patch is no precondition in kube-apiserver (an unconditional update, which "
-         "ConfigMap allows), a stale version in serve (409)",
+         "ConfigMap allows), a stale version in serve (409); a dry-run create keeps a resourceVersion of \"0\" in "
+         "kube's answer, serve's has none",
          lambda e: bool(re.search(r"Precondition failed|resourceVersion should not be set on objects to be created|"
                                   r"the ResourceVersion in the precondition", e.message("kube")))
          or (e.method in ("PUT", "PATCH") and e.status("kube") == 500 and e.message("kube").startswith("strconv.ParseUint"))
          or (e.method in ("PUT", "PATCH") and 200 <= e.status("kube") < 300 and e.status("ours") == 409
              and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")))
          or (e.method == "DELETE" and e.url.path.endswith("/configmaps") and e.status("kube") == e.status("ours") == 200
-             and e.query.get("resourceVersion", [""])[0] != "")),
+             and e.query.get("resourceVersion", [""])[0] != ""),
+         part=lambda where, kube, ours, e: e.method == "POST" and where.endswith("metadata.resourceVersion")
+         and ours == "(absent)" and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")) and "dryRun=All" in e.path),
     Rule("graceful-deletion",
          "finalizers and propagation: kube-apiserver keeps an object with finalizers (or deleted with "
          "propagationPolicy Foreground or Orphan, one by one or as a collection) and answers it, then and later, "
