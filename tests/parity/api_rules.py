@@ -393,7 +393,8 @@ RULES: list[Rule] = [
          or (e.method == "DELETE" and e.url.path.endswith("/configmaps") and e.status("kube") == e.status("ours") == 200
              and e.query.get("resourceVersion", [""])[0] != ""),
          part=lambda where, kube, ours, e: e.method == "POST" and where.endswith("metadata.resourceVersion")
-         and ours == "(absent)" and bool(re.search(r'"resourceVersion"\s*:\s*"0"', e.body or "")) and "dryRun=All" in e.path),
+         and ours == "(absent)" and bool(re.search(r'"resourceVersion"\s*:\s*"(0|\{rv:[^}]*\})"', e.body or ""))
+         and "dryRun=All" in e.path),
     Rule("graceful-deletion",
          "finalizers and propagation: kube-apiserver keeps an object with finalizers (or deleted with "
          "propagationPolicy Foreground or Orphan, one by one or as a collection) and answers it, then and later, "
