@@ -299,6 +299,8 @@ def _kube_refuses_configmap(e: Exchange) -> bool:
     if e.status("ours") in (200, 201) or (e.status("ours") == 409 and isinstance(ours, dict)
                                            and ours.get("reason") == "AlreadyExists"):
         return True  # stored (or would be, but for an object of that name)
+    if e.status("ours") == 409 and re.search(r'"resourceVersion"\s*:\s*"0"', e.body or ""):
+        return True  # serve's store refuses version "0" as stale (preconditions) before it would validate
     if e.status("ours") != 422:
         return False
     kube_fields = {c.get("field") for c in _causes(kube)}
