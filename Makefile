@@ -18,7 +18,7 @@ STAMP := $(VENV)/.installed
 # subprocess a test starts, compiles it all again: about half of the suite's CPU time.
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: test bench instructions check fuzz demo parity reference reference-run go-tree-paths clean \
+.PHONY: test bench instructions check fuzz demo parity parity-fuzz reference reference-run go-tree-paths clean \
 	reference-node node-packages cluster-real cluster-real-down parity-node
 
 # uv installs the project, editable from setup.cfg, into the venv: with pip a fresh machine's
@@ -114,10 +114,19 @@ parity: $(STAMP) .venv-go-$(GO_NEXT)/bin/go
 	$(MAKE) reference
 	$(PY) tests/parity/record_lifecycle.py
 	$(PY) tests/parity/record_api.py
+	$(PY) tests/parity/record_generated.py
 	$(PY) tests/parity/record_h2kube.py
 	$(PY) tests/parity/record_clientgo.py
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then $(MAKE) parity-node; \
 	else echo "make parity: the real node's corpus is not re-recorded (make parity-node needs root and Debian's packages)"; fi
+
+# the differential fuzzer (tests/parity/README.md, "The generated corpus, and the differential fuzzer"):
+# Hypothesis draws request sequences, kube-apiserver and serve answer each, and the first difference no
+# rule of tests/parity/api_rules.py explains is shrunk and appended to tests/parity/fuzz-findings.md.
+# It runs the kube-apiserver `make reference` built (and says so if there is none).
+PARITY_FUZZ_REQUESTS ?= 5000
+parity-fuzz: $(STAMP)
+	$(PY) tests/parity/fuzz_api.py --requests $(PARITY_FUZZ_REQUESTS)
 
 # `make reference` builds the real programs the corpora are recorded from (reference/README.md):
 # kube-apiserver v1.36.0 from the k8s.io/kubernetes module, the etcd it runs on, and genericserver-go

@@ -125,6 +125,7 @@ LONGEST_FIRST = [
     "test_parity_node_rollout.py", "test_parity_node_drain_pdb.py", "test_parity_node_delete.py",
     "test_parity_node_prestop_sleep.py", "test_parity_node_delete_grace_3.py", "test_parity_node.py",
     "test_parity_node_no_delay.py", "test_parity_node_retry_after.py",
+    "test_parity_generated.py",
 ]
 
 

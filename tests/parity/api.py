@@ -47,8 +47,7 @@ PLACEHOLDERS = {"uid": "<uid>", "resourceVersion": "<rv>", "creationTimestamp": 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 RV_IN_TEXT = re.compile(r'(resourceVersion\\?":\\?")\d+')
-# a precondition's Conflict names the stored object's resourceVersion: "in record (N)"
-RV_IN_RECORD = re.compile(r"(ResourceVersion in record \()\d+\)")
+RV_IN_RECORD = re.compile(r"(ResourceVersion in record \()\d+")  # a deletecollection's precondition
 AGE = re.compile(r"^(\d+(s|m|h|d|y))+$|^<invalid>$")
 
 
@@ -63,8 +62,7 @@ def _mask_meta(meta: Any) -> None:
 
 
 def _mask_text(text: str) -> str:
-    text = RV_IN_RECORD.sub(r"\1<rv>)", text)
-    return RV_IN_TEXT.sub(r"\1<rv>", TIME.sub("<time>", UUID.sub("<uid>", text)))
+    return RV_IN_RECORD.sub(r"\1<rv>", RV_IN_TEXT.sub(r"\1<rv>", TIME.sub("<time>", UUID.sub("<uid>", text))))
 
 
 def _mask_object(obj: Any) -> None:
@@ -147,8 +145,10 @@ def mask(body: bytes, content_type: str) -> Any:
     return doc
 
 
-# names.SimpleNameGenerator's suffix: five characters of its alphabet after the generateName prefix
+# names.SimpleNameGenerator's suffix: five characters of its alphabet after the generateName prefix, which
+# it cuts to 58 characters first (so that the name fits 63)
 GENERATED_SUFFIX = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+MAX_GENERATED_PREFIX = 58
 
 
 def _generate_name(request: Optional[dict]) -> str:
@@ -157,16 +157,25 @@ def _generate_name(request: Optional[dict]) -> str:
     try:
         doc = json.loads(body) if isinstance(body, str) else None
     except ValueError:
-        return ""
+        try:  # a YAML body (JSON is YAML too, but YAML's reader is the slower)
+            import yaml
+
+            doc = yaml.safe_load(body)
+        except yaml.YAMLError:
+            return ""
     meta = doc.get("metadata") if isinstance(doc, dict) else None
-    return meta.get("generateName", "") if isinstance(meta, dict) and not meta.get("name") else ""
+    prefix = meta.get("generateName", "") if isinstance(meta, dict) and not meta.get("name") else ""
+    return prefix if isinstance(prefix, str) else ""
 
 
-def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request: Optional[dict] = None) -> dict:
+def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request: Optional[dict] = None,
+              keep: Optional[Any] = None) -> dict:
     """An answer as recorded: status, the compared headers, Audit-Id's presence, the masked body.
     For a request that asks for a generated name, the random suffix the server added to its prefix
-    is masked too (`PREFIX<generated>`), wherever the answer shows it."""
-    prefix = _generate_name(request)
+    is masked too (`PREFIX<generated>`), wherever the answer shows it. `keep`, if given, is applied
+    to the masked body before a large one becomes a digest (the generated corpus keeps only the
+    discovery entries it compares: api_rules.served_only)."""
+    prefix = _generate_name(request)[:MAX_GENERATED_PREFIX]
     if prefix:
         body = re.sub(re.escape(prefix).encode() + GENERATED_SUFFIX.encode(), prefix.encode() + b"<generated>", body)
     lower = {}
@@ -175,7 +184,8 @@ def answer_of(status: int, headers: list[tuple[str, str]], body: bytes, request:
     out: dict[str, Any] = {"status": status,
                            "headers": {h: ", ".join(lower[h]) for h in HEADERS if h in lower},
                            "audit-id": "audit-id" in lower}
-    out["body"] = _digest_if_large(mask(body, ", ".join(lower.get("content-type", [""]))))
+    masked = mask(body, ", ".join(lower.get("content-type", [""])))
+    out["body"] = _digest_if_large(keep(masked) if keep else masked)
     rv = _object_rv(body, ", ".join(lower.get("content-type", [""])))
     if rv:
         out["object-rv"] = rv  # not compared: what a client that read this would send back

@@ -11,7 +11,7 @@ both in pkg/api/validate/content's words; the errors name the ``labels`` field i
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.api.validate.content import is_label_value, is_qualified_name
