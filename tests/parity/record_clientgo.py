@@ -35,7 +35,7 @@ def wait_for_line(program: pair.Program, text: str, timeout: float = 60.0) -> No
     while not any(text in line for line in program.lines):
         if time.monotonic() > deadline:
             raise RuntimeError(f"{program.name} logged no {text!r}:\n" + "\n".join(program.lines[-30:]))
-        time.sleep(0.05)
+        time.sleep(0.05)  # a Go program's log, read by another thread: polled (the recorder, not make test)
 
 
 def main() -> int:

@@ -340,7 +340,7 @@ def wait(what: str, check: Callable[[], bool], timeout: float = 120) -> None:
     while time.monotonic() < deadline:
         if check():
             return
-        time.sleep(0.2)
+        time.sleep(0.2)  # the real node's components, seen only through their API and logs: polled
     raise TimeoutError(f"timed out waiting for {what}")
 
 
@@ -389,7 +389,7 @@ def run_once(api: Api, lay: node.Layout, scenario: str, samples: Path) -> dict:
     # the load is sending once it prints its first progress line (a Python process starts slowly here)
     first_line = load.stdout.readline()
     assert first_line.startswith("  sent "), first_line
-    time.sleep(WARMUP)
+    time.sleep(WARMUP)  # the scenario's own real time: the load runs this long before the action
     victims = sorted(rec.pods, key=lambda n: rec.created[n])
     drain_out = ""
     t0 = time.time()
@@ -419,7 +419,7 @@ def run_once(api: Api, lay: node.Layout, scenario: str, samples: Path) -> dict:
         victims = [v for v in victims if (v, "terminating") in rec.seen]
         wait("the evicted pods gone", lambda: all((v, "pod-gone") in rec.seen for v in victims), 60)
         wait("3 pods Ready again", lambda: sum(ready(p) for p in web_pods(api)) == 3, 60)
-    time.sleep(TAIL)
+    time.sleep(TAIL)  # the scenario's own real time: the load goes on this long after it
     end = time.time()
     load.send_signal(signal.SIGTERM)  # genericserver load ends early and still writes its samples
     out, _ = load.communicate(timeout=60)
