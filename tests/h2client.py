@@ -13,7 +13,7 @@ import h2.config
 import h2.events
 import h2.exceptions
 import h2.settings
-from hyperframe.frame import GoAwayFrame, HeadersFrame
+from hyperframe.frame import Frame, GoAwayFrame, HeadersFrame
 
 from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
 from rawconn import handshake
@@ -346,3 +346,41 @@ def h2_pool(app: Callable, tls_cert: tuple[str, str], **options: Any) -> Iterato
         pool.close()
         srv.close()
         assert serving.join(WAIT)
+
+
+def raw_frames(port: int, ca_file: str, after_preface: bytes, until: Callable[[list], bool] = lambda got: False) -> list:
+    """A client with no HTTP/2 state of its own: the preface and ``after_preface`` (raw frames,
+    as a test writes them), then the server's frames, parsed, until ``until(frames)`` holds or
+    the server closes the connection."""
+    ctx = ssl.create_default_context(cafile=ca_file)
+    ctx.set_alpn_protocols(["h2"])
+    raw = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
+    try:
+        tls, incoming, outgoing = handshake(raw, ctx)
+        tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + after_preface)
+        raw.sendall(outgoing.read())
+        got: list = []
+        plain = bytearray()
+        while not until(got):
+            chunk = raw.recv(65536)
+            if not chunk:
+                break
+            incoming.write(chunk)
+            try:
+                while data := tls.read(65536):
+                    plain += data
+            except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
+                pass
+            while len(plain) >= 9:
+                frame, length = Frame.parse_frame_header(memoryview(plain[:9]))
+                if len(plain) < 9 + length:
+                    break
+                frame.parse_body(memoryview(plain[9:9 + length]))
+                got.append(frame)
+                del plain[:9 + length]
+            pending = outgoing.read()
+            if pending:
+                raw.sendall(pending)
+        return got
+    finally:
+        raw.close()

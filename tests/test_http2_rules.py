@@ -7,18 +7,16 @@ early-reset guard."""
 
 from __future__ import annotations
 
-import socket
-import ssl
 import threading
 
 import h2.errors
 import h2.events
 import hpack
-from hyperframe.frame import (DataFrame, Frame, GoAwayFrame, HeadersFrame, PriorityFrame, RstStreamFrame,
+from hyperframe.frame import (DataFrame, GoAwayFrame, HeadersFrame, PriorityFrame, RstStreamFrame,
                               SettingsFrame, WindowUpdateFrame)
 
 from genericserver.net.http.internal.http2 import server as http2server
-from rawconn import handshake
+import h2client
 from test_http2server import WAIT, Gate, held_stream, serve, text  # noqa: F401 - serve is the fixture
 
 E = h2.errors.ErrorCodes
@@ -162,37 +160,8 @@ def test_a_body_shorter_than_its_content_length_is_the_handlers_error_alone(serv
 def raw_frames(h, frames, until) -> list:
     """A client that never acknowledges our SETTINGS: its preface, its SETTINGS and ``frames``;
     the server's frames until ``until(frames)`` holds."""
-    ctx = ssl.create_default_context(cafile=h.tls_cert[0])
-    ctx.set_alpn_protocols(["h2"])
-    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
-    try:
-        tls, incoming, outgoing = handshake(raw, ctx)
-        tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + SettingsFrame(0).serialize() + b"".join(f.serialize() for f in frames))
-        raw.sendall(outgoing.read())
-        got, plain = [], bytearray()
-        while not until(got):
-            chunk = raw.recv(65536)
-            if not chunk:
-                break
-            incoming.write(chunk)
-            try:
-                while data := tls.read(65536):
-                    plain += data
-            except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
-                pass
-            while len(plain) >= 9:
-                frame, length = Frame.parse_frame_header(memoryview(plain[:9]))
-                if len(plain) < 9 + length:
-                    break
-                frame.parse_body(memoryview(plain[9:9 + length]))
-                got.append(frame)
-                del plain[:9 + length]
-            pending = outgoing.read()
-            if pending:
-                raw.sendall(pending)
-        return got
-    finally:
-        raw.close()
+    return h2client.raw_frames(h.port, h.tls_cert[0], SettingsFrame(0).serialize() + b"".join(f.serialize() for f in frames),
+                               until)
 
 
 def test_a_stream_over_the_limit_before_our_settings_are_acknowledged_is_refused(serve):

@@ -19,8 +19,8 @@ from genericserver import runtime as rt
 from genericserver.context import context as gocontext
 from genericserver.net.http import server as hs
 from genericserver.net.http.internal.http2 import server as http2server
-from h2client import H2Client, StreamWasReset
-from hyperframe.frame import Frame, GoAwayFrame
+from h2client import H2Client, StreamWasReset, raw_frames
+from hyperframe.frame import GoAwayFrame
 from rawconn import handshake
 
 WAIT = 10.0
@@ -652,27 +652,8 @@ def test_a_write_that_fails_because_the_client_left_is_not_a_panic(serve):
 def test_a_first_frame_that_is_not_settings_is_a_connection_error(serve):
     # Go's processFrame: "first_settings", a ConnectionError(PROTOCOL_ERROR)
     h = serve(text(b"ok"))
-    ctx = ssl.create_default_context(cafile=h.tls_cert[0])
-    ctx.set_alpn_protocols(["h2"])
-    raw = socket.create_connection(("127.0.0.1", h.port), timeout=WAIT)
-    tls, incoming, outgoing = handshake(raw, ctx)
-    tls.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"p" * 8)  # a PING
-    raw.sendall(outgoing.read())
-    plain = bytearray()
-    while chunk := raw.recv(65536):  # until the server closes, goAwayTimeout after its GOAWAY
-        incoming.write(chunk)
-        try:
-            while data := tls.read(65536):
-                plain += data
-        except (ssl.SSLWantReadError, ssl.SSLZeroReturnError):
-            pass
-    raw.close()
-    frames = []
-    while len(plain) >= 9:
-        frame, length = Frame.parse_frame_header(memoryview(plain[:9]))
-        frame.parse_body(memoryview(plain[9:9 + length]))
-        frames.append(frame)
-        plain = plain[9 + length:]
+    # a PING first; the server's frames until it closes, goAwayTimeout after its GOAWAY
+    frames = raw_frames(h.port, h.tls_cert[0], b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"p" * 8)
     goaways = [f for f in frames if isinstance(f, GoAwayFrame)]
     assert [(f.error_code, f.last_stream_id) for f in goaways] == [(h2.errors.ErrorCodes.PROTOCOL_ERROR, 0)]
     assert len(h.logs) == 1 and h.logs[0].endswith(": connection error: PROTOCOL_ERROR"), h.logs
