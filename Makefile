@@ -52,21 +52,21 @@ $(STAMP): setup.cfg pyproject.toml
 		> /dev/null 2>&1 &
 	touch $(STAMP)
 
-# Four workers per core, each test file on one worker (module fixtures run once): much of the
+# Six workers per core, each test file on one worker (module fixtures run once): much of the
 # suite's wall time is tests waiting (servers, kubectl and clusters in subprocesses, the docs'
-# sessions, Retry-After), which the extra workers fill. The workers are forked after one collection
-# (tests/forkdist.py): pytest-xdist's, each a new interpreter collecting the whole suite, cost 2.3
-# CPU-seconds apiece (14 of ~120), and side by side with it the suite took 16% less CPU. Forked,
-# a worker costs nothing to start, so more of them fill the cores: busy 1.6-1.8 of 2 with six;
-# with eight, the cores sampled twice a second, one stretch of 5 s at 0.4-1.5 where eight files
-# waited at once (the Go parity replays, kubectl watches, the rollouts). Sixteen keep the cores at
-# 1.9-2.0 to the end and were faster (30.3 s on average against 33.4 with eight, alternating runs on
-# 2 cores), but not beside a second suite: 32 workers on two slowed cores starved a rollout's load
-# client and kubelet until the loss a test expects did not happen (sent 47 requests, lost none
-# where a run loses about 27 of 120). The real-time cluster tests hold at four per core, so four it is.
+# sessions, the model's cluster held to the real node in real time, Retry-After), which the extra
+# workers fill. The workers are forked after one collection (tests/forkdist.py): pytest-xdist's,
+# each a new interpreter collecting the whole suite, cost 2.3 CPU-seconds apiece (14 of ~120), and
+# side by side with it the suite took 16% less CPU. Forked, a worker costs nothing to start, so
+# more of them fill the cores. With eight, the 3345 tests of stop 60 took 57-58 s on 2 cores with
+# the cores busy 1.3 of 2 on average (75 CPU-seconds), the eight workers waiting most of it; with
+# twelve 44-47 s, the cores nearly full (80 CPU-seconds: more runs at once cost a little more), and
+# with sixteen 44 s. Sixteen per suite, two suites side by side (32 workers on two slowed cores)
+# once starved a rollout's load client and kubelet until the loss a test expects did not happen;
+# twelve per suite, two at once, took 100-113 s each, all green. So six per core it is.
 # The longest files are handed out first (tests/conftest.py's LONGEST_FIRST). `pytest` by itself
 # runs serially, as a debugger needs.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 4)')
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(os.cpu_count() * 6)')
 test: $(STAMP)
 	$(PY) -m pytest --forks $(WORKERS)
 

@@ -101,30 +101,31 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 
-# The files that take longest (seconds of wall time each), handed out first by forkdist (`make
-# test`): handed out last, as pytest-xdist's order (most tests first) did, one of them ran alone on
-# one worker while the others had finished. Most of them spend their time waiting (servers and
-# kubectl in subprocesses, Retry-After, the docs' sessions), so they alternate with files that
-# keep a core busy (property searches, simulated clusters): the first six handed out all waiting
-# left the machine half idle for their first fifteen seconds.
+# The files that take longest (seconds of wall time each, as the twelve workers of `make test` ran
+# them: 0.5-23 s), handed out first by forkdist, longest first: handed out last, one of them ran alone
+# on one worker while the others had finished. Most of them spend their time waiting (servers,
+# kubectl and the model's cluster in real time, Retry-After, the docs' sessions), which the other
+# workers' files fill with CPU. Files under 1.5 s follow in the collected order.
 LONGEST_FIRST = [
-    # the model against the real node (test_parity_node*.py) waits in real time, 6-21 s a file, with
-    # little CPU: one in every three places, so that its waiting overlaps the CPU-bound files
-    "test_cluster_serve_api.py", "test_parity_node_rollout.py", "test_docs_run_walkthrough.py",
-    "test_known_bad_variants.py", "test_docs_run.py", "test_parity_node_delete.py", "test_labs.py",
-    "test_lab_tools.py", "test_lincheck.py", "test_parity_node_drain_pdb.py", "test_clients_retry_after.py",
-    "test_kubectl.py", "test_cluster_scenario.py", "test_parity_node_delete_grace_3.py",
-    "test_fuzz_stateful.py", "test_cmd.py", "test_cluster_pictures.py", "test_parity_node_prestop_sleep.py",
-    "test_cluster_manifest.py", "test_cluster_serve_api_restart.py", "test_cluster_serve_api_drain.py",
-    "test_parity_node.py", "test_ratelimited_waitgroup.py", "test_parity_h1shutdown.py",
-    "test_kubectl_watch.py", "test_parity_node_no_delay.py", "test_parity_h2shutdown.py",
-    "test_http2_shutdown.py", "test_demo.py", "test_parity_node_retry_after.py", "test_kubectl_http2.py",
-    "test_httpserver.py", "test_graceful_termination.py", "test_python_client.py", "test_fuzz_lifecycle.py",
-    "test_parity_clientgo.py", "test_zygote.py", "test_conventions.py", "test_connreader.py", "test_sim.py",
-    "test_forkdist.py", "test_cluster_rollout.py", "test_parity_lifecycle_limits.py",
-    "test_parity_lifecycle_retry_after.py", "test_parity_lifecycle_default.py",
-    "test_parity_lifecycle_hooks.py", "test_parity_api.py", "test_parity_lifecycle_stalled.py",
-    "test_parity_lifecycle_model.py", "test_stalled_body.py", "test_parity_generated.py",
+    "test_cluster_serve_api.py", "test_parity_node_rollout.py", "test_cluster_serve_api_drain.py",
+    "test_docs_run.py", "test_cluster_scenario.py", "test_clients_retry_after.py",
+    "test_parity_h2shutdown.py", "test_labs.py", "test_docs_run_walkthrough.py", "test_lab_tools.py",
+    "test_parity_node_delete.py", "test_parity_node_drain_pdb.py", "test_parity_lifecycle_limits.py",
+    "test_parity_lifecycle_stalled.py", "test_parity_node_delete_grace_3.py",
+    "test_cluster_serve_api_restart.py", "test_parity_node.py", "test_parity_h1shutdown.py",
+    "test_parity_node_prestop_sleep.py", "test_known_bad_variants.py",
+    "test_parity_lifecycle_retry_after.py", "test_kubectl.py", "test_parity_lifecycle_default.py",
+    "test_cluster_manifest.py", "test_cmd.py", "test_parity_generated.py", "test_labs_disguise.py",
+    "test_parity_lifecycle_model.py", "test_httpserver.py", "test_cluster_pictures.py",
+    "test_parity_clientgo.py", "test_demo.py", "test_genericapiserver.py", "test_hunt.py",
+    "test_parity_node_no_delay.py", "test_parity_h2kube.py", "test_python_client.py",
+    "test_parity_node_retry_after.py", "test_parity_lifecycle_hooks.py", "test_zygote.py",
+    "test_kubectl_watch.py", "test_graceful_termination.py", "test_lincheck.py", "test_http2server.py",
+    "test_fuzz_stateful.py", "test_parity_api.py", "test_stalled_body.py", "test_http2_shutdown.py",
+    "test_kubectl_http2.py", "test_cluster_shutdownmanager.py", "test_conventions.py", "test_sim.py",
+    "test_ratelimited_waitgroup.py", "test_cluster_rollout.py", "test_cluster_containers.py",
+    "test_forkdist.py", "test_cluster_loadcmd.py", "test_http2_rules.py", "test_connreader.py",
+    "test_encoding_json.py", "test_fuzz_lifecycle.py",
 ]
 
 
