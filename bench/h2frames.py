@@ -17,6 +17,7 @@ import h2.events
 import h2.settings
 
 from bench.wire_clients import H2_HEADERS
+from genericserver.net.http.internal.http2.server import h2_config
 
 MAX = 400
 RESPONSE = ((b":status", b"200"), (b"content-type", b"text/plain"), (b"content-length", b"2"),
@@ -27,7 +28,7 @@ RESPONSE = ((b":status", b"200"), (b"content-type", b"text/plain"), (b"content-l
 def frames() -> tuple[h2.connection.H2Connection, h2.connection.H2Connection, list[bytes]]:
     """A client and a server connection past their prefaces, and ``MAX`` requests' bytes."""
     client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-    server = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False, header_encoding=None))
+    server = h2.connection.H2Connection(h2_config())  # the server's own
     # the client made every request before any answer: none may count against a stream limit
     server.local_settings = h2.settings.Settings(client=False, initial_values={
         h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1 << 30})

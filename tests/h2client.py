@@ -26,7 +26,7 @@ class H2Client:
     """One HTTP/2 connection to ``127.0.0.1:port``; a reader thread records the server's events."""
 
     def __init__(self, port: int, ca_file: str, *, window: Optional[int] = None, token: str = "",
-                 on_events: Optional[Callable[["H2Client"], None]] = None):
+                 on_events: Optional[Callable[["H2Client"], None]] = None, validate: bool = True):
         ctx = ssl.create_default_context(cafile=ca_file)
         ctx.set_alpn_protocols(["h2", "http/1.1"])
         # TLS through memory buffers, every TLS call under one lock: OpenSSL does not allow a
@@ -36,7 +36,9 @@ class H2Client:
         self.tls, self.incoming, self.outgoing = handshake(self.raw, ctx)
         assert self.tls.selected_alpn_protocol() == "h2"
         self.raw.settimeout(None)
-        self.conn = GracefulH2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        # validate=False: the server's fields as sent, where h2 would refuse one it finds malformed
+        self.conn = GracefulH2Connection(h2.config.H2Configuration(
+            client_side=True, header_encoding="utf-8", validate_inbound_headers=validate))
         self.conn.initiate_connection()
         if window:
             self.conn.increment_flow_control_window(window)

@@ -154,6 +154,23 @@ def test_a_request_over_h2_reaches_the_wsgi_app_as_http_2(serve):
     assert headers["content-length"] == "5" and "date" in headers and "connection" not in headers
 
 
+def test_the_answer_s_fields_are_sorted_and_judged_as_go_s_encode_headers_judges_them(serve):
+    fields = [("X-Zeta", "1"), ("Keep-Alive", "timeout=5"), ("Audit-Id", "a"),
+              ("X-Zeta", "2"), ("Bad Name", "x"), ("X-Ctl", "a\x01b"), ("Transfer-Encoding", "chunked"),
+              ("Te-Kept", "ok"), ("X-Ünicode", "x"), ("Connection", "keep-alive")]
+    c = serve(text(b"hi", extra=fields)).client(validate=False)
+    sid = c.request("/")
+    c.response(sid)
+    headers = c.of(h2.events.ResponseReceived, sid)[0].headers
+    # :status, the handler's fields sorted by name (each name's values in their order), then the
+    # length and the date Go adds; a name that is no token or not ASCII, a value with a control
+    # character and a transfer-encoding other than "trailers" left out, keep-alive sent as Go sends it
+    # (only Connection is taken out: h2 would have refused the answer for it, or for "Bad Name")
+    assert [n for n, _ in headers] == [":status", "audit-id", "content-type", "keep-alive", "te-kept",
+                                       "x-zeta", "x-zeta", "content-length", "date"]
+    assert [v for n, v in headers if n == "x-zeta"] == ["1", "2"]
+
+
 def test_an_answer_longer_than_the_first_buffer_has_no_content_length(serve):
     big = b"x" * (http2server.HANDLER_CHUNK_WRITE_SIZE + 1)
     c = serve(text(big)).client()

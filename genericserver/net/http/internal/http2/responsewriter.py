@@ -19,11 +19,11 @@ from genericserver.net.http import request as httprequest
 from genericserver.net.http import response as httpresponse
 from genericserver.net.http.internal.http2.errors import ERR_CLIENT_DISCONNECTED, ERR_HANDLER_COMPLETE, ERR_STREAM_CLOSED
 from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG
+from genericserver.net.http.internal.http2.write import response_fields
 from genericserver.net.http.server import AbortHandler
 from genericserver.wsgi import close_iterable, known_chunks
 
 HANDLER_CHUNK_WRITE_SIZE = 4 << 10  # the response writer's buffer: what fits gets a content-length
-CONN_HEADERS = ("connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade")
 NO_ERROR = h2.errors.ErrorCodes.NO_ERROR
 
 
@@ -98,15 +98,12 @@ class HandlerSide:
         code = httpresponse._status_code(status)
         out = []
         for name, value in headers:
-            lname = name.lower()
-            if lname == "connection":
+            if name.lower() == "connection":
                 # not an HTTP/2 header; "close" asks for the same graceful GOAWAY
                 if value.strip() == "close":
                     self.start_graceful_shutdown()
                 continue
-            if lname in CONN_HEADERS:
-                continue
-            out.append((lname, str(value)))
+            out.append((name, str(value)))
         st.status, st.headers = code, out
         return lambda data: self.write_data_from_handler(st, bytes(data), end=False)
 
@@ -157,22 +154,19 @@ class HandlerSide:
         buffer, the answer's length, 0 included, except for a status without a body and for a
         HEAD the handler wrote nothing to."""
         code = st.status if st.status is not None else 200
-        app_lengths = [v for n, v in st.headers if n == "content-length"]
+        app_lengths = [v for n, v in st.headers if n.lower() == "content-length"]
         fields = st.headers
         clen = ""
         if app_lengths and app_lengths[0] != "":
-            fields = [(n, v) for n, v in st.headers if n != "content-length"]
+            fields = [(n, v) for n, v in st.headers if n.lower() != "content-length"]
             if is_content_length(app_lengths[0]):
                 clen = app_lengths[0]
-        if not clen and not any(n == "content-length" for n, _ in fields) and end \
+        if not clen and not any(n.lower() == "content-length" for n, _ in fields) and end \
                 and httpresponse.body_allowed_for_status(code) and (first or not st.is_head) \
                 and len(first) <= HANDLER_CHUNK_WRITE_SIZE:
             clen = str(len(first))  # the whole answer fit the first buffer
-        headers = [(":status", str(code))] + fields
-        if clen:
-            headers.append(("content-length", clen))
-        if not any(n == "date" for n, _ in fields):
-            headers.append(("date", httpresponse.http_date()))
+        date = "" if any(n.lower() == "date" for n, _ in fields) else httpresponse.http_date()
+        headers = response_fields(code, fields, clen, date)
         st.sent_headers = True
         end_stream = (end and not first) or st.is_head
         self.h2.send_headers(st.id, headers, end_stream=end_stream)
@@ -191,4 +185,4 @@ class HandlerSide:
             self.reset_stream(st.id, NO_ERROR)
 
 
-__all__ = ["CONN_HEADERS", "HANDLER_CHUNK_WRITE_SIZE", "HandlerSide"]
+__all__ = ["HANDLER_CHUNK_WRITE_SIZE", "HandlerSide"]

@@ -192,6 +192,13 @@ class ServeGoroutine:
         self.sc.unlock()
 
 
+def h2_config() -> h2.config.H2Configuration:
+    """The h2 connection's configuration: the fields both ways are judged by Go's rules
+    (processframe.meta_headers_error, write.encode_headers), not h2's."""
+    return h2.config.H2Configuration(client_side=False, header_encoding=None, validate_inbound_headers=False,
+                                     validate_outbound_headers=False, normalize_outbound_headers=False)
+
+
 class ServerConn(FrameSide, HandlerSide):
     """Go's ``serverConn``: one HTTP/2 connection."""
 
@@ -202,9 +209,7 @@ class ServerConn(FrameSide, HandlerSide):
         self.serve_g = ServeGoroutine(self)
         self.serve_msgs: collections.deque[str] = collections.deque()  # Go's serveMsgCh
         self.window_waiters: list[Any] = []  # handlers' writes waiting for window (or the end)
-        # the fields are judged by Go's rules (meta_headers_error), not h2's
-        config = h2.config.H2Configuration(client_side=False, header_encoding=None, validate_inbound_headers=False)
-        self.h2 = GracefulH2Connection(config=config, check_headers=meta_headers_error)
+        self.h2 = GracefulH2Connection(config=h2_config(), check_headers=meta_headers_error)
         self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
         self.max_client_stream_id = 0
@@ -504,4 +509,4 @@ class ServerConn(FrameSide, HandlerSide):
 
 
 
-__all__ = ["GO_AWAY_TIMEOUT", "HANDLER_CHUNK_WRITE_SIZE", "GracefulH2Connection", "Options", "Server", "ServerConn", "options_for"]
+__all__ = ["GO_AWAY_TIMEOUT", "HANDLER_CHUNK_WRITE_SIZE", "GracefulH2Connection", "Options", "Server", "ServerConn", "h2_config", "options_for"]
