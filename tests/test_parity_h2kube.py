@@ -87,11 +87,16 @@ def replay(case_id: str, tls_cert: tuple[str, str], tmp_path: pathlib.Path) -> d
 
 def differences(go: Any, ours: Any, path: str = "") -> list[str]:
     """Each leaf that differs, as ``path: Go's -> ours``; a list's items one by one (a GOAWAY's
-    code and last stream id apart: ``goaways.0.code``) when both have as many."""
+    code and last stream id apart: ``goaways.0.code``) when both have as many; and a header's
+    fields out of Go's order (``path order``)."""
     if isinstance(go, list) and isinstance(ours, list) and len(go) == len(ours):
         go, ours = dict(enumerate(go)), dict(enumerate(ours))
     if isinstance(go, dict) and isinstance(ours, dict):
         out = []
+        if path.endswith("headers"):  # the fields' order too, as Go encodes them (write.go: sorted by name)
+            go_order, our_order = [k for k in go if k in ours], [k for k in ours if k in go]
+            if go_order != our_order:
+                out.append(f"{path} order: {json.dumps(go_order)} -> {json.dumps(our_order)}")
         for k in sorted(set(go) | set(ours), key=str):
             out += differences(go.get(k, "<absent>"), ours.get(k, "<absent>"), f"{path}.{k}" if path else str(k))
         return out
@@ -158,6 +163,20 @@ def test_a_head_body_and_a_missing_content_length_are_differences():
         assert differences(go, no_length) == [f'streams.1.headers.content-length: "{length}" -> "<absent>"']
         with pytest.raises(AssertionError):
             judge(case_id, differences(go, with_body))
+
+
+def test_fields_out_of_go_s_order_are_a_difference():
+    # Go sorts an answer's fields by name (write.go's encodeHeaders); the port once sent them in
+    # the handler's order
+    go = RECORDED["cases"]["healthz"]["observed"]
+    fields = go["streams"]["1"]["headers"]
+    assert list(fields) == sorted(fields, key=lambda k: (k == "content-length", k))  # content-length last, as Go
+    ours = copy.deepcopy(go)
+    ours["streams"]["1"]["headers"] = dict(reversed(list(fields.items())))
+    assert differences(go, ours) == [f"streams.1.headers order: {json.dumps(list(fields))} -> "
+                                     f"{json.dumps(list(reversed(fields)))}"]
+    with pytest.raises(AssertionError):
+        judge("healthz", differences(go, ours))
 
 
 def test_the_comparison_sees_a_goaway_a_status_and_a_window_that_differ():
