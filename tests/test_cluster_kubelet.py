@@ -19,7 +19,7 @@ from genericserver.cluster.containers import FakeContainer
 from genericserver.cluster.handlers import ExecAction, SleepAction
 from genericserver.cluster.kubectl import DeleteFlags, delete_pod, pod_status
 from genericserver.cluster.kubelet import Kubelet, calculate_effective_grace_period
-from genericserver.cluster.store import POD, Store, is_not_found, new_pod
+from genericserver.cluster.store import EVENT, POD, Store, is_not_found, new_pod
 from genericserver.sampleapi import StatusError
 from genericserver.testing.sim import Simulation
 
@@ -278,3 +278,70 @@ def test_a_stopped_pod_gets_its_terminal_phase_before_the_final_delete(term_afte
     assert [typ for typ, _, _ in seen][-1] == "DELETED"
     updates = [p for typ, p, _ in seen if typ == "MODIFIED"]
     assert updates[-1] == phase and "Running" in updates[:-1]
+
+
+@pytest.mark.parametrize("thresholds, answers, turns", [
+    # the defaults (1 success, 3 failures): two failures in a row leave it ready, the third turns it
+    ({}, [200, 500, 500, 200, 500, 500, 500, 200], ["True", "False", "True"]),
+    # failureThreshold 1: each failure turns it
+    ({"failureThreshold": 1}, [200, 500, 200, 500, 200], ["True", "False", "True", "False", "True"]),
+    # successThreshold 2: unready from the start until two successes in a row
+    ({"successThreshold": 2}, [200, 500, 200, 200, 500, 500, 500, 200, 200], ["True", "False", "True"]),
+])
+def test_readiness_turns_after_the_probe_s_thresholds_in_a_row(thresholds, answers, turns):
+    # Real time and a real socket, as the prober: the replica answers from a script, one answer a
+    # probe, so the turns are the script's whatever the machine's pace. The kubelet's probe loop
+    # updates the pod before it sends the next probe: once the replica has answered two probes past
+    # the script, every turn the script makes is in the watch.
+    script, served, done = list(answers), [0], threading.Event()
+
+    class Scripted(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served[0] += 1
+            self.send_response(script.pop(0) if script else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            if served[0] == len(answers) + 2:
+                done.set()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    replica = http.server.HTTPServer(("127.0.0.1", 0), Scripted)  # one probe at a time, in order
+    serving = threading.Thread(target=replica.serve_forever, name="scripted-replica")
+    serving.start()
+    clock = ClusterClock(scale=0.05)
+    store = Store(clock=clock)
+
+    def factory(pod: dict, spec: dict, sandbox: Any) -> FakeContainer:
+        sandbox.ports["http"] = replica.server_address[1]
+        return FakeContainer(spec["name"], sandbox.pod_name, clock=clock)
+
+    kubelet = Kubelet(store, factory, clock=clock)
+    pods = store.watch(POD)
+    try:
+        kubelet.run()
+        pod = new_pod("p", containers=[{"name": "app", "image": "fake"}])
+        pod["spec"]["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1,
+                                         "timeoutSeconds": 100, **thresholds}  # 5 real seconds: no timeout on a busy machine
+        store.create(pod)
+        assert done.wait(30.0), f"the replica answered {served[0]} probes in 30 s"
+        seen = []
+        while (event := pods.next(timeout=0)) is not None:
+            conditions = event[1].get("status", {}).get("conditions", [])
+            ready = next((c["status"] for c in conditions if c["type"] == "Ready"), None)
+            if ready is not None and (not seen or seen[-1] != ready):
+                seen.append(ready)
+        assert seen[1:] == turns and seen[0] == "False", seen  # unready until the first success counts
+        # the timeline prints each turn to unready once, the Events count every failure
+        unhealthy = [e for e in store.list(EVENT) if e["reason"] == "Unhealthy"]
+        assert len(unhealthy) == 1 and unhealthy[0]["count"] == sum(code >= 400 for code in answers), unhealthy
+        printed = [e for e in kubelet.pod_events if e[2] == "Unhealthy"]
+        assert len(printed) == turns.count("False"), kubelet.pod_events
+    finally:
+        pods.stop()
+        kubelet.stop()
+        kubelet.kill_all()
+        replica.shutdown()
+        replica.server_close()
+        serving.join()

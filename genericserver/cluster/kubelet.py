@@ -4,7 +4,8 @@ What it follows (kuberuntime_container.go, pod_workers.go and status/status_mana
 
 * it watches the store; a pod of its node is started (sandbox, emptyDir volume, cgroup,
   containers in order; ``start_delay`` stands for the time that takes, its containers meanwhile
-  waiting as ``ContainerCreating``) and, with a readiness probe, probed every period; the pod's
+  waiting as ``ContainerCreating``) and, with a readiness probe, probed every period (ready or
+  not once ``successThreshold`` or ``failureThreshold`` results came in a row); the pod's
   conditions are the five its status manager writes (``kubelet_conditions``);
 * a pod whose ``deletionTimestamp`` is set (or that vanished: a force delete) is killed with the
   effective grace period: the pod's ``deletionGracePeriodSeconds``, else its own, and never
@@ -316,9 +317,14 @@ class Kubelet:
         self._update_status(w, mutate)
 
     def _probe_loop(self, w: PodWorker, probe: dict) -> None:
-        """Readiness probe: ``GET`` the port's path every period; 200-399 is ready. Every failed
-        probe is an Unhealthy event (the recorder counts the repeats); the timeline prints the turn."""
+        """Readiness probe: ``GET`` the port's path every period; 200-399 is a success. As the
+        kubelet's prober worker, the container turns ready after ``successThreshold`` successes in
+        a row (default 1) and unready after ``failureThreshold`` failures in a row (default 3);
+        until its first success it is unready. Every failed probe is an Unhealthy event (the
+        recorder counts the repeats); the timeline prints the turn."""
         http, ready = probe["httpGet"], None
+        last, run = None, 0  # the last probe's result, and how many in a row had it
+        thresholds = {True: probe.get("successThreshold", 1), False: probe.get("failureThreshold", 3)}
         while True:
             try:
                 timeout = max(self.clock.to_runtime(probe.get("timeoutSeconds", 1)), PROBE_TIMEOUT_FLOOR)
@@ -332,11 +338,18 @@ class Kubelet:
                 ok, why = False, f"Get {http['path']}: {err}"
             if w.probe_ctx.err() is not None:
                 return
-            if not ok:
-                self.record(w, "Warning", "Unhealthy", f"Readiness probe failed: {why}", timeline=ready is not False)
-            if ok != ready:
-                ready = ok
-                self._set_status(w, ready=ok)
+            run = run + 1 if ok == last else 1
+            last = ok
+            if run >= thresholds[ok]:
+                turn = ok  # the result came threshold times in a row: it counts
+            else:
+                turn = False if ready is None else ready  # it does not yet; unready until a success counts
+            if not ok:  # the timeline prints the failure that turns it unready (or finds it so at first)
+                self.record(w, "Warning", "Unhealthy", f"Readiness probe failed: {why}",
+                            timeline=turn is False and ready is not False)
+            if turn != ready:
+                ready = turn
+                self._set_status(w, ready=turn)
             if self.clock.select(w.probe_ctx.done(), timeout=probe.get("periodSeconds", 10)) is not None:
                 return
 
