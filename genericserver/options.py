@@ -59,8 +59,8 @@ CORS_ALLOWED_ORIGINS_HELP_TEXT = (
 
 
 def go_quote(s: str) -> str:
-    """``%q`` for the flag values and names in error texts."""
-    return json.dumps(s, ensure_ascii=False)
+    """``%q`` for the flag values and names in error texts (``strconv.Quote``)."""
+    return klog.go_quote(s)
 
 
 def _invalid(value: str, flag: str, err: str) -> argparse.ArgumentTypeError:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Protocol
 
 from genericserver import klog, request
+from genericserver.apimachinery.api.validate.content import is_path_segment_name
 from genericserver.apimachinery.apis.meta.v1 import conversion as metav1conversion
 from genericserver.responsewriters import request_uri
 
@@ -178,7 +179,7 @@ def _resolve_collection_get(info: RequestInfo, query: dict[str, list[str]]) -> N
         values = query.get("watch")
         watch, name_selected = bool(values) and values[0].lower() not in ("false", "0"), None
     info.verb = "watch" if watch else "list"
-    if name_selected is not None and not _path_segment_name_problems(name_selected):
+    if name_selected is not None and not is_path_segment_name(name_selected):
         info.name = name_selected
 
 
@@ -247,10 +248,3 @@ def parse_field_selector(selector: str) -> list[tuple[str, str, str]]:
         if lhs or value:  # an empty term transforms into "everything" and drops out
             terms.append((lhs, op, value))
     return terms
-
-
-def _path_segment_name_problems(name: str) -> list[str]:
-    # content.IsPathSegmentName: a name must be usable as one URL path segment
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{s}'" for s in ("/", "%") if s in name]

@@ -255,8 +255,12 @@ def test_bool_flag_values(value: str, want: bool):
          'invalid argument "9223372036854775808" for "--min-request-timeout" flag: strconv.ParseInt: parsing "9223372036854775808": value out of range'),
         ("--goaway-chance=lots", 'invalid argument "lots" for "--goaway-chance" flag: strconv.ParseFloat: parsing "lots": invalid syntax'),
         ("--shutdown-send-retry-after=yes", 'invalid argument "yes" for "--shutdown-send-retry-after" flag: strconv.ParseBool: parsing "yes": invalid syntax'),
+        # %q is strconv.Quote: a control character as \x01 (JSON's quoting wrote \u0001)
+        ("--max-requests-inflight=t\x01n",
+         'invalid argument "t\\x01n" for "--max-requests-inflight" flag: strconv.ParseInt: parsing "t\\x01n": invalid syntax'),
     ],
-    ids=["duration", "duration-without-unit", "duration-unknown-unit", "int", "int-out-of-range", "float", "bool"],
+    ids=["duration", "duration-without-unit", "duration-unknown-unit", "int", "int-out-of-range", "float", "bool",
+         "control-character"],
 )
 def test_a_bad_flag_value_is_one_line_naming_the_flag(arg: str, message: str, capsys):
     with pytest.raises(SystemExit) as exit_info:

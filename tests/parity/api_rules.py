@@ -414,14 +414,6 @@ RULES: list[Rule] = [
          "negotiation: kube-apiserver answers / (any method) with the list of its paths, those of its 40 "
          "resources and 20 groups among them; serve with 404",
          lambda e: e.url.path == "/"),
-    Rule("field-error-quoting",
-         "a field error quotes a bad value as Go's %q does, with \\x01 for a control character; serve's quoting "
-         "writes \\u0001 (apimachinery/pkg/util/validation/field/errors.go)",
-         part=lambda where, kube, ours, e: re.sub(r"\\\\x([0-9a-f]{2})", r"\\\\u00\1", kube) == ours),
-    Rule("path-name-validation",
-         "a name in the path that may not be one (\"..\", \".\", one with a /) is refused by kube-apiserver's "
-         "handler with 400 \"Name parameter invalid\"; serve looks it up (404)",
-         lambda e: e.message("kube").startswith("Name parameter invalid")),
     Rule("update-keeps-generate-name",
          "an update replaces metadata.generateName with the body's (rest.BeforeUpdate keeps only the uid, when "
          "the body has none, and the creation timestamp); serve's store keeps the stored one",

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from genericserver import klog
+
 REQUIRED, INVALID, NOT_SUPPORTED, FORBIDDEN, TOO_LONG, DUPLICATE, NOT_FOUND = (
     "Required value", "Invalid value", "Unsupported value", "Forbidden", "Too long", "Duplicate value", "Not found")
 # the Go ErrorType names StatusCause.reason carries
@@ -24,8 +26,8 @@ NULL = object()  # a nil pointer as the bad value: json.Marshal writes it null
 
 
 def go_quote(s: str) -> str:
-    """A string as Go's ``%q`` writes it (for the printable text these messages hold)."""
-    return json.dumps(s, ensure_ascii=False)
+    """A string as Go's ``%q`` writes it (``strconv.Quote``: a control character as ``\\x01``)."""
+    return klog.go_quote(s)
 
 
 @dataclass(frozen=True)

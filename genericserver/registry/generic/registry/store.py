@@ -45,8 +45,10 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
+from genericserver import klog
 from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
+from genericserver.apimachinery.api.validate.content import is_path_segment_name
 from genericserver.apimachinery.field import errors as field
 from genericserver.registry.rest import create as rest_create
 from genericserver.registry.rest import delete as rest_delete
@@ -174,6 +176,7 @@ class Store:
         update that leaves no finalizer on an object whose deletion is due deletes it
         (``ShouldDeleteDuringUpdate``, ``deleteWithoutFinalizers``: the answer is the object as
         updated, the watch's DELETED the object as it was stored)."""
+        namespace_key_func(self.resource, namespace, name)
         with self._lock:
             current = self._objects.get((namespace, name))
             if current is None:  # no create on update: etcd3's GuaranteedUpdate does not ignore a missing key
@@ -273,8 +276,10 @@ class Store:
             return [copy.deepcopy(self._objects[k]) for k in keys], self._rv
 
     def get(self, namespace: str, name: str, resource_version: str = "") -> dict:
-        """The object; a ``resourceVersion`` is parsed first, as kube-apiserver's watch cache does
+        """The object; its key first (:func:`namespace_key_func`: a name no path segment may be is
+        400), then a ``resourceVersion`` is parsed, as kube-apiserver's watch cache does
         (:class:`~genericserver.storage.interfaces.InvalidError`), and then read at the newest."""
+        namespace_key_func(self.resource, namespace, name)
         interfaces.parse_resource_version(resource_version)
         with self._lock:
             obj = self._objects.get((namespace, name))
@@ -323,6 +328,21 @@ def key_root(resource: Resource, namespace: Optional[str]) -> str:
     """``NamespaceKeyRootFunc``: the etcd key under which a list of one namespace (or of all) lies."""
     root = f"/registry/{resource.name}"
     return f"{root}/{namespace}" if namespace and resource.namespaced else root
+
+
+def namespace_key_func(resource: Resource, namespace: str, name: str) -> str:
+    """``NamespaceKeyFunc`` (``NoNamespaceKeyFunc`` for a resource without namespaces): the
+    object's etcd key, which the generic store makes before it reads or writes by name. A name
+    that cannot be one segment of a URL's path (".", "..", one holding "/" or "%") is refused
+    here with 400, before the storage is asked."""
+    if resource.namespaced and not namespace:
+        raise errors.new_bad_request("Namespace parameter required.")
+    if not name:
+        raise errors.new_bad_request("Name parameter required.")
+    problems = is_path_segment_name(name)
+    if problems:
+        raise errors.new_bad_request(f"Name parameter invalid: {klog.go_quote(name)}: {';'.join(problems)}")
+    return f"{key_root(resource, namespace or None)}/{name}"
 
 
 def _key(resource: Resource, obj: dict) -> str:
