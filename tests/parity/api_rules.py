@@ -387,24 +387,12 @@ RULES: list[Rule] = [
          "lists: an empty list from kube-apiserver's watch cache (resourceVersion=0, or a list of every "
          "namespace) has \"items\": null, serve's []",
          part=lambda where, kube, ours, e: where.endswith("items") and kube == "null" and ours == "[]"),
-    Rule("update-name-from-url",
-         "an update whose body has no name: kube-apiserver's handler says the name \"was undeterminable\"; "
-         "serve's says it does not match the URL's (handlers/update.go's texts)",
-         lambda e: "was undeterminable" in e.message("kube")),
     Rule("list-options-order",
          "lists: kube-apiserver converts the list options in its own order (timeoutSeconds, resourceVersion before "
          "the selectors) and answers the first error; serve another; and it refuses an unparsable resourceVersion "
          "on a deletecollection, which serve ignores",
          lambda e: e.url.path.endswith("/configmaps") and e.status("kube") == 400
          and bool(re.search(r"strconv\.Parse|invalid resource version", e.message("kube")))),
-    Rule("negotiation-partial-metadata",
-         "negotiation: PartialObjectMetadata asked of a list (or PartialObjectMetadataList of an object) is refused "
-         "by kube-apiserver's handler as it encodes the answer, after the request was served (a write done, or "
-         "refused for its own fault first), with its own 406 text; serve's route refuses it before, with the "
-         "route's",
-         lambda e: e.status("ours") == 406 and "as=PartialObjectMetadata" in e.header("Accept")
-         and e.message("ours").startswith("only the following media types are accepted")
-         and (e.status("kube") != 406 or e.message("kube").startswith("you requested PartialObjectMetadata"))),
     Rule("negotiation-discovery-methods",
          "negotiation: kube-apiserver's discovery handlers (/api, /apis, a group's) answer any method as a GET; "
          "serve's routes answer 405",
@@ -414,11 +402,6 @@ RULES: list[Rule] = [
          "negotiation: kube-apiserver answers / (any method) with the list of its paths, those of its 40 "
          "resources and 20 groups among them; serve with 404",
          lambda e: e.url.path == "/"),
-    Rule("update-keeps-generate-name",
-         "an update replaces metadata.generateName with the body's (rest.BeforeUpdate keeps only the uid, when "
-         "the body has none, and the creation timestamp); serve's store keeps the stored one",
-         part=lambda where, kube, ours, e: e.method in ("PUT", "PATCH") and where.endswith("metadata.generateName")
-         and kube == "(absent)"),
     # -- by design
     Rule("health-checks",
          "kube-apiserver's /readyz, /livez and /healthz list its own checks and post-start hooks (etcd, the "
