@@ -164,6 +164,22 @@ def test_strict_decoding_reports_unknown_and_duplicate_fields():
     assert sorted(strict) == ['duplicate field "data"', 'unknown field "metadata.x"', 'unknown field "spec"']
 
 
+@pytest.mark.parametrize("body, want", [
+    # each as kube-apiserver v1.36.0 answered the same create live (strict decoding error: ...):
+    # sigs.k8s.io/json meets them in one pass over the document, each in its place
+    (b'{"metadata":{"foo":1,"name":"v4"},"data":{"k":"v","k":"w"},"bar":2,"data":{"q":"1"}}',
+     ['unknown field "metadata.foo"', 'duplicate field "data.k"', 'unknown field "bar"', 'duplicate field "data"']),
+    (b'{"metadata":{"name":"v2","foo":1,"name":"v2"}}', ['unknown field "metadata.foo"', 'duplicate field "metadata.name"']),
+    # an unknown key met again is still one unknown field, no duplicate
+    (b'{"metadata":{"name":"v5"},"bar":1,"bar":2,"data":{"k":"v"},"data":{"k":"w"}}',
+     ['unknown field "bar"', 'duplicate field "data"']),
+    # a list's item by its index
+    (b'{"metadata":{"name":"w8","ownerReferences":[{"foo":1}]}}', ['unknown field "metadata.ownerReferences[0].foo"']),
+])
+def test_strict_errors_come_in_the_order_go_s_decoder_meets_them(body, want):
+    assert jsonserializer.decode(body, CONFIG_MAP)[2] == want
+
+
 @pytest.mark.parametrize("accept, want, convert", [
     ("", "application/json", None),
     ("application/yaml", "application/yaml", None),

@@ -10,7 +10,8 @@ Decoding reads a body into a kind's :class:`~genericserver.apimachinery.structs.
 Go's strict decoder reads it into the Go struct: a value of the wrong JSON type is an error with
 ``encoding/json``'s text (``json: cannot unmarshal number into Go struct field ConfigMap.data of
 type string``); fields the struct does not have, and fields given twice, are *strict* errors
-(``unknown field "spec"``, ``duplicate field "data.a"``: with their paths), which the handlers
+(``unknown field "spec"``, ``duplicate field "data.a"``: with their paths, in the order
+sigs.k8s.io/json's one pass meets them: :func:`strict_errors`), which the handlers
 turn into a 400 or into warnings by ``fieldValidation``. A field given twice with an object
 both times merges, as Go decodes the second into what the first filled; null in a map or a list
 is the element's zero value; a body of ``null`` is an empty object. The object that comes out is
@@ -227,10 +228,9 @@ def _converter_error(value: Any, t: Type) -> str:
 
 
 class _Reader:
-    """One decode: the strict errors found on the way."""
+    """One decode into a struct (the strict errors are :func:`strict_errors`'s)."""
 
     def __init__(self, unstructured: bool = False) -> None:
-        self.strict: list[str] = []
         self.unstructured = unstructured
 
     def fail(self, value: Any, struct: str, path: str, t: Type) -> DecodeError:
@@ -304,9 +304,6 @@ class _Reader:
             for k in ("kind", "apiVersion"):
                 if isinstance(raw.get(k), str) and raw[k]:
                     out[k] = raw[k]
-        for key in raw:
-            if s.field(key) is None and not (s.type_meta and key in ("kind", "apiVersion")):
-                self.strict.append(f'unknown field "{path + "." if path else ""}{key}"')
         for f in s.json_fields:
             if f.json not in raw:
                 if f.required and isinstance(f.type, ListOf):
@@ -347,6 +344,53 @@ def _resolve(value: Any, path: str, found: list[str], merge: bool) -> Any:
     return value
 
 
+MAX_STRICT_ERRORS = 100  # sigs.k8s.io/json keeps no more
+
+
+def strict_errors(value: Any, t: Optional[Type]) -> list[str]:
+    """sigs.k8s.io/json's strict errors of a body read into ``t``, as its decoder meets them in
+    one pass over the document: a key the struct has no field for is an unknown field (once,
+    however often it comes, and nothing under it is looked at); a struct's field or a map's key
+    met again is a duplicate field; each with its path (``metadata.ownerReferences[0].foo``).
+    Each error once, at most :data:`MAX_STRICT_ERRORS`. ``value`` is the body as read with its
+    pairs kept (:class:`_Pairs`); ``t`` None reads anything (``map[string]interface{}``)."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def save(error: str) -> None:
+        if error not in seen and len(found) < MAX_STRICT_ERRORS:
+            seen.add(error)
+            found.append(error)
+
+    def walk(v: Any, t: Optional[Type], path: str) -> None:
+        if not isinstance(v, _Pairs):  # (an object's pairs are a list too)
+            if isinstance(v, list):
+                item = t.item if isinstance(t, ListOf) else None
+                for i, x in enumerate(v):
+                    walk(x, item, f"{path}[{i}]")
+            return
+        if isinstance(t, Struct) and t.json_form is not None:
+            return  # its own UnmarshalJSON (a time, a raw extension): nothing strict inside
+        met: set[str] = set()
+        for k, x in v:
+            at = f"{path}.{k}" if path else k
+            if isinstance(t, Struct):
+                f = t.field(k)
+                if f is None and not (t.type_meta and k in ("kind", "apiVersion")):
+                    save(f'unknown field "{at}"')
+                    continue
+                inner = f.type if f is not None else "string"
+            else:
+                inner = t.value if isinstance(t, MapOf) else None
+            if k in met:
+                save(f'duplicate field "{at}"')
+            met.add(k)
+            walk(x, inner, at)
+
+    walk(value, t, "")
+    return found
+
+
 def _merged(earlier: Any, later: Any) -> Any:
     if not (isinstance(earlier, dict) and isinstance(later, dict)):
         return later
@@ -372,11 +416,11 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
     errors). A body that is not a JSON object, or a value of the wrong type, raises
     :class:`DecodeError` with Go's text: encoding/json's, or with ``unstructured`` the
     unstructured converter's (``FromUnstructured``: how Go reads a strategic patch's result)."""
-    dups: list[str] = []
     try:
-        raw = _resolve(gojson.loads(body, object_pairs_hook=_Pairs), "", dups, merge=True)
+        pairs = gojson.loads(body, object_pairs_hook=_Pairs)
     except scanner.SyntaxError as err:  # what SimpleMetaFactory.Interpret says of it (meta.go)
         raise DecodeError(f"couldn't get version/kind; json parse error: {err}") from None
+    raw = _resolve(pairs, "", [], merge=True)
     if raw is None:  # null read into the kind's struct leaves it empty, and names no kind either
         raw = {}
     if not isinstance(raw, dict):
@@ -389,7 +433,7 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
     except DecodeError as err:
         err.raw = raw
         raise
-    return raw, obj, dups + reader.strict
+    return raw, obj, strict_errors(pairs, struct)
 
 
 def type_meta(raw: dict) -> tuple[Optional[str], Optional[str]]:
