@@ -21,19 +21,20 @@ compare it with the documented one. A request passes them outermost first:
  11   with_wait_group                     L1092
  12   with_request_deadline               L1090
  13   with_timeout_for_non_long_running   L1088
- 14   with_cors                           L1080
- 15   with_authentication                 L1077    401 through the failed handler
- 16   with_audit                          L1064    only requests that got this far are audited
- 17   with_impersonation                  L1059
- 18   with_max_in_flight_limit            L1051    (no priority-and-fairness here)
- 19   with_authorization                  L1040    403 on deny
+ 14   with_warning_recorder               L1084    handlers' warnings as Warning headers
+ 15   with_cors                           L1080
+ 16   with_authentication                 L1077    401 through the failed handler
+ 17   with_audit                          L1064    only requests that got this far are audited
+ 18   with_impersonation                  L1059
+ 19   with_max_in_flight_limit            L1051    (no priority-and-fairness here)
+ 20   with_authorization                  L1040    403 on deny
 ====  ==================================  =======  =============================================
 
 Left out, and why: the filter-latency trackers (TrackStarted/TrackCompleted) and
 WithLatencyTrackers only feed metrics and tracing; WithTracing needs OpenTelemetry;
 WithPriorityAndFairness is the alternative to max-in-flight and needs the flow-control API;
-WithHSTS only adds a header configured by a flag we do not have; WithWarningRecorder
-collects API warnings no handler here emits; WithRoutine is an alpha feature, off by default;
+WithHSTS only adds a header configured by a flag we do not have; WithRoutine is an alpha
+feature, off by default;
 the constrained impersonation variant behaves like impersonation for what we build.
 """
 
@@ -53,6 +54,7 @@ from genericserver.endpoints.filters.mux_discovery_complete import with_mux_and_
 from genericserver.endpoints.filters.request_deadline import with_request_deadline
 from genericserver.endpoints.filters.request_received_time import with_request_received_timestamp
 from genericserver.endpoints.filters.requestinfo import with_request_info
+from genericserver.endpoints.filters.warning import with_warning_recorder
 from genericserver.endpoints.filters.cachecontrol import with_cache_control
 from genericserver.filters.maxinflight import with_max_in_flight_limit
 from genericserver.filters.timeout import with_timeout_for_non_long_running_requests
@@ -89,6 +91,7 @@ def handler_chain_steps(c: Any) -> list[Step]:
         Step("audit", 1064, lambda h: with_audit(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func, metrics=c.audit_metrics)),
         Step("authentication", 1077, lambda h: with_authentication(h, c.authenticator, failed, c.api_audiences)),
         Step("cors", 1080, lambda h: with_cors(h, c.cors_allowed_origin_list, None, None, None, "true")),
+        Step("warning-recorder", 1084, with_warning_recorder),
         Step("timeout", 1088, lambda h: with_timeout_for_non_long_running_requests(h, c.long_running_func, metrics=c.metrics)),
         Step("request-deadline", 1090, lambda h: with_request_deadline(h, c.audit_backend, c.audit_policy_rule_evaluator, c.long_running_func, c.request_timeout)),
         Step("wait-group", 1092, lambda h: with_wait_group(h, c.long_running_func, c.non_long_running_request_wait_group)),

@@ -52,6 +52,7 @@ GO_ORDER = [
     ("wait-group", "with_wait_group", 1092, None),
     ("request-deadline", "with_request_deadline", 1090, None),
     ("timeout", "with_timeout_for_non_long_running_requests", 1088, None),
+    ("warning-recorder", "with_warning_recorder", 1084, None),
     ("cors", "with_cors", 1080, None),
     ("authentication", "with_authentication", 1077, None),
     ("audit", "with_audit", 1064, None),

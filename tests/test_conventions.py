@@ -200,6 +200,8 @@ FOLDERS = [
     ("apiserver:pkg/endpoints/discovery/", "endpoints/discovery"),
     ("apiserver:pkg/endpoints/=", "endpoints"),  # "=": that folder alone, not the ones below it
     ("apimachinery:pkg/util/validation/field/", "apimachinery/field"),
+    ("apimachinery:pkg/util/net/", "apimachinery"),
+    ("apiserver:pkg/warning/", "warning"),
     ("pkg/server/filters/", "filters"),
     ("pkg/endpoints/filters/", "endpoints/filters"),
     ("pkg/server/healthz/", "healthz"),
@@ -208,6 +210,7 @@ FOLDERS = [
     ("plugin/pkg/audit/", "audit"),
 ]
 NAME_EXCEPTIONS = {
+    "apimachinery/utilnet.py": "pkg/util/net/http.go: apimachinery/http.py would read as the HTTP server's (util/runtime is utilruntime.py alike)",
     "chain.py": "config.go's DefaultBuildHandlerChain, split from config.py to keep each readable",
     "apigroups.py": "genericapiserver.go's InstallLegacyAPIGroup and InstallAPIGroups, split from genericapiserver.py to keep each readable",
     "signal_handler.py": "signal.go: a module named signal.py shadows the standard library (design.md)",

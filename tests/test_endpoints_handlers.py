@@ -12,6 +12,7 @@ from werkzeug.test import Client, EnvironBuilder
 from genericserver import authz, request, sampleapi
 from genericserver.mux import PathRecorderMux
 from genericserver.testing.sim import Simulation
+from genericserver.endpoints.filters.warning import with_warning_recorder  # the chain's: warnings as headers
 
 NS = "/api/v1/namespaces/ns/configmaps"
 
@@ -25,7 +26,7 @@ def uids():
 def setup():
     mux = PathRecorderMux("test")
     store = sampleapi.install(mux, sampleapi.Store(new_uid=uids()))
-    c = Client(mux)
+    c = Client(with_warning_recorder(mux))
     for name in "abcde":
         assert c.post(NS, json={"metadata": {"name": name, "labels": {"n": name}}}).status_code == 201
     return store, c
@@ -279,7 +280,7 @@ def test_a_watch_list_sends_the_state_then_the_bookmark_that_ends_it():
     def main():
         mux = PathRecorderMux("sim")
         sampleapi.install(mux)
-        c = Client(mux)
+        c = Client(with_warning_recorder(mux))
         for name in "abcde":
             c.post(NS, json={"metadata": {"name": name}})
         env = EnvironBuilder(path=NS, query_string="watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
@@ -298,7 +299,7 @@ def test_a_watch_from_no_version_is_a_watch_list():
     def main():
         mux = PathRecorderMux("sim")
         sampleapi.install(mux)
-        c = Client(mux)
+        c = Client(with_warning_recorder(mux))
         rv = json.loads(c.post(NS, json={"metadata": {"name": "a"}}).data)["metadata"]["resourceVersion"]
         events = []
         for query in ("watch=1&allowWatchBookmarks=1&timeoutSeconds=1", "watch=1&resourceVersion=0&allowWatchBookmarks=1&timeoutSeconds=1",
@@ -407,9 +408,9 @@ def test_a_self_subject_review_answers_the_requests_user():
 def test_a_self_subject_review_without_a_user_is_gos_400():
     mux = PathRecorderMux("test")
     sampleapi.install(mux)
-    r = Client(mux).post(REVIEWS, json=REVIEW)
+    r = Client(with_warning_recorder(mux)).post(REVIEWS, json=REVIEW)
     assert (r.status_code, json.loads(r.data)["message"]) == (400, "no user present on request")
-    assert Client(mux).get(REVIEWS).status_code == 405  # create is its only verb
+    assert Client(with_warning_recorder(mux)).get(REVIEWS).status_code == 405  # create is its only verb
 
 
 # what client-go v0.36's typed Delete sent with a uid precondition (reference/clientgo): its typed
@@ -470,7 +471,7 @@ NONSENSE_AS = {"Accept": "application/json;as=Nonsense;g=x;v=y"}
 def _answer_to_a_missing_object_asked_as_nothing_converts_to() -> tuple[int, str]:
     mux = PathRecorderMux("test")
     sampleapi.install(mux)
-    r = Client(mux).get(NS + "/missing", headers=NONSENSE_AS)
+    r = Client(with_warning_recorder(mux)).get(NS + "/missing", headers=NONSENSE_AS)
     return r.status_code, json.loads(r.data)["message"]
 
 

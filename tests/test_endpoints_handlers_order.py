@@ -20,6 +20,7 @@ from genericserver.endpoints.handlers.rest import DUPLICATE_OWNER_REFERENCES_WAR
 from genericserver.mux import PathRecorderMux
 from genericserver.registry.generic.registry.store import Store
 from genericserver.registry.rest.rest import ALL_VERBS
+from genericserver.endpoints.filters.warning import with_warning_recorder  # the chain's: warnings as headers
 
 NS = "/api/v1/namespaces/ns/configmaps"
 HTML = {"Accept": "text/html"}  # nothing the server can write: 406
@@ -30,7 +31,7 @@ TOO_BIG = b"{" + b" " * (3 * 1024 * 1024) + b"}"  # over --max-request-body-byte
 def c():
     mux = PathRecorderMux("test")
     sampleapi.install(mux, sampleapi.Store())
-    client = Client(mux)
+    client = Client(with_warning_recorder(mux))
     assert client.post(NS, json={"metadata": {"name": "a"}}).status_code == 201
     return client
 
@@ -82,7 +83,7 @@ def deployments():
     deploy = dataclasses.replace(DEPLOYMENTS, verbs=ALL_VERBS)  # the cluster's serves no create: a generic store's does
     mux = PathRecorderMux("test")
     APIGroups(mux).install_api_group("apps", {"v1": [RequestScope(deploy, Store(deploy))]})
-    return Client(mux)
+    return Client(with_warning_recorder(mux))
 
 
 DEPLOY = "/apis/apps/v1/namespaces/ns/deployments"

@@ -9,6 +9,7 @@ from werkzeug.test import Client
 
 from genericserver import sampleapi
 from genericserver.mux import PathRecorderMux
+from genericserver.endpoints.filters.warning import with_warning_recorder  # the chain's: warnings as headers
 
 NS = "/api/v1/namespaces/ns/configmaps"
 MERGE, JSONP, SMP = "application/merge-patch+json", "application/json-patch+json", "application/strategic-merge-patch+json"
@@ -18,7 +19,7 @@ MERGE, JSONP, SMP = "application/merge-patch+json", "application/json-patch+json
 def setup():
     mux = PathRecorderMux("test")
     store = sampleapi.install(mux)
-    c = Client(mux)
+    c = Client(with_warning_recorder(mux))
     assert c.post(NS, json={"metadata": {"name": "a", "labels": {"x": "1"}}, "data": {"k": "v"}}).status_code == 201
     return store, c
 

@@ -216,3 +216,13 @@ def test_a_field_error_quotes_a_control_character_as_go_s_percent_q():
     assert r.status_code == 422
     assert body(r)["details"]["causes"] == [{"field": "fieldManager", "reason": "FieldValueInvalid",
                                              "message": 'Invalid value: "bad\\x01": invalid character U+0001 (at position 3)'}]
+
+
+def test_a_warning_goes_out_with_the_error_that_follows_it():
+    # kube-apiserver v1.36.0's answer to the same create, live: the 422 of the owner reference's
+    # empty fields carries the decoder's warning (WithWarningRecorder writes it on any answer)
+    _, _, c = setup()
+    r = c.post(NS + "?fieldValidation=Warn", data='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w8",'
+                                                  '"ownerReferences":[{"foo":1}]}}', content_type="application/json")
+    assert r.status_code == 422 and body(r)["reason"] == "Invalid"
+    assert r.headers.getlist("Warning") == ['299 - "unknown field \\"metadata.ownerReferences[0].foo\\""']

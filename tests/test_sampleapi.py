@@ -23,6 +23,7 @@ from genericserver.mux import PathRecorderMux
 from genericserver.net.http import request as httprequest
 from genericserver.sampleapi import Store
 from genericserver.testing.sim import Simulation
+from genericserver.endpoints.filters.warning import with_warning_recorder  # the chain's: warnings as headers
 
 WAIT = 10.0
 NS = "/api/v1/namespaces/ns/configmaps"
@@ -36,7 +37,7 @@ def uids():
 def setup(**kwargs) -> tuple[PathRecorderMux, Store, Client]:
     mux = PathRecorderMux("test")
     store = sampleapi.install(mux, Store(new_uid=uids(), history=kwargs.pop("history", 1000)), **kwargs)
-    return mux, store, Client(mux)
+    return mux, store, Client(with_warning_recorder(mux))
 
 
 def cm(name: str = "", data: Optional[dict] = None, **meta: Any) -> dict:
@@ -654,7 +655,7 @@ def test_rest_routes_are_counted_as_go_counts_them_and_a_watch_is_long_running_u
     registry = CollectorRegistry()
     mux = PathRecorderMux("test")
     sampleapi.install(mux, Store(new_uid=uids()), metrics=Metrics(registry))
-    c = Client(mux)
+    c = Client(with_warning_recorder(mux))
 
     def code(method: str, path: str, **kw: Any) -> int:
         with c.open(path, method=method, buffered=True, **kw) as r:  # closed: its answer is recorded

@@ -15,6 +15,7 @@ from genericserver.apimachinery.runtime.serializer import codec_factory, protobu
 from genericserver.apimachinery.runtime.serializer import json as jsonserializer
 from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.mux import PathRecorderMux
+from genericserver.endpoints.filters.warning import with_warning_recorder  # the chain's: warnings as headers
 
 NS = "/api/v1/namespaces/ns/configmaps"
 PB = "application/vnd.kubernetes.protobuf"
@@ -202,7 +203,7 @@ class _TableAllowed(negotiate.DefaultEndpointRestrictions):
 def client():
     mux = PathRecorderMux("test")
     store = sampleapi.install(mux)
-    return store, Client(mux)
+    return store, Client(with_warning_recorder(mux))
 
 
 def test_406_and_415_with_gos_texts(client):
@@ -302,7 +303,7 @@ def test_a_protobuf_watch_frame_is_the_bare_watch_event_and_only_its_object_is_a
     def main():
         mux = PathRecorderMux("sim")
         sampleapi.install(mux)
-        Client(mux).post(NS, json={"metadata": {"name": "w"}, "data": {"k": "v"}})
+        Client(with_warning_recorder(mux)).post(NS, json={"metadata": {"name": "w"}, "data": {"k": "v"}})
         env = EnvironBuilder(path=NS, query_string="watch=1&timeoutSeconds=1", headers={"Accept": PB}).get_environ()
         heads = []
         body = b"".join(mux(env, lambda status, headers, *a: heads.append(dict(headers))))

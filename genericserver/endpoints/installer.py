@@ -55,6 +55,7 @@ from genericserver.github_com.emicklei.go_restful.v3.web_service import WebServi
 from genericserver.metrics import APISERVER_COMPONENT
 from genericserver.net.http import request as httprequest
 from genericserver.storage import errors as storage_errors
+from genericserver.warning import context as warning
 
 WSGIApp = Callable[[dict, StartResponse], Iterable[bytes]]
 
@@ -171,8 +172,8 @@ class APIGroupVersion:
                 namespace = None
 
             def serve(environ: dict, start_response: StartResponse) -> Iterable[bytes]:
-                if r.deprecation:  # every answer carries it, errors too
-                    start_response = response.with_warnings(start_response, [r.deprecation])
+                if r.deprecation:  # every answer carries it, errors too (AddWarningsHandler)
+                    warning.add_warning(environ, "", r.deprecation)
                 try:
                     if r.namespaced and namespace == "":  # an object's key needs a namespace
                         raise errors.new_bad_request(NAMESPACE_REQUIRED)

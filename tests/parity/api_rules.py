@@ -281,21 +281,8 @@ def _unordered(answer: dict) -> dict:
     return answer
 
 
-DECODING_WARNING = re.compile(r"(duplicate|unknown) field|ownerReferences contains duplicate entries")
-
-
-def _without_decoding_warnings(answer: dict) -> dict:
-    """The answer without a warning header that decoding-warnings accounts for (kube warns of a
-    duplicate or unknown field on an error's answer too), so that an answer differing in that and in
-    the order of its causes is still the map order's."""
-    headers = answer.get("headers")
-    if isinstance(headers, dict) and DECODING_WARNING.search(str(headers.get("warning", ""))):
-        answer = {**answer, "headers": {k: v for k, v in headers.items() if k != "warning"}}
-    return answer
-
-
 def _same_in_another_order(e: Exchange) -> bool:
-    return _unordered(_without_decoding_warnings(e.kube)) == _unordered(_without_decoding_warnings(e.ours))
+    return _unordered(e.kube) == _unordered(e.ours)
 
 
 def _causes(doc: Any) -> list[dict]:
@@ -378,11 +365,6 @@ RULES: list[Rule] = [
          "that (a Secret's data must be base64); serve keeps decoding a ConfigMap",
          lambda e: e.method == "PATCH" and e.status("kube") == 422 and bool(re.search(r'"kind"\s*:\s*"(?!ConfigMap")|"/kind"', e.body or ""))
          and any(c.get("field") == "patch" for c in _causes(e.doc("kube")))),
-    Rule("decoding-warnings",
-         "decoding: kube-apiserver warns of duplicate and unknown fields by their full path (metadata.name), in the "
-         "order its decoder met them, and on every answer, an error's too; serve's warnings differ in these",
-         part=lambda where, kube, ours, e: where == "headers.warning"
-         and bool(DECODING_WARNING.search(kube))),
     Rule("list-items-null",
          "lists: an empty list from kube-apiserver's watch cache (resourceVersion=0, or a list of every "
          "namespace) has \"items\": null, serve's []",

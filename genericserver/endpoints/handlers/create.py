@@ -61,8 +61,7 @@ def create_handler(scope: RequestScope, req: Request, start_response: StartRespo
         options = metav1conversion.convert_url_values_to_v1_create_options(request.query(req.environ))
         dry_run = options.get("dryRun") or []
         validation.validate_write_options("CreateOptions", dry_run, options["fieldManager"], options["fieldValidation"])
-        warnings: list[str] = []
-        obj, gv = decode(scope, info, body, field_validation(options["fieldValidation"]), warnings)
+        obj, gv = decode(scope, info, body, field_validation(options["fieldValidation"]), req.environ)
         err = accepts_group_version_error(scope, gv)
         if err is not None:
             raise err
@@ -75,18 +74,18 @@ def create_handler(scope: RequestScope, req: Request, start_response: StartRespo
             restmeta.wipe_object_meta_system_fields(meta)
         restmeta.ensure_object_namespace_matches_request_namespace(
             restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
-        dedup_owner_references_and_add_warning(obj, warnings, False)
+        dedup_owner_references_and_add_warning(obj, req.environ, False)
 
         def store() -> Any:
             # mutating admission would run here (no plugin is configured), then the dedup again
-            dedup_owner_references_and_add_warning(obj, warnings, True)
+            dedup_owner_references_and_add_warning(obj, req.environ, True)
             return _create(scope, req, namespace, name, obj, dry_run)
 
         result = finisher.finish_request(ctx, store, metrics=scope.metrics)
         code = 201
         if isinstance(result, dict) and result.get("kind") == "Status" and not result.get("code"):
             result = {**result, "code": code}
-        return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), code, media_type, result)
+        return response.transform_response_object(scope, req, start_response, code, media_type, result)
     finally:
         cancel()
 

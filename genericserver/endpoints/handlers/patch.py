@@ -60,7 +60,8 @@ from genericserver.encoding.json import scanner
 from genericserver.endpoints.handlers import response
 from genericserver.endpoints.handlers.finisher import finisher
 from genericserver.endpoints.handlers.negotiation import negotiate
-from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, Request, RequestScope, StartResponse, check_name,
+from genericserver.endpoints.handlers.rest import (REQUEST_TIMEOUT_UPPER_BOUND, Request, RequestScope, StartResponse,
+                                                   add_strict_decoding_warnings, check_name,
                                                    dedup_owner_references_and_add_warning, field_validation, limited_read_body,
                                                    validate_new)
 from genericserver.registry.rest import meta as restmeta
@@ -306,16 +307,13 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
         validation.validate_write_options("PatchOptions", dry_run, options["fieldManager"], options["fieldValidation"],
                                           force=options.get("force"))
         directive = field_validation(options["fieldValidation"])
-        warnings: list[str] = []
 
         def store() -> dict:
             while True:
                 current = scope.store.get(namespace, name)
-                obj, strict = patched_object(scope, patch_type, current, body, directive, namespace, name)
+                obj = patched_object(scope, patch_type, current, body, directive, namespace, name, req.environ)
                 try:
-                    updated = scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
-                    warnings.extend(strict)
-                    return updated
+                    return scope.store.update(namespace, name, obj, dry_run=bool(dry_run))
                 except errors.StatusError as err:
                     # Go applies the patch inside the storage's GuaranteedUpdate: a write that came between
                     # the read and this one (a controller's status) is read again and patched again; only
@@ -324,15 +322,16 @@ def patch_resource(scope: RequestScope, req: Request, start_response: StartRespo
                         raise
 
         result = finisher.finish_request(ctx, store, metrics=scope.metrics)
-        return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), 200, media_type, result)
+        return response.transform_response_object(scope, req, start_response, 200, media_type, result)
     finally:
         cancel()
 
 
 def patched_object(scope: RequestScope, patch_type: str, current: dict, body: bytes, directive: str,
-                   namespace: str, name: str) -> tuple[dict, list[str]]:
+                   namespace: str, name: str, environ: dict) -> dict:
     """The object ``body`` makes of ``current``, read back into the kind's struct and checked as
-    an update; the strict decoding warnings."""
+    an update; under Warn its strict errors are the request's warnings (a patch applied again
+    after a conflict warns the same, which the recorder keeps once)."""
     patched = apply_patch(patch_type, current, body, scope, directive)
     try:
         # Go reads a strategic patch's result with the unstructured converter, the others' with encoding/json
@@ -345,13 +344,12 @@ def patched_object(scope: RequestScope, patch_type: str, current: dict, body: by
     if directive in ("Strict", "Warn"):
         prefix = "json patch " if patch_type == JSON_PATCH else ""
         strict = [prefix + e for e in jsonserializer.duplicate_fields(body)] + strict
-    warnings: list[str] = []
     if strict:
         if directive == "Strict":
             raise errors.new_invalid("", "", field.to_causes([field.invalid("patch", shown(patch_type, current, body, scope),
                                                                             "strict decoding error: " + ", ".join(strict))]))
         if directive == "Warn":
-            warnings = strict
+            add_strict_decoding_warnings(environ, strict)
     obj = {"kind": current.get("kind"), "apiVersion": current.get("apiVersion"),
            **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
     meta = obj.setdefault("metadata", {})
@@ -359,9 +357,9 @@ def patched_object(scope: RequestScope, patch_type: str, current: dict, body: by
         restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
     check_name(obj, name, namespace)
     # applyAdmission: mutating admission would run here (no plugin is configured); then the dedup
-    dedup_owner_references_and_add_warning(obj, warnings, True)
+    dedup_owner_references_and_add_warning(obj, environ, True)
     validate_new(scope, obj, current)
-    return obj, warnings
+    return obj
 
 
 # -- what a refused patch shows as its value, as Go shows it --------------------------------------

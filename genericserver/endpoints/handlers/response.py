@@ -41,18 +41,6 @@ def negotiate_output(scope: RequestScope, environ: dict) -> negotiate.MediaTypeO
     return negotiate.negotiate_output_media_type(environ, codec_factory.SUPPORTED, scope)
 
 
-def with_warnings(start_response: StartResponse, warnings: list[str]) -> StartResponse:
-    """``start_response`` that adds a ``Warning: 299 - "text"`` header per warning (Go's
-    warning recorder writes them with the answer's header)."""
-    if not warnings:
-        return start_response
-
-    def start(status: str, headers: list, *rest: Any) -> Any:
-        extra = [("Warning", f'299 - {json.dumps(w, ensure_ascii=False)}') for w in warnings]
-        return start_response(status, list(headers) + extra, *rest)
-    return start
-
-
 def _table_options(environ_args: Any) -> str:
     include = environ_args.get("includeObject", "")
     if include not in ("", "Metadata", "Object", "None"):

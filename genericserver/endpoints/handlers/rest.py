@@ -43,6 +43,7 @@ from genericserver.apimachinery.runtime.serializer.json import DecodeError
 from genericserver.apimachinery.runtime.serializer.protobuf import ProtobufError
 from genericserver.endpoints.handlers.negotiation import negotiate
 from genericserver.registry.rest.rest import Resource
+from genericserver.warning import context as warning
 
 StartResponse = Callable[..., Any]
 MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024  # Go's default --max-request-body-bytes
@@ -149,11 +150,11 @@ def field_validation(directive: str) -> str:
     return directive or "Warn"
 
 
-def decode(scope: RequestScope, info: Any, body: bytes, directive: str, warnings: list[str]) -> tuple[dict, str]:
+def decode(scope: RequestScope, info: Any, body: bytes, directive: str, environ: dict) -> tuple[dict, str]:
     """The decoder's step of create.go and update.go: ``body`` decoded as the scope's kind by
     the negotiated serializer (``info``), strictly when ``directive`` asks (Strict: the strict
-    errors are a 400 through ``transformDecodeError``; Warn: they are added to ``warnings``, as
-    ``addStrictDecodingWarnings`` does); the object and the group version it came in."""
+    errors are a 400 through ``transformDecodeError``; Warn: each is a warning of the request's,
+    as ``addStrictDecodingWarnings`` adds them); the object and the group version it came in."""
     struct = scope.resource.struct
     group, _, version = scope.resource.object_group_version.rpartition("/")
     want_kind, want_gv = struct.short_name, f"{group}/{version}" if group else version
@@ -180,7 +181,7 @@ def decode(scope: RequestScope, info: Any, body: bytes, directive: str, warnings
         if directive == "Strict":
             raise transform_decode_error(want_kind, (kind, body_version), f"strict decoding error: {', '.join(strict)}", body)
         if directive == "Warn":
-            warnings.extend(jsonserializer.strict_warnings(strict))
+            add_strict_decoding_warnings(environ, jsonserializer.strict_warnings(strict))
     obj = {"kind": want_kind, "apiVersion": gv, **{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}}
     return obj, gv
 
@@ -241,7 +242,13 @@ def dedup_owner_references(refs: list[dict]) -> tuple[list[dict], list[str]]:
     return result, duplicates
 
 
-def dedup_owner_references_and_add_warning(obj: dict, warnings: list[str], after_mutating_admission: bool) -> None:
+def add_strict_decoding_warnings(environ: dict, strict: list[str]) -> None:
+    """``addStrictDecodingWarnings``: each strict error a warning of the request's."""
+    for e in strict:
+        warning.add_warning(environ, "", e)
+
+
+def dedup_owner_references_and_add_warning(obj: dict, environ: dict, after_mutating_admission: bool) -> None:
     """``dedupOwnerReferencesAndAddWarning``: drop repeated owner references, with a warning
     naming their uids (create and update dedup before and after mutating admission, patch
     after it only)."""
@@ -251,7 +258,7 @@ def dedup_owner_references_and_add_warning(obj: dict, warnings: list[str], after
     deduped, duplicates = dedup_owner_references(meta["ownerReferences"])
     if duplicates:
         fmt = DUPLICATE_OWNER_REFERENCES_AFTER_MUTATING_ADMISSION_WARNING_FORMAT if after_mutating_admission else DUPLICATE_OWNER_REFERENCES_WARNING_FORMAT
-        warnings.append(fmt.format(", ".join(duplicates)))
+        warning.add_warning(environ, "", fmt.format(", ".join(duplicates)))
         meta["ownerReferences"] = deduped
 
 

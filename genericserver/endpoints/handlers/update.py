@@ -53,8 +53,7 @@ def update_resource(scope: RequestScope, req: Request, start_response: StartResp
         dry_run = options.get("dryRun") or []
         validation.validate_write_options("UpdateOptions", dry_run, options["fieldManager"], options["fieldValidation"])
         info = negotiate.negotiate_input_serializer(req.headers.get("Content-Type", ""), codec_factory.SUPPORTED)
-        warnings: list[str] = []
-        obj, gv = decode(scope, info, body, field_validation(options["fieldValidation"]), warnings)
+        obj, gv = decode(scope, info, body, field_validation(options["fieldValidation"]), req.environ)
         err = accepts_group_version_error(scope, gv)
         if err is not None:
             raise err
@@ -62,12 +61,12 @@ def update_resource(scope: RequestScope, req: Request, start_response: StartResp
         restmeta.ensure_object_namespace_matches_request_namespace(
             restmeta.expected_namespace_for_resource(namespace, scope.resource.group, scope.resource.name), meta)
         check_name(obj, name, namespace)
-        dedup_owner_references_and_add_warning(obj, warnings, False)
+        dedup_owner_references_and_add_warning(obj, req.environ, False)
 
         def store() -> Any:
             # the storage's Update: mutating admission (no plugin is configured) and the dedup
             # after it are its transformers; validating admission sits beside the strategy's check
-            dedup_owner_references_and_add_warning(obj, warnings, True)
+            dedup_owner_references_and_add_warning(obj, req.environ, True)
             if scope.validate is not None:
                 validate_new(scope, obj, scope.store.get(namespace, name))
             # DefaultUpdatedObjectInfo: the uid of the body is a precondition of the write
@@ -75,6 +74,6 @@ def update_resource(scope: RequestScope, req: Request, start_response: StartResp
                                       preconditions=rest_update.default_updated_object_info_preconditions(obj))
 
         result = finisher.finish_request(ctx, store, metrics=scope.metrics)
-        return response.transform_response_object(scope, req, response.with_warnings(start_response, warnings), 200, media_type, result)
+        return response.transform_response_object(scope, req, start_response, 200, media_type, result)
     finally:
         cancel()
