@@ -226,3 +226,13 @@ def test_a_warning_goes_out_with_the_error_that_follows_it():
                                                   '"ownerReferences":[{"foo":1}]}}', content_type="application/json")
     assert r.status_code == 422 and body(r)["reason"] == "Invalid"
     assert r.headers.getlist("Warning") == ['299 - "unknown field \\"metadata.ownerReferences[0].foo\\""']
+
+
+def test_an_empty_partial_object_metadata_list_has_items_null():
+    # kube-apiserver v1.36.0's answer (the generated corpus): Go's nil slice of items, as JSON null
+    _, _, c = setup()
+    accept = {"Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"}
+    r = c.get(NS, headers=accept)
+    assert r.status_code == 200 and body(r)["kind"] == "PartialObjectMetadataList" and body(r)["items"] is None
+    c.post(NS, json=cm("a"))
+    assert [i["metadata"]["name"] for i in body(c.get(NS, headers=accept))["items"]] == ["a"]

@@ -365,10 +365,6 @@ RULES: list[Rule] = [
          "that (a Secret's data must be base64); serve keeps decoding a ConfigMap",
          lambda e: e.method == "PATCH" and e.status("kube") == 422 and bool(re.search(r'"kind"\s*:\s*"(?!ConfigMap")|"/kind"', e.body or ""))
          and any(c.get("field") == "patch" for c in _causes(e.doc("kube")))),
-    Rule("list-items-null",
-         "lists: an empty list from kube-apiserver's watch cache (resourceVersion=0, or a list of every "
-         "namespace) has \"items\": null, serve's []",
-         part=lambda where, kube, ours, e: where.endswith("items") and kube == "null" and ours == "[]"),
     Rule("list-options-order",
          "lists: kube-apiserver converts the list options in its own order (timeoutSeconds, resourceVersion before "
          "the selectors) and answers the first error; serve another; and it refuses an unparsable resourceVersion "

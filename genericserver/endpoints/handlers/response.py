@@ -92,15 +92,15 @@ def as_partial_object_metadata(scope: RequestScope, obj: dict, gv: str, is_list:
 def as_partial_object_metadata_list(scope: RequestScope, obj: dict, gv: str, is_list: bool) -> dict:
     """``asPartialObjectMetadataList``: each item's metadata, each item a ``PartialObjectMetadata``
     with its kind and apiVersion (406 for what is not a list); the list's resourceVersion,
-    continue and remainingItemCount."""
+    continue and remainingItemCount. No items is Go's nil slice: ``"items": null``."""
     if not is_list:
         raise errors.new_not_acceptable(f"you requested PartialObjectMetadataList, but the requested object is not a list "
                                         f"({_go_type(scope, False)})")
     if gv not in META_GROUP_VERSIONS:
         raise errors.new_not_acceptable(f"no PartialObjectMetadataList exists in group version {gv}")
     meta = {k: v for k, v in obj.get("metadata", {}).items() if k in ("resourceVersion", "continue", "remainingItemCount")}
-    return {"kind": "PartialObjectMetadataList", "apiVersion": gv, "metadata": meta,
-            "items": [table.partial_object_metadata(i, gv) for i in obj.get("items", [])]}
+    items = [table.partial_object_metadata(i, gv) for i in obj.get("items", [])]
+    return {"kind": "PartialObjectMetadataList", "apiVersion": gv, "metadata": meta, "items": items or None}
 
 
 def write_encoded(environ: dict, start_response: StartResponse, code: int, obj: dict, options: negotiate.MediaTypeOptions,
