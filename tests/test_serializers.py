@@ -181,6 +181,20 @@ def test_strict_errors_come_in_the_order_go_s_decoder_meets_them(body, want):
     assert jsonserializer.decode(body, CONFIG_MAP)[2] == want
 
 
+@pytest.mark.parametrize("body, error", [
+    # kube-apiserver v1.36.0's answers (the generated corpus): encoding/json keeps the first type
+    # error it meets in the document and reads on
+    (b'{"metadata":{"name":"a"},"data":{"a":"","c.d":1},"immutable":"yes"}',
+     "json: cannot unmarshal number into Go struct field ConfigMap.data of type string"),
+    (b'{"metadata":{"name":"a"},"immutable":"yes","data":{"a":"","c.d":1}}',
+     "json: cannot unmarshal string into Go struct field ConfigMap.immutable of type bool"),
+    (b'{"metadata":{"name":"a"},"binaryData":{"b":"not base64!"},"immutable":"yes"}', "illegal base64 data at input byte 3"),
+])
+def test_the_first_error_in_the_document_is_the_decode_s(body, error):
+    with pytest.raises(jsonserializer.DecodeError, match=f"^{error}$"):
+        jsonserializer.decode(body, CONFIG_MAP)
+
+
 @pytest.mark.parametrize("accept, want, convert", [
     ("", "application/json", None),
     ("application/yaml", "application/yaml", None),

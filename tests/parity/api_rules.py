@@ -281,6 +281,22 @@ def _unordered(answer: dict) -> dict:
     return answer
 
 
+def _handled_as_another_kind(message: str) -> bool:
+    """kube's "K in version V cannot be handled as a ConfigMap: ..." for a K other than ConfigMap."""
+    m = re.match(r"(\S+) in version \"[^\"]*\" cannot be handled as a (\w+): ", message)
+    return m is not None and m.group(1) != m.group(2)
+
+
+def _repeats_a_field(body: Optional[str]) -> bool:
+    """The body gives one of the object's top-level fields twice."""
+    pairs: list = []
+    try:
+        json.loads(body or "", object_pairs_hook=lambda kv: pairs.append([k for k, _ in kv]) or dict(kv))
+    except ValueError:
+        return False
+    return bool(pairs) and len(pairs[-1]) != len(set(pairs[-1]))
+
+
 def _same_in_another_order(e: Exchange) -> bool:
     return _unordered(e.kube) == _unordered(e.ours)
 
@@ -352,11 +368,14 @@ RULES: list[Rule] = [
     # -- families of kube-apiserver's behaviour not ported yet (issue 55); each says whose part it is
     Rule("decoding",
          "decoding: kube's decoder refuses a body serve's reads (a creationTimestamp that is no RFC 3339 time, a "
-         "protobuf DeleteOptions), reads one serve's refuses (a YAML DeleteOptions), or says why in other words (the byte a base64 error is at, the type a value "
-         "has, a kind it cannot convert)",
-         lambda e: (e.status("kube") == 400 and bool(re.search(
-             r"cannot be handled as a|does not appear to be a protobuf message|illegal base64|parsing time",
-             e.message("kube"))))
+         "protobuf DeleteOptions; a field given twice whose first value has the wrong type, which serve's merge "
+         "hides), reads one serve's refuses (a YAML DeleteOptions), or decodes a body of another kind as that kind, "
+         "which kube's scheme has and serve's has not (a Secret, a Status; a kind in lower case is none in either, "
+         "and kube says so where serve says it cannot convert it)",
+         lambda e: (e.status("kube") == 400 and (
+             bool(re.search(r"does not appear to be a protobuf message|parsing time", e.message("kube")))
+             or _handled_as_another_kind(e.message("kube"))
+             or ("json: cannot unmarshal" in e.message("kube") and _repeats_a_field(e.body))))
          or (e.method == "DELETE" and e.header("Content-Type").startswith("application/yaml") and e.status("ours") == 400
              and "json parse error" in e.message("ours"))),
     Rule("decoding-patched-kind",

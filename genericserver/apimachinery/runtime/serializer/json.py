@@ -36,6 +36,7 @@ from genericserver.apimachinery.api.quantity import parse_quantity
 from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META, RAW_EXTENSION
 from genericserver.apimachinery.runtime.serializer import goyaml
 from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type, kind_for
+from genericserver.encoding.base64 import base64 as go_base64
 from genericserver.encoding.json import decode as gojson
 from genericserver.encoding.json import scanner
 
@@ -228,10 +229,22 @@ def _converter_error(value: Any, t: Type) -> str:
 
 
 class _Reader:
-    """One decode into a struct (the strict errors are :func:`strict_errors`'s)."""
+    """One decode into a struct (the strict errors are :func:`strict_errors`'s).
+
+    encoding/json reads the document in order; a value of the wrong type (and a []byte that is
+    no base64) is kept as the decode's error, the first one met, and the reading goes on, while
+    a type's own UnmarshalJSON that fails (a time, a quantity) ends it at once with its error.
+    The unstructured converter stops at its first error."""
 
     def __init__(self, unstructured: bool = False) -> None:
         self.unstructured = unstructured
+        self.saved: Optional[DecodeError] = None  # Go's savedError
+
+    def save(self, err: DecodeError) -> None:
+        if self.unstructured:
+            raise err
+        if self.saved is None:
+            self.saved = err
 
     def fail(self, value: Any, struct: str, path: str, t: Type) -> DecodeError:
         if self.unstructured:
@@ -260,15 +273,15 @@ class _Reader:
                     raise self.fail(value, struct, path, t)
                 return value
             if not isinstance(value, dict):
-                raise self.fail(value, struct, path, t)
+                return self.save(self.fail(value, struct, path, t))
             return self.struct(value, t, path)
         if isinstance(t, MapOf):
             if not isinstance(value, dict):
-                raise self.fail(value, struct, path, t)
+                return self.save(self.fail(value, struct, path, t))
             return {k: self.element(v, t.value, struct, path) for k, v in value.items()}
         if isinstance(t, ListOf):
             if not isinstance(value, list):
-                raise self.fail(value, struct, path, t)
+                return self.save(self.fail(value, struct, path, t))
             return [self.element(v, t.item, struct, path) for v in value]
         return self.scalar(value, t, struct, path)
 
@@ -291,12 +304,13 @@ class _Reader:
         if t == "float64" and isinstance(value, (int, float)) and not isinstance(value, bool):
             return value
         if t == "bytes" and isinstance(value, str):
-            try:
-                base64.b64decode(value, validate=True)
-            except (binascii.Error, ValueError):
-                raise DecodeError(f"illegal base64 data at input byte 0") from None
-            return value
-        raise self.fail(value, struct, path, t)
+            # Go decodes it into a []byte (where it fails, said by the byte) and writes it back
+            # as base64 again: newlines it skipped and stray low bits are gone
+            offset = go_base64.corrupt_input_offset(value.encode())
+            if offset is not None:
+                return self.save(DecodeError(go_base64.corrupt_input_error(offset)))
+            return base64.b64encode(base64.b64decode(value.replace("\n", "").replace("\r", ""))).decode()
+        return self.save(self.fail(value, struct, path, t))
 
     def struct(self, raw: dict, s: Struct, path: str = "") -> dict:
         out: dict[str, Any] = {}
@@ -304,13 +318,18 @@ class _Reader:
             for k in ("kind", "apiVersion"):
                 if isinstance(raw.get(k), str) and raw[k]:
                     out[k] = raw[k]
+        # read in the document's order (which error comes first), kept in the struct's
+        read = {}
+        for key, value in raw.items():
+            f = s.field(key)
+            if f is not None:
+                read[key] = self.value(value, f.type, s.short_name, f"{path}.{key}" if path else key)
         for f in s.json_fields:
             if f.json not in raw:
                 if f.required and isinstance(f.type, ListOf):
                     out[f.json] = []
                 continue
-            fpath = f"{path}.{f.json}" if path else f.json
-            v = self.value(raw[f.json], f.type, s.short_name, fpath)
+            v = read[f.json]
             if v is None or (not f.required and not f.pointer and v in ("", 0, False, {}, [])):
                 if f.required:
                     out[f.json] = [] if isinstance(f.type, ListOf) else v
@@ -430,6 +449,8 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
     reader = _Reader(unstructured)
     try:
         obj = reader.struct(raw, struct)
+        if reader.saved is not None:
+            raise reader.saved
     except DecodeError as err:
         err.raw = raw
         raise
