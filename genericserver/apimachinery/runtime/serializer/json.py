@@ -342,24 +342,20 @@ class _Pairs(list):
     """A JSON object's (key, value) pairs in order, duplicates kept (what the decoder meets)."""
 
 
-def _resolve(value: Any, path: str, found: list[str], merge: bool) -> Any:
-    """The value as Go's decoder keeps it, each duplicate key reported in ``found`` with its path
-    (``duplicate field "data.a"``, ``"e[0].g"``: sigs.k8s.io/json's strict errors, in the order
-    met). A key met again replaces its value, except where ``merge``: decoding into a struct, Go
-    decodes the later object into what the earlier one filled (a struct's fields, a map's keys),
-    so two objects merge. (A map of structs would take the later value whole; no served kind
-    has one where a body would repeat a key.)"""
+def _resolve(value: Any) -> Any:
+    """The value as Go's decoder keeps it in a struct (its duplicate keys are :func:`strict_errors`'
+    to report): Go decodes a later object into what the earlier one filled (a struct's fields,
+    a map's keys), so two objects given for one key merge; anything else given again replaces
+    the earlier value. (A map of structs would take the later value whole; no served kind has
+    one where a body would repeat a key.)"""
     if isinstance(value, _Pairs):
         out: dict[str, Any] = {}
         for k, v in value:
-            at = f"{path}.{k}" if path else k
-            if k in out and f'duplicate field "{at}"' not in found:
-                found.append(f'duplicate field "{at}"')
-            v = _resolve(v, at, found, merge)
-            out[k] = _merged(out[k], v) if merge and k in out else v
+            v = _resolve(v)
+            out[k] = _merged(out[k], v) if k in out else v
         return out
     if isinstance(value, list):
-        return [_resolve(v, f"{path}[{i}]", found, merge) for i, v in enumerate(value)]
+        return [_resolve(v) for v in value]
     return value
 
 
@@ -422,12 +418,10 @@ def _merged(earlier: Any, later: Any) -> Any:
 def duplicate_fields(body: bytes) -> list[str]:
     """``kjson.UnmarshalStrict`` of a patch into a ``map[string]interface{}``: its duplicate
     fields, with their paths (a body that is not JSON has none here: the caller's decode says so)."""
-    found: list[str] = []
     try:
-        _resolve(gojson.loads(body, object_pairs_hook=_Pairs), "", found, merge=False)
+        return strict_errors(gojson.loads(body, object_pairs_hook=_Pairs), None)
     except scanner.SyntaxError:
         return []
-    return found
 
 
 def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[dict, dict, list[str]]:
@@ -439,7 +433,7 @@ def decode(body: bytes, struct: Struct, *, unstructured: bool = False) -> tuple[
         pairs = gojson.loads(body, object_pairs_hook=_Pairs)
     except scanner.SyntaxError as err:  # what SimpleMetaFactory.Interpret says of it (meta.go)
         raise DecodeError(f"couldn't get version/kind; json parse error: {err}") from None
-    raw = _resolve(pairs, "", [], merge=True)
+    raw = _resolve(pairs)
     if raw is None:  # null read into the kind's struct leaves it empty, and names no kind either
         raw = {}
     if not isinstance(raw, dict):
