@@ -105,10 +105,11 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # them: 0.5-23 s), handed out first by forkdist, longest first: handed out last, one of them ran alone
 # on one worker while the others had finished. Most of them spend their time waiting (servers,
 # kubectl and the model's cluster in real time, Retry-After, the docs' sessions), which the other
-# workers' files fill with CPU. Files under 1.5 s follow in the collected order.
+# workers' files fill with CPU. test_parity_clientgo.py, 5 s, runs client-go itself where `make
+# reference` built it (19 s). Files under 1.5 s follow in the collected order.
 LONGEST_FIRST = [
-    "test_cluster_serve_api.py", "test_parity_node_rollout.py", "test_cluster_serve_api_drain.py",
-    "test_docs_run.py", "test_cluster_scenario.py", "test_clients_retry_after.py",
+    "test_cluster_serve_api.py", "test_parity_node_rollout.py", "test_parity_clientgo.py",
+    "test_cluster_serve_api_drain.py", "test_docs_run.py", "test_cluster_scenario.py", "test_clients_retry_after.py",
     "test_parity_h2shutdown.py", "test_labs.py", "test_docs_run_walkthrough.py", "test_lab_tools.py",
     "test_parity_node_delete.py", "test_parity_node_drain_pdb.py", "test_parity_lifecycle_limits.py",
     "test_parity_lifecycle_stalled.py", "test_parity_node_delete_grace_3.py",
@@ -117,7 +118,7 @@ LONGEST_FIRST = [
     "test_parity_lifecycle_retry_after.py", "test_kubectl.py", "test_parity_lifecycle_default.py",
     "test_cluster_manifest.py", "test_cmd.py", "test_parity_generated.py", "test_labs_disguise.py",
     "test_parity_lifecycle_model.py", "test_httpserver.py", "test_cluster_pictures.py",
-    "test_parity_clientgo.py", "test_demo.py", "test_genericapiserver.py", "test_hunt.py",
+    "test_demo.py", "test_genericapiserver.py", "test_hunt.py",
     "test_parity_node_no_delay.py", "test_parity_h2kube.py", "test_python_client.py",
     "test_parity_node_retry_after.py", "test_parity_lifecycle_hooks.py", "test_zygote.py",
     "test_kubectl_watch.py", "test_graceful_termination.py", "test_lincheck.py", "test_http2server.py",
