@@ -1,4 +1,4 @@
-"""Port of Go's time package (format.go ``ParseDuration``, time.go ``Duration.String``, Go 1.26, which Kubernetes v1.36.0 is built with).
+"""Port of Go's time package (format.go ``ParseDuration`` and ``Parse`` of RFC 3339, time.go ``Duration.String``, Go 1.26, which Kubernetes v1.36.0 is built with).
 
 The apiserver reads durations in Go syntax: ``?timeout=1m10s`` on a request, and flags such as
 ``--shutdown-delay-duration=70s``. :func:`parse_go_duration` accepts exactly what Go's
@@ -11,7 +11,9 @@ Go's durations are int64 nanoseconds; the runtime here counts float seconds, so 
 returns seconds and :func:`parse_go_duration_ns` keeps the exact nanoseconds. Go returns
 ``(Duration, error)``; here the pair is returned as it is, ``(0, error)`` on failure.
 
-Two Go files in one module: the parser and the formatter of one type, ``Duration``.
+Two Go files in one module: the parser and the formatter of one type, ``Duration``; and
+format.go's ``Parse`` for the layout an object's times are written in, which answers only
+whether a text is one and Go's error where it is not (:func:`parse_rfc3339_error`).
 """
 
 from __future__ import annotations
@@ -205,3 +207,91 @@ def format_go_duration_ns(ns: int) -> str:
 def format_go_duration(seconds: float) -> str:
     """``Duration.String`` of a float number of seconds (rounded to the nanosecond)."""
     return format_go_duration_ns(round(seconds * SECOND))
+
+
+# -- format.go's Parse, for the one layout the apiserver reads: metav1.Time's RFC 3339 ----------
+
+RFC3339 = "2006-01-02T15:04:05Z07:00"
+# the layout's chunks as nextStdChunk cuts them: (the literal before it, the element)
+_RFC3339_CHUNKS = (("", "2006"), ("-", "01"), ("-", "02"), ("T", "15"), (":", "04"), (":", "05"), ("", "Z07:00"))
+_DAYS_IN = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _getnum(s: str, fixed: bool) -> tuple[int, str, bool]:
+    """``getnum``: one or two digits (two when ``fixed``); (value, rest, ok)."""
+    if not s[:1].isdigit() or not s[:1].isascii():
+        return 0, s, False
+    if not s[1:2].isdigit() or not s[1:2].isascii():
+        return (0, s, False) if fixed else (int(s[0]), s[1:], True)
+    return int(s[:2]), s[2:], True
+
+
+def _days_in(month: int, year: int) -> int:
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return 29 if month == 2 and leap else _DAYS_IN[month - 1]
+
+
+def parse_rfc3339_error(value: str) -> Optional[str]:
+    """The error ``time.Parse(time.RFC3339, value)`` returns (``ParseError.Error``), or None when
+    it parses: what ``metav1.Time``'s UnmarshalJSON answers a creationTimestamp with. Go tries
+    a fast RFC 3339 reader first and, where it fails, the layout-driven ``parse`` for the error,
+    whose rules these are: each literal of the layout must be there, each number has its digits
+    and its range, seconds may have a fraction the layout does not name, the zone is Z or ±hh:mm,
+    and nothing may follow."""
+    rest = value
+
+    def failed(layout_elem: str, value_elem: str) -> str:
+        return (f"parsing time {_quote(value)} as {_quote(RFC3339)}: cannot parse {_quote(value_elem)} "
+                f"as {_quote(layout_elem)}")
+
+    def out_of_range(what: str) -> str:
+        return f"parsing time {_quote(value)}: {what} out of range"
+
+    year = month = day = 0
+    for prefix, std in _RFC3339_CHUNKS:
+        if not rest.startswith(prefix):
+            return failed(prefix, rest)
+        rest = rest[len(prefix):]
+        hold, ok, too_big = rest, True, ""
+        if std == "2006":
+            ok = len(rest) >= 4 and rest[:4].isdigit() and rest[:4].isascii()
+            if ok:
+                year, rest = int(rest[:4]), rest[4:]
+        elif std == "01":
+            month, rest, ok = _getnum(rest, True)
+            too_big = "month" if ok and not 1 <= month <= 12 else ""
+        elif std == "02":
+            day, rest, ok = _getnum(rest, True)
+        elif std == "15":
+            hour, rest, ok = _getnum(rest, False)
+            too_big = "hour" if hour >= 24 else ""
+        elif std == "04":
+            minute, rest, ok = _getnum(rest, True)
+            too_big = "minute" if minute >= 60 else ""
+        elif std == "05":
+            second, rest, ok = _getnum(rest, True)
+            too_big = "second" if ok and second >= 60 else ""
+            if ok and not too_big and len(rest) >= 2 and rest[0] in ".," and rest[1].isdigit() and rest[1].isascii():
+                n = 2  # a fraction the layout does not name is read all the same
+                while n < len(rest) and rest[n].isdigit() and rest[n].isascii():
+                    n += 1
+                rest = rest[n:]
+        elif rest[:1] == "Z":
+            rest = rest[1:]
+        else:  # ±hh:mm
+            ok = len(rest) >= 6 and rest[3] == ":"
+            if ok:
+                sign, hh, mm, rest = rest[0], rest[1:3], rest[4:6], rest[6:]
+                hours, _, ok = _getnum(hh, True)
+                minutes, _, ok2 = _getnum(mm, True) if ok else (0, "", False)
+                ok = ok and ok2 and sign in "+-"
+                too_big = "time zone offset minute" if minutes > 60 else "time zone offset hour" if hours > 24 else ""
+        if too_big:
+            return out_of_range(too_big)
+        if not ok:
+            return failed(std, hold)
+    if rest:
+        return f"parsing time {_quote(value)}: extra text: {_quote(rest)}"
+    if day < 1 or day > _days_in(month, year):
+        return out_of_range("day")
+    return None

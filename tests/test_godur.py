@@ -14,6 +14,7 @@ from genericserver.godur import (
     SECOND,
     format_go_duration,
     format_go_duration_ns,
+    parse_rfc3339_error,
     parse_go_duration,
     parse_go_duration_ns,
 )
@@ -100,3 +101,41 @@ def test_property_string_parses_back(ns):
     back, err = parse_go_duration_ns(format_go_duration_ns(ns))
     assert err is None
     assert back == ns
+
+
+# Go's own parseErrorTests (time/format_test.go, Go 1.26) for the RFC 3339 layout: each error
+# contains the text given
+RFC3339_ERRORS = [
+    ("2006-01-02T15:04:05Z07:00", 'parsing time "2006-01-02T15:04:05Z07:00": extra text: "07:00"'),
+    ("2006-01-02T15:04_abc", 'parsing time "2006-01-02T15:04_abc" as "2006-01-02T15:04:05Z07:00": cannot parse "_abc" as ":"'),
+    ("2006-01-02T15:04:05_abc", 'parsing time "2006-01-02T15:04:05_abc" as "2006-01-02T15:04:05Z07:00": cannot parse "_abc" as "Z07:00"'),
+    ("2006-01-02T15:04:05Z_abc", 'parsing time "2006-01-02T15:04:05Z_abc": extra text: "_abc"'),
+    ("2010-02-04T21:00:67.012345678-08:00", "second out of range"),
+    ("0000-01-01T00:00:.0+00:00", 'parsing time "0000-01-01T00:00:.0+00:00" as "2006-01-02T15:04:05Z07:00": cannot parse ".0+00:00" as "05"'),
+    ('"', 'parsing time "\\"" as "2006-01-02T15:04:05Z07:00": cannot parse "\\"" as "2006"'),
+    ("0000-01-01T00:00:00+00:+0", 'parsing time "0000-01-01T00:00:00+00:+0" as "2006-01-02T15:04:05Z07:00": cannot parse "+00:+0" as "Z07:00"'),
+    ("0000-01-01T00:00:00+-0:00", 'parsing time "0000-01-01T00:00:00+-0:00" as "2006-01-02T15:04:05Z07:00": cannot parse "+-0:00" as "Z07:00"'),
+    # and kube-apiserver's answer to a creationTimestamp of "yesterday" (the generated corpus)
+    ("yesterday", 'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"'),
+]
+
+
+@pytest.mark.parametrize("value, error", RFC3339_ERRORS)
+def test_parse_rfc3339_errors_are_go_s(value, error):
+    got = parse_rfc3339_error(value)
+    assert got is not None and error in got
+
+
+@pytest.mark.parametrize("value", ["2009-02-04T21:00:57-08:00", "2010-02-04T21:00:57.012345678-08:00",
+                                   "2020-01-01T1:00:00Z", "2020-01-01T00:00:00,5Z", "2020-02-29T00:00:00Z"])
+def test_parse_rfc3339_takes_what_go_takes(value):
+    assert parse_rfc3339_error(value) is None
+
+
+def test_a_creation_timestamp_that_is_no_time_ends_the_decode():
+    # metav1.Time's UnmarshalJSON fails, and that ends the decode at once (unlike a type error)
+    from genericserver.api.core.v1.types import CONFIG_MAP
+    from genericserver.apimachinery.runtime.serializer import json as jsonserializer
+    body = b'{"metadata":{"name":"a","creationTimestamp":"yesterday"},"data":{"k":1}}'
+    with pytest.raises(jsonserializer.DecodeError, match='^parsing time "yesterday" as'):
+        jsonserializer.decode(body, CONFIG_MAP)

@@ -367,13 +367,13 @@ RULES: list[Rule] = [
          lambda e: re.fullmatch(r"/api/v1/namespaces/[^/]+/?", e.url.path) is not None),
     # -- families of kube-apiserver's behaviour not ported yet (issue 55); each says whose part it is
     Rule("decoding",
-         "decoding: kube's decoder refuses a body serve's reads (a creationTimestamp that is no RFC 3339 time, a "
-         "protobuf DeleteOptions; a field given twice whose first value has the wrong type, which serve's merge "
+         "decoding: kube's decoder refuses a body serve's reads (a protobuf DeleteOptions; a field given twice "
+         "whose first value has the wrong type, which serve's merge "
          "hides), reads one serve's refuses (a YAML DeleteOptions), or decodes a body of another kind as that kind, "
          "which kube's scheme has and serve's has not (a Secret, a Status; a kind in lower case is none in either, "
          "and kube says so where serve says it cannot convert it)",
          lambda e: (e.status("kube") == 400 and (
-             bool(re.search(r"does not appear to be a protobuf message|parsing time", e.message("kube")))
+             "does not appear to be a protobuf message" in e.message("kube")
              or _handled_as_another_kind(e.message("kube"))
              or ("json: cannot unmarshal" in e.message("kube") and _repeats_a_field(e.body))))
          or (e.method == "DELETE" and e.header("Content-Type").startswith("application/yaml") and e.status("ours") == 400

@@ -37,6 +37,7 @@ from genericserver.apimachinery.apis.meta.v1.types import OBJECT_META, RAW_EXTEN
 from genericserver.apimachinery.runtime.serializer import goyaml
 from genericserver.apimachinery.structs import SCALARS, ListOf, MapOf, Struct, Type, kind_for
 from genericserver.encoding.base64 import base64 as go_base64
+from genericserver.godur import parse_rfc3339_error
 from genericserver.encoding.json import decode as gojson
 from genericserver.encoding.json import scanner
 
@@ -271,6 +272,10 @@ class _Reader:
                         raise DecodeError(str(err)) from None
                 elif t.json_form.get("type") == "string" and not isinstance(value, str):
                     raise self.fail(value, struct, path, t)
+                elif t.short_name == "Time":  # its UnmarshalJSON: time.Parse(time.RFC3339, ...)
+                    err = parse_rfc3339_error(value)
+                    if err is not None:
+                        raise DecodeError(err)
                 return value
             if not isinstance(value, dict):
                 return self.save(self.fail(value, struct, path, t))
