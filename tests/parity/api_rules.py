@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional
 
 import yaml
 
+from genericserver.endpoints.handlers.rest import CORE_V1_KINDS
 from parity import api
 
 
@@ -282,9 +283,10 @@ def _unordered(answer: dict) -> dict:
 
 
 def _handled_as_another_kind(message: str) -> bool:
-    """kube's "K in version V cannot be handled as a ConfigMap: ..." for a K other than ConfigMap."""
+    """kube's "K in version V cannot be handled as a ConfigMap: ..." for a K its scheme has that is
+    not ConfigMap (a kind it has not, such as "configmap", is answered alike by serve)."""
     m = re.match(r"(\S+) in version \"[^\"]*\" cannot be handled as a (\w+): ", message)
-    return m is not None and m.group(1) != m.group(2)
+    return m is not None and m.group(1) != m.group(2) and m.group(1) in CORE_V1_KINDS
 
 
 def _repeats_a_field(body: Optional[str]) -> bool:

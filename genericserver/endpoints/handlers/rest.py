@@ -69,6 +69,20 @@ SCHEME_OTHER_VERSIONS = {
     ("discovery.k8s.io", "EndpointSlice"): ("v1beta1",),
 }
 
+# The kinds kube-apiserver's scheme knows in the core group's v1 (k8s.io/api core/v1
+# register.go's addKnownTypes, and metav1.AddToGroupVersion's options, watch event and
+# unversioned types): a body of one of them is decoded as that kind and then cannot be converted
+# to the endpoint's; any other kind is not registered at all
+CORE_V1_KINDS = frozenset((
+    "Pod PodList PodStatusResult PodTemplate PodTemplateList ReplicationController ReplicationControllerList "
+    "Service ServiceProxyOptions ServiceList Endpoints EndpointsList Node NodeList NodeProxyOptions Binding Event "
+    "EventList List LimitRange LimitRangeList ResourceQuota ResourceQuotaList Namespace NamespaceList Secret "
+    "SecretList ServiceAccount ServiceAccountList PersistentVolume PersistentVolumeList PersistentVolumeClaim "
+    "PersistentVolumeClaimList PodAttachOptions PodLogOptions PodExecOptions PodPortForwardOptions PodProxyOptions "
+    "ComponentStatus ComponentStatusList SerializedReference RangeAllocation ConfigMap ConfigMapList "
+    "WatchEvent ListOptions GetOptions DeleteOptions CreateOptions UpdateOptions PatchOptions "
+    "Status APIVersions APIGroupList APIGroup APIResourceList").split())
+
 
 class Request(werkzeug.wrappers.Request):
     """werkzeug's request with two of the apiserver's rules: the query as Go's ``URL.Query()``
@@ -173,7 +187,9 @@ def decode(scope: RequestScope, info: Any, body: bytes, directive: str, environ:
     same_type = kind == want_kind and (gv == want_gv or body_group == group and body_version in SCHEME_OTHER_VERSIONS.get((group, kind), ()))
     no_kind = str(scheme.NotRegisteredErr(scheme.LEGACY_SCHEME_NAME, kind, gv))
     if not same_type:
-        why = no_kind if gv != want_gv or decode_error is not None else f"converting (v1.{kind}) to (core.{want_kind}): unknown conversion"
+        registered = gv != "v1" or kind in CORE_V1_KINDS  # (other groups: as before, by gv alone)
+        why = (no_kind if gv != want_gv or decode_error is not None or not registered
+               else f"converting (v1.{kind}) to (core.{want_kind}): unknown conversion")
         raise transform_decode_error(want_kind, (kind, body_version), why, body)
     if decode_error is not None:
         raise transform_decode_error(want_kind, (kind, body_version), decode_error, body)
