@@ -114,6 +114,50 @@ def test_controllers_whose_threads_stall_still_act_at_their_lags_when_caught_up(
     ]
 
 
+def test_a_late_proxy_routes_as_of_each_sync_s_due_time_not_by_a_later_slice(monkeypatch):
+    # two suites at once once stalled the model's kube-proxy while its endpoints controller kept
+    # time: the sync due for web-2's arrival, run late, read the slice as it was by then, web-0
+    # already terminating, and stamped "not to web-0" before the slice said so. A sync reads the
+    # store as of its due time; the later change gets its own sync, its lag after it.
+    from genericserver.cluster.store import Watch
+    from genericserver.cluster.workqueue import DelayingQueue
+
+    late: list = []  # the proxy's queue and watch, once it routes to both pods
+
+    def stalled(method):
+        def wait(self) -> bool:
+            woke = method(self)
+            if self in late:
+                rt.sleep(10.0)  # this goroutine's host thread is late, every time
+            return woke
+        return wait
+
+    monkeypatch.setattr(Watch, "wait_pending", stalled(Watch.wait_pending))
+    monkeypatch.setattr(DelayingQueue, "wait_due", stalled(DelayingQueue.wait_due))
+
+    def main() -> list[tuple[str, str, float]]:
+        store, ec, proxy = two_ready_pods(endpoints_lag=1.0, proxy_lag=2.0)
+        late.extend((proxy.queue, proxy._watch))
+        t0, seen = rt.now(), len(store.events)
+        store.create(running_pod("web-2", 1003))  # its endpoint at 1.0, due at kube-proxy at 3.0
+        rt.sleep(2.5)
+        store.delete(POD, "web-0", DeleteOptions())  # out of the ready endpoints at 3.5
+        rt.sleep(6.0 - 2.5)
+        proxy.catch_up()  # the first to act on either, at 6.0: as the load client does before it dials
+        rt.sleep(30)
+        ec.stop()
+        proxy.stop()
+        return sorted(((e.kind, e.name, round(e.at - t0, 6)) for e in store.events.events()[seen:]
+                       if e.kind in ("endpoints", "kube-proxy")), key=lambda e: e[2])
+
+    assert Simulation().run(main) == [
+        ("endpoints", "web: web-2 added (ready=true serving=true terminating=false)", 1.0),
+        ("kube-proxy", "web: rules synced: new connections go to web-0, web-1, web-2", 3.0),
+        ("endpoints", "web: web-0 leaves the ready endpoints (ready=false serving=true terminating=true)", 3.5),
+        ("kube-proxy", "web: rules synced: new connections go to web-1, web-2; not to web-0 (terminating)", 5.5),
+    ]
+
+
 def test_terminating_endpoints_are_the_fallback_and_no_endpoints_is_a_reject():
     def main() -> tuple:
         store = Store()

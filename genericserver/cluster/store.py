@@ -55,6 +55,7 @@ RESOURCES = {POD: "pods", SERVICE: "services", ENDPOINT_SLICE: "endpointslices.d
 DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30  # what the API defaults a pod's grace to
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 HISTORY = 10000  # changes kept for watches that resume from a resource version
+STAMPED_VERSIONS = 64  # each object's last changes kept for reads as of a controller's due time
 
 
 @dataclass
@@ -287,8 +288,11 @@ class Store:
     @staticmethod
     @contextlib.contextmanager
     def as_of(at: float):
-        """Writes made in this thread within the block reach watchers stamped ``at`` (cluster
-        seconds) instead of now: a controller that syncs late acts as of when it was due."""
+        """Within the block, in this thread, the store is as it was at ``at`` (cluster seconds):
+        writes reach watchers stamped ``at`` instead of now, and ``get`` and ``list`` read each
+        object as its last change stamped by then left it. A controller that syncs late acts as
+        of when it was due, on what it would have seen then: a change made meanwhile is its next
+        sync's (a late kube-proxy once routed by an EndpointSlice written after the sync it stamped)."""
         token = _acting_at.set(at)
         try:
             yield
@@ -307,6 +311,8 @@ class Store:
         self.strategies: dict[str, Any] = {POD: PodStrategy()}
         # the changes, as etcd keeps them for watches that resume: (version, type, object)
         self._history: collections.deque = collections.deque(maxlen=HISTORY)
+        # each object's last changes as (stamp, version, object or None once deleted), for as_of's reads
+        self._stamped: dict[tuple[str, str, str], collections.deque] = {}
         self._changed = rt.event("cluster-store-changed")
         self._event_names = itertools.count(1)
         self._events_seen: dict[tuple, str] = {}  # the recorder's cache: an event's key -> its name
@@ -345,14 +351,27 @@ class Store:
     # -- reads ------------------------------------------------------------------------------
     def get(self, kind: str, name: str, namespace: str = "default") -> dict:
         with self._lock:
-            obj = self._objects.get((kind, namespace, name))
+            obj = self._read_locked((kind, namespace, name))
             if obj is None:
                 raise new_not_found(kind, name)
             return deep_copy_json_value(obj)
 
     def list(self, kind: str, namespace: Optional[str] = None) -> list[dict]:
         with self._lock:
-            return [deep_copy_json_value(o) for (k, ns, _), o in sorted(self._objects.items()) if k == kind and namespace in (None, ns)]
+            keys = sorted(k for k in self._stamped if k[0] == kind and namespace in (None, k[1]))
+            return [deep_copy_json_value(o) for o in map(self._read_locked, keys) if o is not None]
+
+    def _read_locked(self, key: tuple[str, str, str]) -> Optional[dict]:
+        """The object now, or within ``as_of`` as its last change stamped by then left it."""
+        at = _acting_at.get()
+        if at is None:
+            return self._objects.get(key)
+        versions = self._stamped.get(key, ())
+        seen = [(stamp, rv, obj) for stamp, rv, obj in versions if stamp <= at]
+        if not seen:
+            # made after ``at``, or older than the versions kept: as it is now, unless it is new
+            return None if versions and versions[0][0] > at and len(versions) < STAMPED_VERSIONS else self._objects.get(key)
+        return max(seen, key=lambda v: (v[0], v[1]))[2]
 
     def watch(self, kind: Optional[str] = None) -> Watch:
         """Events from now on (list first for the current state, as an informer does)."""
@@ -382,7 +401,10 @@ class Store:
         for w in list(self._watches):
             if w.kind in (None, obj["kind"]):
                 w._push(typ, deep_copy_json_value(obj), at)
-        self._history.append((rv, typ, deep_copy_json_value(obj)))
+        snapshot = deep_copy_json_value(obj)
+        self._history.append((rv, typ, snapshot))
+        self._stamped.setdefault(key, collections.deque(maxlen=STAMPED_VERSIONS)).append(
+            (at, rv, None if typ == DELETED else snapshot))
         changed, self._changed = self._changed, rt.event("cluster-store-changed")
         changed.set()
         return deep_copy_json_value(obj)

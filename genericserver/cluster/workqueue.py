@@ -3,7 +3,9 @@
 Controllers here react to a change after a *processing lag*: the endpoints controller and
 kube-proxy each put the key of what changed on the queue, due ``lag`` after the change, and sync
 it once due. A key already waiting keeps the earlier of its two due times, so a burst of changes
-is handled once, as a real work queue deduplicates keys. :class:`Controller` is the loop both
+is handled once, as a real work queue deduplicates keys; a change made after that due time (one a
+stalled controller took in late) gets a sync of its own at its own due time, since a sync reads
+the store as of when it was due. :class:`Controller` is the loop both
 share: a watch feeding the queue, one worker syncing keys. :class:`WatchLoop` is the loop of the
 controllers with no lag: a watch, each change handled as it comes.
 
@@ -30,15 +32,22 @@ class DelayingQueue:
         self.clock = clock
         self._cond = rt.condition(rt.lock())
         self._due: dict[Hashable, float] = {}
+        # a key's later due time, from a change that came while it waited: the sync at its
+        # earlier due time reads the store as of then (Store.as_of), so it runs again for this one
+        self._again: dict[Hashable, float] = {}
         self._stopped = False
 
     def add_after(self, key: Hashable, delay: float) -> None:
         self.add_at(key, self.clock.now() + max(0.0, delay))
 
-    def add_at(self, key: Hashable, due: float) -> None:
-        """``key`` becomes ready at cluster time ``due``."""
+    def add_at(self, key: Hashable, due: float, changed_at: Optional[float] = None) -> None:
+        """``key`` becomes ready at cluster time ``due``, for a change made at ``changed_at``."""
         with self._cond:
-            if key not in self._due or due < self._due[key]:
+            if key in self._due and changed_at is not None and changed_at > self._due[key]:
+                # the change came after the waiting sync was due (its controller is late):
+                # that sync, as of its due time, cannot see it
+                self._again[key] = max(due, self._again.get(key, due))
+            elif key not in self._due or due < self._due[key]:
                 self._due[key] = due
                 self._cond.notify_all()
 
@@ -49,6 +58,8 @@ class DelayingQueue:
             due = sorted(((k, d) for k, d in self._due.items() if d <= now), key=lambda kd: kd[1])
             for k, _ in due:
                 del self._due[k]
+                if k in self._again:  # waits for its later due time
+                    self._due[k] = self._again.pop(k)
             return due
 
     def wait_due(self) -> bool:
@@ -152,7 +163,7 @@ class Controller:
         with self._taking:
             for typ, obj, at in self._watch.take_all():
                 for key in self.keys_for(typ, obj):
-                    self.queue.add_at(key, at + self.lag)
+                    self.queue.add_at(key, at + self.lag, changed_at=at)
 
     def _sync_due(self) -> None:
         with self._syncing:
