@@ -205,12 +205,14 @@ def test_a_deleted_pod_goes_terminating_then_gone_in_a_watch(cluster, kubectl):
     seen(cluster, rf"kubelet +{name}/app: Running preStop hook \(sleep 1\)")
     seen(cluster, rf"store +pod {name} deleted")
     # readiness failed at every probe of the 3 s delay: one Event counted up, while the timeline
-    # printed each turn to not ready once (the delay's, and the start's if /readyz was not yet green)
+    # printed each turn to not ready once: the start's if /readyz was not yet green, and the
+    # delay's once failureThreshold (3) probes in a row failed, which the container's stop may
+    # come before on a busy machine (two suites at once: none printed)
     failed = "Readiness probe failed: HTTP probe failed with statuscode: 500"
     events = api(cluster, "GET", f"/api/v1/namespaces/default/events?fieldSelector=involvedObject.name={name}")[1]["items"]
     unhealthy = [e for e in events if e["message"] == failed]
     printed = sum(f"{name}: Warning Unhealthy: {failed}" in line for line in cluster.seen)
-    assert len(unhealthy) == 1 and 1 <= printed <= 2 and unhealthy[0]["count"] > printed, (printed, events)
+    assert len(unhealthy) == 1 and printed <= 2 and unhealthy[0]["count"] >= max(1, printed), (printed, events)
 
 
 def test_grace_period_ends_in_sigkill_when_the_pod_takes_longer(cluster, kubectl):

@@ -89,8 +89,12 @@ def test_retry_after_mode_answers_429_then_exits_0(server_process):
     slow.join(WAIT)
     assert slow_result["r"].status == 200
     assert sp.wait() == 0
+    # both logged; not their order: Go logs each after signalling it (genericapiserver.go's
+    # deferred Signal and InfoS), from two goroutines, and two suites at once once printed the
+    # listener's line first. The signals' own order (drained, then the listener stopped, in
+    # this mode) is the lifecycle invariants' (testing/invariants.py, test_fuzz_lifecycle.py).
     names = signal_lines(sp.seen)
-    assert names.index("InFlightRequestsDrained") < names.index("HTTPServerStoppedListening")
+    assert {"InFlightRequestsDrained", "HTTPServerStoppedListening"} <= set(names)
 
 
 def test_a_second_signal_exits_1_at_once(server_process):
