@@ -164,7 +164,7 @@ def test_pre_shutdown_hooks(keep_listening: bool):
             # waits for this hook to return, so the server must accept however long it takes.
             # Back to back is just as strong and costs no time.
             for i in range(5):
-                r = new_client_get(port, f"/echo?message=attempt-{i}")
+                r = new_client_get(port, f"/echo?message=attempt-{i}", timeout=WAIT)  # served, however slow the machine
                 results.append(r)
                 if r.error is not None or r.status != 200:
                     break
