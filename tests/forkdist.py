@@ -255,6 +255,16 @@ class _Forwarder:
                         warning_message.lineno, when, nodeid, location))
 
 
+class _WriterOnly:
+    """In a worker, in the terminal reporter's place: its terminal writer only (``_tw``, what
+    ``config.get_terminal_writer()`` returns), on the worker's stderr; no hook of the reporter's."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from _pytest.config import create_terminal_writer
+
+        self._tw = create_terminal_writer(config, sys.stderr)
+
+
 def _worker_main(session: pytest.Session, number: int, basetemp: Any, commands: int, results: int) -> None:
     code = 1
     try:
@@ -265,6 +275,9 @@ def _worker_main(session: pytest.Session, number: int, basetemp: Any, commands: 
         capture.start_global_capturing()
         capture.suspend_global_capture()
         config.pluginmanager.unregister(name="terminalreporter")
+        # pytest-timeout writes the threads' stacks of a test out of time through the reporter's
+        # writer: in a worker, to its stderr, which the test's capture reports with the failure
+        config.pluginmanager.register(_WriterOnly(config), "terminalreporter")
         worker_temp = basetemp / f"fork{number}"
         worker_temp.mkdir()
         config._tmp_path_factory._basetemp = worker_temp  # as xdist gives each worker a --basetemp

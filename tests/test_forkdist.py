@@ -73,3 +73,21 @@ def test_the_suite_s_conftest_runs_with_forkdist_blocked(pytester, monkeypatch):
     result = pytester.runpytest_subprocess("-p", "no:forkdist", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert "forkdist: " not in result.stdout.str()  # no workers: pytest's own loop
+
+
+def test_a_test_out_of_time_in_a_worker_fails_with_pytest_timeout_s_report(pytester, monkeypatch):
+    # a module fixture of the generated corpus once ran past the 60 s limit beside a second suite:
+    # pytest-timeout asked for the terminal reporter a worker does not have, and the failure said
+    # only "AssertionError" from pytest's config
+    pytester.makepyfile(test_slow="""
+        import threading
+
+        def test_waits_too_long():
+            threading.Event().wait(5)  # never set: longer than the limit
+    """)
+    monkeypatch.setenv("PYTHONPATH", os.path.dirname(__file__))
+    result = pytester.runpytest_subprocess("-p", "forkdist", "-p", "no:cacheprovider", "-o", "timeout=0.5", "--forks", "1")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "Failed: Timeout (>0.5s) from pytest-timeout" in out and "get_terminal_writer" not in out
+    assert "test_waits_too_long" in out  # the stacks it dumped, with the test's frame

@@ -27,6 +27,10 @@ import zygote
 from parity import api, api_rules, generated, lifecycle
 from parity.api_replay import TOKENS
 
+# the module's fixture replays 2,003 exchanges over HTTPS and stops its serve: 4 s on a quiet
+# machine; beside a second suite on a slowed VM it once ran past the 60 s every test gets
+pytestmark = pytest.mark.timeout(180)
+
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "parity" / "go-generated.json").read_text())["sequences"]
 FLAGS = ["serve", "--secure-port", "0", "--bind-address=127.0.0.1", f"--tls-cert-file={api.CERT}",
