@@ -6,10 +6,11 @@ to the deletion at the instant of the delete, so signal times are relative to it
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import threading
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import pytest
 
@@ -148,6 +149,38 @@ def test_force_delete_keeps_the_workload_running_and_the_uid_precondition_spares
     simulate(main)
 
 
+@contextlib.contextmanager
+def probed_pod(handler: type, probe: dict, *, scale: float, threaded: bool = True) -> Iterator[tuple[Store, Kubelet, Any]]:
+    """A kubelet on a store at ``scale``, running pod ``p`` whose container's port is a real
+    replica answering with ``handler``, probed as ``probe`` says; (store, kubelet, a watch of pods)."""
+    server = http.server.ThreadingHTTPServer if threaded else http.server.HTTPServer
+    replica = server(("127.0.0.1", 0), handler)
+    serving = threading.Thread(target=replica.serve_forever, name="probed-replica")
+    serving.start()
+    clock = ClusterClock(scale=scale)
+    store = Store(clock=clock)
+
+    def factory(pod: dict, spec: dict, sandbox: Any) -> FakeContainer:
+        sandbox.ports["http"] = replica.server_address[1]
+        return FakeContainer(spec["name"], sandbox.pod_name, clock=clock)
+
+    kubelet = Kubelet(store, factory, clock=clock)
+    pods = store.watch(POD)
+    try:
+        kubelet.run()
+        pod = new_pod("p", containers=[{"name": "app", "image": "fake"}])
+        pod["spec"]["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, **probe}
+        store.create(pod)
+        yield store, kubelet, pods
+    finally:
+        pods.stop()
+        kubelet.stop()
+        kubelet.kill_all()
+        replica.shutdown()
+        replica.server_close()
+        serving.join()
+
+
 def test_a_probe_at_a_tenth_of_real_time_still_gives_a_replica_a_real_second():
     # Real time and a real socket: a replica that answers its readiness probe in 0.3 s on a busy
     # machine. At --time-scale 0.1 the probe's default 1 s timeout would be 0.1 s, and the pod
@@ -164,23 +197,7 @@ def test_a_probe_at_a_tenth_of_real_time_still_gives_a_replica_a_real_second():
         def log_message(self, *args: Any) -> None:
             pass
 
-    replica = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowReady)
-    serving = threading.Thread(target=replica.serve_forever, name="slow-replica")
-    serving.start()
-    clock = ClusterClock(scale=0.1)
-    store = Store(clock=clock)
-
-    def factory(pod: dict, spec: dict, sandbox: Any) -> FakeContainer:
-        sandbox.ports["http"] = replica.server_address[1]
-        return FakeContainer(spec["name"], sandbox.pod_name, clock=clock)
-
-    kubelet = Kubelet(store, factory, clock=clock)
-    pods = store.watch(POD)
-    try:
-        kubelet.run()
-        pod = new_pod("p", containers=[{"name": "app", "image": "fake"}])
-        pod["spec"]["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1, "timeoutSeconds": 1}
-        store.create(pod)
+    with probed_pod(SlowReady, {"periodSeconds": 1, "timeoutSeconds": 1}, scale=0.1) as (_, kubelet, pods):
         # the pod starts unready; its first probe either makes it ready or records Unhealthy
         ready = "False"
         while ready == "False" and not kubelet.pod_events:
@@ -189,13 +206,6 @@ def test_a_probe_at_a_tenth_of_real_time_still_gives_a_replica_a_real_second():
             conditions = event[1].get("status", {}).get("conditions", [])
             ready = next((c["status"] for c in conditions if c["type"] == "Ready"), "False")
         assert (ready, kubelet.pod_events) == ("True", [])
-    finally:
-        pods.stop()
-        kubelet.stop()
-        kubelet.kill_all()
-        replica.shutdown()
-        replica.server_close()
-        serving.join()
 
 
 def test_a_stopped_kubelet_leaves_no_emptydir_folder_of_a_pod_still_running():
@@ -307,24 +317,9 @@ def test_readiness_turns_after_the_probe_s_thresholds_in_a_row(thresholds, answe
         def log_message(self, *args: Any) -> None:
             pass
 
-    replica = http.server.HTTPServer(("127.0.0.1", 0), Scripted)  # one probe at a time, in order
-    serving = threading.Thread(target=replica.serve_forever, name="scripted-replica")
-    serving.start()
-    clock = ClusterClock(scale=0.05)
-    store = Store(clock=clock)
-
-    def factory(pod: dict, spec: dict, sandbox: Any) -> FakeContainer:
-        sandbox.ports["http"] = replica.server_address[1]
-        return FakeContainer(spec["name"], sandbox.pod_name, clock=clock)
-
-    kubelet = Kubelet(store, factory, clock=clock)
-    pods = store.watch(POD)
-    try:
-        kubelet.run()
-        pod = new_pod("p", containers=[{"name": "app", "image": "fake"}])
-        pod["spec"]["readinessProbe"] = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1,
-                                         "timeoutSeconds": 100, **thresholds}  # 5 real seconds: no timeout on a busy machine
-        store.create(pod)
+    # one probe at a time, in order; 5 real seconds to answer: no timeout on a busy machine
+    probe = {"periodSeconds": 1, "timeoutSeconds": 100, **thresholds}
+    with probed_pod(Scripted, probe, scale=0.05, threaded=False) as (store, kubelet, pods):
         assert done.wait(30.0), f"the replica answered {served[0]} probes in 30 s"
         seen = []
         while (event := pods.next(timeout=0)) is not None:
@@ -338,10 +333,3 @@ def test_readiness_turns_after_the_probe_s_thresholds_in_a_row(thresholds, answe
         assert len(unhealthy) == 1 and unhealthy[0]["count"] == sum(code >= 400 for code in answers), unhealthy
         printed = [e for e in kubelet.pod_events if e[2] == "Unhealthy"]
         assert len(printed) == turns.count("False"), kubelet.pod_events
-    finally:
-        pods.stop()
-        kubelet.stop()
-        kubelet.kill_all()
-        replica.shutdown()
-        replica.server_close()
-        serving.join()
