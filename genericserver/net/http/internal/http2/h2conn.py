@@ -9,9 +9,11 @@ refuses just the extra stream, and resets just the stream in error:
 :class:`GracefulH2Connection` only reports these, as events, for the server to decide (a header
 block it does not hand on is still decoded, so HPACK's table stays in step), leaves the body's
 length to the server, and reports DATA for a closed stream, whose window Go gives back by its own rule. It writes
-Go's first SETTINGS frame, not h2's. Its three overrides are of private ``h2`` methods, and that
-frame goes through h2's state machine and send buffer: setup.cfg pins ``h2`` to the release they
-were read from (tests/test_http2_h2_internals.py).
+Go's first SETTINGS frame, not h2's, and a server's answers are HPACK-coded by a port of Go's
+encoder (genericserver/x/net/http2/hpack/encode.py) put in place of h2's ``encoder``. Its three
+overrides are of private ``h2`` methods, and that frame and that encoder go through h2's state
+machine and send buffer: setup.cfg pins ``h2`` to the release they were read from
+(tests/test_http2_h2_internals.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from h2.connection import AllowedStreamIDs, ConnectionInputs, _decode_headers
 from h2.settings import SettingCodes
 from h2.stream import StreamState
 from hyperframe.frame import RstStreamFrame, SettingsFrame
+
+from genericserver.x.net.http2.hpack.encode import H2Encoder
 
 # the SETTINGS Go's server writes first (serve's writeSettings), in its order; h2 would write every
 # setting it keeps, ENABLE_PUSH and ENABLE_CONNECT_PROTOCOL among them, which kube-apiserver never sends
@@ -82,6 +86,8 @@ class GracefulH2Connection(h2.connection.H2Connection):
 
     def __init__(self, *args: Any, check_headers: Optional[Callable[[list], Optional[str]]] = None, **kw: Any):
         super().__init__(*args, **kw)
+        if not self.config.client_side:
+            self.encoder = H2Encoder()  # the answers' fields coded as Go's server codes them
         # the server's judge of a decoded header block (Go's readMetaFrame), run where h2 would
         # validate the fields itself (the server turns h2's validation off): the error, or None
         self.check_headers = check_headers

@@ -3,8 +3,9 @@
 Over TLS, a client that offers ``h2`` in ALPN gets HTTP/2: Go's ``http.Server`` hands the
 connection to the http2 server (``serve()``'s ``TLSNextProto`` path), which keeps it marked
 *active* for the HTTP/1 server's bookkeeping, so ``Shutdown`` never closes it as idle (Go issue
-39776): it ends on its own. The ``h2`` library does the framing, HPACK and the stream state
-machine; the decisions below are Go's, in methods named after Go's (``process_headers``,
+39776): it ends on its own. The ``h2`` library does the framing, the decoding half of HPACK and
+the stream state machine; the answers' header blocks are coded by a port of Go's HPACK encoder
+(genericserver/x/net/http2/hpack), as Go's would be. The decisions below are Go's, in methods named after Go's (``process_headers``,
 ``process_data``, ``close_stream``, ``go_away``, ``shut_down_in``...), which ``h2``'s events drive:
 
 * **the serve goroutine**: Go's ``serve`` loop owns a connection's state and takes, between two

@@ -1,0 +1,1 @@
+"""golang.org/x/net/http2 (package)."""
