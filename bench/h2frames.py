@@ -1,7 +1,7 @@
 """The h2 library's part of one HTTP/2 request, alone: what ``bench.instructions`` subtracts (no Go twin).
 
-The server side of ``bench.wire_clients``' exchange, through h2 only (with the server's HPACK
-encoder, a port of Go's, in place of h2's): the client's HEADERS frames
+The server side of ``bench.wire_clients``' exchange, through h2 only (the server's connection
+class, whose HPACK coding is a port of Go's): the client's HEADERS frames
 are made first (always ``MAX`` of them, so that making them costs the same in every run), then the
 server's connection reads ``n`` of them and answers each as ``genericserver``'s HTTP/2 server does
 (a HEADERS frame with the headers the default chain sends, two bytes of DATA, the end of the
@@ -18,8 +18,8 @@ import h2.events
 import h2.settings
 
 from bench.wire_clients import H2_HEADERS
+from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
 from genericserver.net.http.internal.http2.server import h2_config
-from genericserver.x.net.http2.hpack.encode import H2Encoder
 
 MAX = 400
 RESPONSE = ((b":status", b"200"), (b"content-type", b"text/plain"), (b"content-length", b"2"),
@@ -30,11 +30,10 @@ RESPONSE = ((b":status", b"200"), (b"content-type", b"text/plain"), (b"content-l
 def frames() -> tuple[h2.connection.H2Connection, h2.connection.H2Connection, list[bytes]]:
     """A client and a server connection past their prefaces, and ``MAX`` requests' bytes."""
     client = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-    server = h2.connection.H2Connection(h2_config())  # the server's own configuration
-    server.encoder = H2Encoder()  # and HPACK encoder (h2conn.py)
+    server = GracefulH2Connection(config=h2_config())  # the server's own (Go's HPACK coding, h2conn.py)
     # the client made every request before any answer: none may count against a stream limit
     server.local_settings = h2.settings.Settings(client=False, initial_values={
-        h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1 << 30})
+        h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1 << 30, h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: 1 << 20})
     client.initiate_connection()
     client.increment_flow_control_window(1 << 30)  # never short of window: nothing read back
     server.initiate_connection()

@@ -50,8 +50,16 @@ def test_the_closed_stream_data_handler_the_third_override_replaces():
     assert h2.exceptions.StreamClosedError(1)._events == []  # the events h2 hands on with it
 
 
-def test_the_header_block_decoder_the_override_calls():
-    assert params(h2.connection._decode_headers) == ["decoder", "encoded_header_block"]
+def test_the_encoder_h2_codes_answers_with_is_the_server_connections_own():
+    # h2conn puts Go's HPACK encoder in place of h2's: h2 must still code a HEADERS frame's
+    # fields with its connection's ``encoder`` and tell it the peer's table size; the requests'
+    # blocks are decoded by the override itself (read_meta_headers), not by h2's decoder
+    import h2.stream
+    assert "encoder.encode(headers)" in inspect.getsource(h2.stream.H2Stream._build_headers_frames)
+    assert "self.encoder.header_table_size = " in inspect.getsource(h2.connection.H2Connection._acknowledge_settings)
+    conn = h2conn.GracefulH2Connection(h2.config.H2Configuration(client_side=False))
+    assert type(conn.encoder).__name__ == "H2Encoder"
+    assert "_decode_headers" not in inspect.getsource(h2conn.GracefulH2Connection._receive_headers_frame)
 
 
 def test_the_attributes_the_server_reads_and_sets():

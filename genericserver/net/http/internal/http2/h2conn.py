@@ -23,12 +23,14 @@ from typing import Any, Callable, Optional
 import h2.connection
 import h2.errors
 import h2.events
-from h2.connection import AllowedStreamIDs, ConnectionInputs, _decode_headers
+import h2.exceptions
+from h2.connection import AllowedStreamIDs, ConnectionInputs
 from h2.settings import SettingCodes
 from h2.stream import StreamState
 from hyperframe.frame import RstStreamFrame, SettingsFrame
 
-from genericserver.x.net.http2.hpack.encode import H2Encoder
+from genericserver.x.net.http2.hpack import hpack
+from genericserver.x.net.http2.hpack.encode import INITIAL_HEADER_TABLE_SIZE, H2Encoder
 
 # the SETTINGS Go's server writes first (serve's writeSettings), in its order; h2 would write every
 # setting it keeps, ENABLE_PUSH and ENABLE_CONNECT_PROTOCOL among them, which kube-apiserver never sends
@@ -63,6 +65,13 @@ class DataOnClosedStream(h2.events.Event):
         self.stream_id, self.flow_controlled_length = stream_id, flow_controlled_length
 
 
+def _go_connection_error(code: int, why: str) -> h2.exceptions.ProtocolError:
+    """What the server reads as Go's ``ConnectionError(code)`` (processframe.py takes the code)."""
+    err = h2.exceptions.ProtocolError(why)
+    err.error_code = code
+    return err
+
+
 class GracefulH2Connection(h2.connection.H2Connection):
     """h2's connection, except for a GOAWAY read from the peer, a stream over the advertised
     limit, and DATA for a closed stream: each is reported, for the server to decide as Go does.
@@ -88,16 +97,68 @@ class GracefulH2Connection(h2.connection.H2Connection):
         super().__init__(*args, **kw)
         if not self.config.client_side:
             self.encoder = H2Encoder()  # the answers' fields coded as Go's server codes them
+            # and the requests' decoded as Go's framer decodes them (read_meta_headers)
+            self.meta_decoder = hpack.Decoder(INITIAL_HEADER_TABLE_SIZE, lambda f: None)
         # the server's judge of a decoded header block (Go's readMetaFrame), run where h2 would
         # validate the fields itself (the server turns h2's validation off): the error, or None
         self.check_headers = check_headers
+        # Go's maxHeaderListSize (the server sets it: MaxHeaderBytes + 320), 0 for no limit, and
+        # the lengths of the frames' fragments of the block being read (the server's frame
+        # checks note them; h2 hands the block over whole)
+        self.max_header_list_size = 0
+        self.header_fragments: list[int] = []
+
+    def read_meta_headers(self, block: bytes) -> tuple[list, bool]:
+        """Go's ``readMetaFrame``, its decoding: the fields, and whether the list went over
+        ``max_header_list_size`` (Go's ``Truncated``: the fields from there on are decoded for
+        HPACK's table only). Raises h2's ``ProtocolError`` with Go's code where Go ends the
+        connection: COMPRESSION_ERROR for a block HPACK cannot decode, PROTOCOL_ERROR for a
+        fragment more than twice what the list may still hold, or one after a malformed field."""
+        fields: list = []
+        remain = self.max_header_list_size or (1 << 62)
+        truncated = False
+        dec = self.meta_decoder
+
+        def emit(f: Any) -> None:
+            nonlocal remain, truncated
+            size = f.size()
+            if size > remain:
+                dec.emit_enabled = False
+                truncated, remain = True, 0
+                return
+            remain -= size
+            fields.append((f.name, f.value))
+
+        dec.emit, dec.emit_enabled = emit, True
+        dec.max_str_len = self.max_header_list_size
+        fragments, self.header_fragments = self.header_fragments, []
+        if sum(fragments) != len(block):
+            fragments = [len(block)]
+        try:
+            pos = 0
+            for n in fragments:
+                frag = block[pos:pos + n]
+                pos += n
+                if len(frag) > 2 * remain or (pos > n and self.check_headers and self.check_headers(fields)):
+                    raise _go_connection_error(h2.errors.ErrorCodes.PROTOCOL_ERROR, "header list too large or invalid")
+                try:
+                    dec.write(frag)
+                except ValueError as err:  # Go's DecodingError, ErrStringLength, ErrInvalidHuffman
+                    raise _go_connection_error(h2.errors.ErrorCodes.COMPRESSION_ERROR, str(err)) from None
+            try:
+                dec.close()
+            except ValueError as err:
+                raise _go_connection_error(h2.errors.ErrorCodes.COMPRESSION_ERROR, str(err)) from None
+        finally:
+            dec.emit = lambda f: None
+        return fields, truncated
 
     def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
         sid = frame.stream_id
         if self.config.client_side:
             return super()._receive_headers_frame(frame)
         # decoded here, whatever becomes of the stream, so HPACK's table stays in step with the client's
-        headers = _decode_headers(self.decoder, frame.data)
+        headers, truncated = self.read_meta_headers(frame.data)
         invalid = self.check_headers(headers) if self.check_headers else None
         if invalid:  # a malformed field: this stream's error, and it never opened (Go's framer)
             return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR, opened=False, why=invalid)]
@@ -121,6 +182,8 @@ class GracefulH2Connection(h2.connection.H2Connection):
         # the server counts a body against its content-length as Go does (a stream error, or
         # the handler's), where h2 would end the connection
         stream._expected_content_length = None
+        for ev in stream_events:
+            ev.header_list_truncated = truncated  # (Go's MetaHeadersFrame.Truncated: answered 431)
         return frames, events + stream_events
 
     def _receive_goaway_frame(self, frame: Any) -> tuple[list, list]:

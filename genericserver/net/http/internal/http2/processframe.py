@@ -50,9 +50,10 @@ from genericserver.x.net.http.httpguts import httplex as httpguts
 
 E = h2.errors.ErrorCodes
 FRAME_HEADER_LEN = 9
-DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 2, 3, 4, 5, 6, 7, 8
+DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = range(10)
 FLAG_ACK = FLAG_END_STREAM = 0x1
 FLAG_PADDED = 0x8
+FLAG_PRIORITY = 0x20
 MAX_SETTINGS = 100  # Go's processSettings: more in one frame is suspicious
 HANDLER_DONE_MSG = "handlerDoneMsg"  # a handler's goroutine to the serve goroutine: its place is free
 
@@ -122,6 +123,13 @@ def new_400_handler(text: str) -> Callable:
         start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8"), ("X-Content-Type-Options", "nosniff")])
         return [text.encode() + b"\n"]
     return app
+
+
+def handle_header_list_too_long(environ: dict, start_response: Callable) -> list:
+    """Go's ``handleHeaderListTooLong``: 431 with Go's little page. Go sets no type and its
+    response writer sniffs the page as HTML; the server sniffs nothing, so the type is named."""
+    start_response("431 Request Header Fields Too Large", [("Content-Type", "text/html; charset=utf-8")])
+    return [b"<h1>HTTP Error 431</h1><p>Request Header Field(s) Too Large</p>"]
 
 
 class FrameSide:
@@ -227,6 +235,9 @@ class FrameSide:
                 raise GoConnectionError(E.PROTOCOL_ERROR)  # "headers_even"
             if sid not in self.streams and sid <= self.max_client_stream_id:
                 raise GoConnectionError(E.PROTOCOL_ERROR)  # "stream_went_down"
+            self.note_header_fragment(flags, payload, first=True)
+        elif ftype == CONTINUATION:
+            self.note_header_fragment(flags, payload, first=False)
         elif ftype in (DATA, RST_STREAM, WINDOW_UPDATE) and idle:
             raise GoConnectionError(E.PROTOCOL_ERROR)  # "data_on_idle", "reset_idle_stream", "stream_idle"
         elif ftype == DATA and sid not in self.streams and sid not in self.h2.streams:
@@ -243,6 +254,18 @@ class FrameSide:
             raise StreamError(sid, E.PROTOCOL_ERROR)  # checkPriority: a stream cannot depend on itself
         elif ftype == DATA:
             self.check_declared_length(sid, flags, payload)
+
+    def note_header_fragment(self, flags: int, payload: memoryview, first: bool) -> None:
+        """The length of a frame's fragment of a header block, for Go's size checks, which are
+        made fragment by fragment (h2conn.read_meta_headers; h2 joins the fragments)."""
+        n = len(payload)
+        if first:
+            self.h2.header_fragments = []
+            if flags & FLAG_PADDED and payload:
+                n -= payload[0] + 1
+            if flags & FLAG_PRIORITY:
+                n -= 5
+        self.h2.header_fragments.append(n)
 
     def check_declared_length(self, sid: int, flags: int, payload: memoryview) -> None:
         """Go's ``processData``: a body longer than its ``content-length`` is a stream error (its
@@ -333,7 +356,9 @@ class FrameSide:
                 env[key] = ",".join(values)
         st = self.new_stream(ev.stream_id, env)
         bad = check_valid_http2_request_headers(header)
-        if bad:
+        if getattr(ev, "header_list_truncated", False):  # over MaxHeaderBytes + 320
+            st.app = handle_header_list_too_long
+        elif bad:
             st.app = new_400_handler(bad)
         lengths = header.get("Content-Length", [])
         st.declared_length = int(lengths[0]) if len(lengths) == 1 and lengths[0].isascii() and lengths[0].isdigit() else -1

@@ -211,6 +211,7 @@ class ServerConn(FrameSide, HandlerSide):
         self.serve_msgs: collections.deque[str] = collections.deque()  # Go's serveMsgCh
         self.window_waiters: list[Any] = []  # handlers' writes waiting for window (or the end)
         self.h2 = GracefulH2Connection(config=h2_config(), check_headers=meta_headers_error)
+        self.h2.max_header_list_size = self.max_header_list_size()  # Go's framer has it from the start
         self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
         self.max_client_stream_id = 0
