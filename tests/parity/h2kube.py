@@ -480,6 +480,31 @@ def _connection_error(srv: Server, ca: str) -> dict:
     return out
 
 
+@case("hpack-undecodable", "after one answer, a header block HPACK cannot decode (an index past both "
+      "tables): the GOAWAY's code and last stream id (Go's framer: COMPRESSION_ERROR, naming the block's stream)")
+def _hpack_undecodable(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    first = c.request("/version")
+    c.pump(lambda: c.answered(first))
+    c.send(HeadersFrame(c.next_stream, b"\xff\x80\x01", flags=["END_HEADERS", "END_STREAM"]))  # index 255
+    c.pump(lambda: c.goaways())
+    c.settle()
+    return observe(c, [first])
+
+
+@case("header-list-431", "a header list over MaxHeaderBytes + 320: a 4,000-byte field indexed, then named by "
+      "its index 299 times more (1.2 MB of list from a 4 KiB block), so the token after it is past the limit; "
+      "Go answers 431 on the stream (its page sniffed as HTML) and HPACK stays in step for the next stream")
+def _header_list_431(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    sid = c.request("/version", headers=(("x-big", "v" * 4000),) * 300)
+    c.pump(lambda: c.answered(sid))
+    after = c.request("/version")
+    c.pump(lambda: c.answered(after))
+    c.settle()
+    return observe(c, [sid, after])
+
+
 def anonymous_then_late_stream(srv: Server, ca: str, bodies: bool) -> dict:
     """A request without Authorization, its answer and the GOAWAY its Connection: close becomes,
     then a stream opened after the GOAWAY."""

@@ -9,11 +9,12 @@ refuses just the extra stream, and resets just the stream in error:
 :class:`GracefulH2Connection` only reports these, as events, for the server to decide (a header
 block it does not hand on is still decoded, so HPACK's table stays in step), leaves the body's
 length to the server, and reports DATA for a closed stream, whose window Go gives back by its own rule. It writes
-Go's first SETTINGS frame, not h2's, and a server's answers are HPACK-coded by a port of Go's
-encoder (genericserver/x/net/http2/hpack/encode.py) put in place of h2's ``encoder``. Its three
-overrides are of private ``h2`` methods, and that frame and that encoder go through h2's state
-machine and send buffer: setup.cfg pins ``h2`` to the release they were read from
-(tests/test_http2_h2_internals.py).
+Go's first SETTINGS frame, not h2's. A server's HPACK is Go's (genericserver/x/net/http2/hpack):
+its answers are coded by a port of Go's encoder put in place of h2's ``encoder``, and each request's
+header block is decoded and judged as Go's framer does it (:meth:`GracefulH2Connection.read_meta_headers`),
+not by h2's decoder. Its three overrides are of private ``h2`` methods, and that frame and that
+encoder go through h2's state machine and send buffer: setup.cfg pins ``h2`` to the release they
+were read from (tests/test_http2_h2_internals.py).
 """
 
 from __future__ import annotations
@@ -66,9 +67,12 @@ class DataOnClosedStream(h2.events.Event):
 
 
 def _go_connection_error(code: int, why: str) -> h2.exceptions.ProtocolError:
-    """What the server reads as Go's ``ConnectionError(code)`` (processframe.py takes the code)."""
+    """What the server reads as Go's ``ConnectionError(code)`` returned with the frame read
+    (processframe.py takes the code, and the frame's stream for the GOAWAY's last stream id,
+    as Go's ``processFrameFromReader`` does when ``readMetaFrame`` hands back its frame)."""
     err = h2.exceptions.ProtocolError(why)
     err.error_code = code
+    err.with_frame = True
     return err
 
 

@@ -204,7 +204,8 @@ class FrameSide:
             except h2.exceptions.ProtocolError as err:
                 self.h2.data_to_send()  # h2's own GOAWAY: ours goes out instead
                 self.h2_broken = True  # h2 has closed its state machine: later frames are drained unparsed
-                raise GoConnectionError(getattr(err, "error_code", None) or E.PROTOCOL_ERROR, with_frame=False) from None
+                raise GoConnectionError(getattr(err, "error_code", None) or E.PROTOCOL_ERROR,
+                                        with_frame=getattr(err, "with_frame", False)) from None
             for ev in events:
                 self.process_frame(ev)
         except StreamError as err:

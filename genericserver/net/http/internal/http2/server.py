@@ -3,9 +3,9 @@
 Over TLS, a client that offers ``h2`` in ALPN gets HTTP/2: Go's ``http.Server`` hands the
 connection to the http2 server (``serve()``'s ``TLSNextProto`` path), which keeps it marked
 *active* for the HTTP/1 server's bookkeeping, so ``Shutdown`` never closes it as idle (Go issue
-39776): it ends on its own. The ``h2`` library does the framing, the decoding half of HPACK and
-the stream state machine; the answers' header blocks are coded by a port of Go's HPACK encoder
-(genericserver/x/net/http2/hpack), as Go's would be. The decisions below are Go's, in methods named after Go's (``process_headers``,
+39776): it ends on its own. The ``h2`` library does the framing and the stream state machine;
+HPACK is a port of Go's (genericserver/x/net/http2/hpack), so the answers' header blocks are the
+octets Go's would be and the requests' are read as Go's framer reads them. The decisions below are Go's, in methods named after Go's (``process_headers``,
 ``process_data``, ``close_stream``, ``go_away``, ``shut_down_in``...), which ``h2``'s events drive:
 
 * **the serve goroutine**: Go's ``serve`` loop owns a connection's state and takes, between two
@@ -30,6 +30,11 @@ the stream state machine; the answers' header blocks are coded by a port of Go's
   GOAWAY's last stream id with the frame that caused it, REFUSED_STREAM before our SETTINGS are
   acknowledged, a body against its ``content-length``, and ``scheduleHandler``'s handler limit
   and early-reset guard.
+* **a header block** (``readMetaFrame``, h2conn.py): one HPACK cannot decode ends the connection
+  with COMPRESSION_ERROR; a header list over ``MaxHeaderBytes`` + 320 (Go's
+  ``maxHeaderListSize``, advertised as ``MAX_HEADER_LIST_SIZE`` and enforced from the start) is
+  answered 431 (``handleHeaderListTooLong``), the fields past the limit decoded for HPACK's
+  table only; a fragment more than twice what the list may still hold is a PROTOCOL_ERROR.
 * **a connection error**: logged, a GOAWAY with its code (ours, not h2's), then every frame is
   dropped, no handler's frame is written, and the connection closes ``goAwayTimeout`` later, as
   Go lingers so the client reads the GOAWAY before a reset could destroy it.
@@ -65,8 +70,7 @@ the recorded corpora (tests/parity/README.md) come from those programs and that 
 Differences from Go: a frame is written by the thread that made it, under ``mu``, where Go's
 serve loop hands each to a writer goroutine; after a connection error the frames that follow are
 drained unparsed (Go parses and drops them; neither answers them); no server push, no
-priorities, no ``MAX_HEADER_LIST_SIZE`` answer of 431 (``h2`` ends the connection instead); no
-``Content-Type`` sniffing, as over HTTP/1 (a WSGI app names its type: request.py's
+priorities; no ``Content-Type`` sniffing (the 431 page names its type, which Go sniffs), as over HTTP/1 (a WSGI app names its type: request.py's
 ``sniff-content-type``).
 """
 

@@ -1,1 +1,1 @@
-"""golang.org/x/net/http2/hpack (v0.49.0): the encoding half, encode.go and what it uses (package)."""
+"""golang.org/x/net/http2/hpack (v0.49.0): encode.go, hpack.go, huffman.go, tables.go, static_table.go (package)."""
