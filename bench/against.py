@@ -12,7 +12,7 @@ differ by more than that. The same tree against itself came out at 0.98-1.02.
 
 Stop 62 measured with it, among others: the HPACK encoder port against ``60bd0e1`` (HTTP/2, 0.95x);
 and, in trees patched for the measurement only, what the timeout filter and its goroutine cost
-(walkthrough 8.7). It needs Go for the load client, as the anchor does, not the reference programs.
+(walkthrough 8.8). It needs Go for the load client, as the anchor does, not the reference programs.
 """
 
 from __future__ import annotations
