@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import h2.errors
 import hpack
-from hyperframe.frame import DataFrame, GoAwayFrame, HeadersFrame, RstStreamFrame
+from hyperframe.frame import ContinuationFrame, DataFrame, GoAwayFrame, HeadersFrame, RstStreamFrame
 
 from test_http2_rules import answered, get, raw_frames
 from test_http2server import serve, text  # noqa: F401 - serve is the fixture
@@ -50,7 +50,7 @@ def test_a_header_list_over_the_limit_is_answered_431(serve):
     h.srv.max_header_bytes = 1000  # the list may hold 1000 + 320 octets
     enc, dec = hpack.Encoder(), hpack.Decoder()
     big = [(f"x-field-{i}", "v" * 100) for i in range(12)]  # 12 * (10 + 100 + 32) octets: over 1320
-    got = raw_frames(h, [get(enc, 1, *big), get(enc, 3)], lambda fs: answered(fs, 3))
+    got = raw_frames(h, [get(enc, 1, *big), get(enc, 3)], lambda fs: answered(fs, 1) and answered(fs, 3))
     heads = {f.stream_id: dict(dec.decode(f.data, raw=False)) for f in got if isinstance(f, HeadersFrame)}
     body = b"".join(f.data for f in got if isinstance(f, DataFrame) and f.stream_id == 1)
     assert heads[1][":status"] == "431"
@@ -66,3 +66,45 @@ def test_a_fragment_more_than_twice_the_list_left_ends_the_connection(serve):
     huge = get(enc, 1, ("x-big", "v" * 4000))  # 3,500 octets Huffman-coded: over 2 * 1320
     got = raw_frames(h, [huge], lambda fs: any(isinstance(f, GoAwayFrame) for f in fs))
     assert goaways(got) == [(E.PROTOCOL_ERROR, 1)]
+
+
+# -- a malformed field, in Go's order: each field judged as it is decoded (readMetaFrame's emit) --------
+def fields_block(enc, sid, fields, end_headers=True):
+    flags = ["END_STREAM"] + (["END_HEADERS"] if end_headers else [])
+    return HeadersFrame(sid, enc.encode(fields), flags=flags)
+
+
+BASE = [(":method", "GET"), (":path", "/"), (":scheme", "https"), (":authority", "x")]
+
+
+def resets(frames):
+    return [(f.stream_id, f.error_code) for f in frames if isinstance(f, RstStreamFrame)]
+
+
+def test_a_malformed_field_that_would_cross_the_limit_is_a_stream_error_not_431(serve):
+    # Go judges the field before it counts its size: the stream is reset, no 431
+    h = serve(text(b"ok"))
+    h.srv.max_header_bytes = 1000
+    enc = hpack.Encoder()
+    fields = BASE + [("x-a", "v" * 600), ("X-Upper", "v" * 800)]  # the second is malformed and over
+    got = raw_frames(h, [fields_block(enc, 1, fields), get(enc, 3)], lambda fs: answered(fs, 3))
+    assert resets(got) == [(1, E.PROTOCOL_ERROR)] and answered(got, 3) and not goaways(got)
+
+
+def test_a_fragment_after_a_malformed_field_ends_the_connection(serve):
+    h = serve(text(b"ok"))
+    enc = hpack.Encoder()
+    first = fields_block(enc, 1, BASE + [("X-Upper", "1")], end_headers=False)
+    rest = ContinuationFrame(1, enc.encode([("x-more", "1")]), flags=["END_HEADERS"])
+    got = raw_frames(h, [first, rest], lambda fs: any(isinstance(f, GoAwayFrame) for f in fs))
+    assert goaways(got) == [(E.PROTOCOL_ERROR, 1)]
+
+
+def test_an_unknown_pseudo_field_is_judged_once_the_block_is_read(serve):
+    # checkPseudos runs on the whole block: a CONTINUATION after it is read, then the stream reset
+    h = serve(text(b"ok"))
+    enc = hpack.Encoder()
+    first = fields_block(enc, 1, BASE + [(":foo", "1")], end_headers=False)
+    rest = ContinuationFrame(1, enc.encode([("x-more", "1")]), flags=["END_HEADERS"])
+    got = raw_frames(h, [first, rest, get(enc, 3)], lambda fs: answered(fs, 3))
+    assert resets(got) == [(1, E.PROTOCOL_ERROR)] and answered(got, 3) and not goaways(got)

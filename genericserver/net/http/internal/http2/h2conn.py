@@ -97,34 +97,46 @@ class GracefulH2Connection(h2.connection.H2Connection):
             frame.settings[code] = self.local_settings[code]
         self._data_to_send += frame.serialize()
 
-    def __init__(self, *args: Any, check_headers: Optional[Callable[[list], Optional[str]]] = None, **kw: Any):
+    def __init__(self, *args: Any, check_field: Optional[Callable[[bytes, bytes, bool], str]] = None,
+                 check_pseudos: Optional[Callable[[list], str]] = None, **kw: Any):
         super().__init__(*args, **kw)
         if not self.config.client_side:
             self.encoder = H2Encoder()  # the answers' fields coded as Go's server codes them
             # and the requests' decoded as Go's framer decodes them (read_meta_headers)
             self.meta_decoder = hpack.Decoder(INITIAL_HEADER_TABLE_SIZE, lambda f: None)
-        # the server's judge of a decoded header block (Go's readMetaFrame), run where h2 would
-        # validate the fields itself (the server turns h2's validation off): the error, or None
-        self.check_headers = check_headers
+        # the server's judges of a decoded header block (Go's readMetaFrame), run where h2 would
+        # validate the fields itself (the server turns h2's validation off): each field as it is
+        # decoded (name, value, whether a regular field came before), then the pseudo-fields of
+        # the whole block; each gives the error, or ""
+        self.check_field = check_field
+        self.check_pseudos = check_pseudos
         # Go's maxHeaderListSize (the server sets it: MaxHeaderBytes + 320), 0 for no limit, and
         # the lengths of the frames' fragments of the block being read (the server's frame
         # checks note them; h2 hands the block over whole)
         self.max_header_list_size = 0
         self.header_fragments: list[int] = []
 
-    def read_meta_headers(self, block: bytes) -> tuple[list, bool]:
-        """Go's ``readMetaFrame``, its decoding: the fields, and whether the list went over
-        ``max_header_list_size`` (Go's ``Truncated``: the fields from there on are decoded for
-        HPACK's table only). Raises h2's ``ProtocolError`` with Go's code where Go ends the
-        connection: COMPRESSION_ERROR for a block HPACK cannot decode, PROTOCOL_ERROR for a
-        fragment more than twice what the list may still hold, or one after a malformed field."""
+    def read_meta_headers(self, block: bytes) -> tuple[list, bool, str]:
+        """Go's ``readMetaFrame``: the fields, whether the list went over ``max_header_list_size``
+        (Go's ``Truncated``), and the first malformed field's error ("" if none). From a
+        malformed field or the limit on, fields are decoded for HPACK's table only. Raises h2's
+        ``ProtocolError`` with Go's code where Go ends the connection: COMPRESSION_ERROR for a
+        block HPACK cannot decode, PROTOCOL_ERROR for a fragment more than twice what the list
+        may still hold, or for one that follows a malformed field."""
         fields: list = []
         remain = self.max_header_list_size or (1 << 62)
-        truncated = False
-        dec = self.meta_decoder
+        truncated, invalid, saw_regular = False, "", False
+        dec, check_field = self.meta_decoder, self.check_field
 
         def emit(f: Any) -> None:
-            nonlocal remain, truncated
+            nonlocal remain, truncated, invalid, saw_regular
+            if check_field is not None:
+                invalid = check_field(f.name, f.value, saw_regular)
+            if not f.name.startswith(b":"):
+                saw_regular = True
+            if invalid:
+                dec.emit_enabled = False
+                return
             size = f.size()
             if size > remain:
                 dec.emit_enabled = False
@@ -143,8 +155,8 @@ class GracefulH2Connection(h2.connection.H2Connection):
             for n in fragments:
                 frag = block[pos:pos + n]
                 pos += n
-                if len(frag) > 2 * remain or (pos > n and self.check_headers and self.check_headers(fields)):
-                    raise _go_connection_error(h2.errors.ErrorCodes.PROTOCOL_ERROR, "header list too large or invalid")
+                if len(frag) > 2 * remain or invalid:
+                    raise _go_connection_error(h2.errors.ErrorCodes.PROTOCOL_ERROR, invalid or "header list too large")
                 try:
                     dec.write(frag)
                 except ValueError as err:  # Go's DecodingError, ErrStringLength, ErrInvalidHuffman
@@ -155,15 +167,16 @@ class GracefulH2Connection(h2.connection.H2Connection):
                 raise _go_connection_error(h2.errors.ErrorCodes.COMPRESSION_ERROR, str(err)) from None
         finally:
             dec.emit = lambda f: None
-        return fields, truncated
+        if not invalid and self.check_pseudos is not None:
+            invalid = self.check_pseudos(fields)
+        return fields, truncated, invalid
 
     def _receive_headers_frame(self, frame: Any) -> tuple[list, list]:
         sid = frame.stream_id
         if self.config.client_side:
             return super()._receive_headers_frame(frame)
         # decoded here, whatever becomes of the stream, so HPACK's table stays in step with the client's
-        headers, truncated = self.read_meta_headers(frame.data)
-        invalid = self.check_headers(headers) if self.check_headers else None
+        headers, truncated, invalid = self.read_meta_headers(frame.data)
         if invalid:  # a malformed field: this stream's error, and it never opened (Go's framer)
             return [], [StreamRejected(sid, h2.errors.ErrorCodes.PROTOCOL_ERROR, opened=False, why=invalid)]
         stream = self.streams.get(sid)

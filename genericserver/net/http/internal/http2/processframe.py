@@ -80,23 +80,26 @@ CONN_HEADERS = ("Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encodi
 REQUEST_PSEUDO = (b":method", b":path", b":scheme", b":authority", b":protocol")
 
 
-def meta_headers_error(headers: list) -> str:
-    """Go's ``readMetaFrame`` and ``checkPseudos`` on a decoded header block: what makes it
-    malformed (a stream error), or "". Pseudo-fields first, each once and a request's; names
-    lower-case tokens; values without control bytes."""
-    saw_regular, pseudos = False, []
-    for name, value in headers:
-        if not httpguts.valid_header_field_value(value.decode("latin-1")):
-            return f"invalid header field value for {name.decode('latin-1')!r}"
-        if name.startswith(b":"):
-            if saw_regular:
-                return "pseudo header field after regular"
-            pseudos.append(name)
-        else:
-            saw_regular = True
-            text = name.decode("latin-1")
-            if not httpguts.valid_header_field_name(text) or text != text.lower():  # (a token is ASCII)
-                return f"invalid header field name {text!r}"
+def meta_field_error(name: bytes, value: bytes, saw_regular: bool) -> str:
+    """Go's ``readMetaFrame``, its judgement of one decoded field: what makes it malformed (a
+    stream error), or "". A value without control bytes; a pseudo-field before any regular one;
+    a regular name a lower-case token. Go judges in that order and keeps the last it found."""
+    invalid = ""
+    if not httpguts.valid_header_field_value(value.decode("latin-1")):
+        invalid = f"invalid header field value for {name.decode('latin-1')!r}"
+    if name.startswith(b":"):
+        if saw_regular:
+            invalid = "pseudo header field after regular"
+    else:
+        text = name.decode("latin-1")
+        if not httpguts.valid_header_field_name(text) or text != text.lower():  # (a token is ASCII)
+            invalid = f"invalid header field name {text!r}"
+    return invalid
+
+
+def check_pseudos(headers: list) -> str:
+    """Go's ``checkPseudos`` once the block is read: each pseudo-field a request's, and once."""
+    pseudos = [name for name, _ in headers if name.startswith(b":")]
     for i, name in enumerate(pseudos):
         if name not in REQUEST_PSEUDO:  # (":status" too: a response's, in a request)
             return f"invalid pseudo-header {name.decode('latin-1')!r}"
@@ -411,4 +414,5 @@ class FrameSide:
         self.send_window_update(st, pad)
 
 
-__all__ = ["HANDLER_DONE_MSG", "FrameSide", "GoConnectionError", "StreamError", "check_valid_http2_request_headers", "meta_headers_error"]
+__all__ = ["HANDLER_DONE_MSG", "FrameSide", "GoConnectionError", "StreamError", "check_pseudos", "check_valid_http2_request_headers",
+           "meta_field_error"]

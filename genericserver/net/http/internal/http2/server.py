@@ -93,7 +93,7 @@ from genericserver.net.http.internal.http2.config import (DEFAULT_MAX_HEADER_BYT
 from genericserver.net.http.internal.http2.errors import (ERR_CLIENT_DISCONNECTED, ERR_PREFACE_TIMEOUT, ERR_STREAM_CLOSED,
                                                           go_away_frame_string)
 from genericserver.net.http.internal.http2.flow import Inflow
-from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG, FrameSide, meta_headers_error
+from genericserver.net.http.internal.http2.processframe import HANDLER_DONE_MSG, FrameSide, check_pseudos, meta_field_error
 from genericserver.net.http.internal.http2.h2conn import GracefulH2Connection
 from genericserver.net.http.internal.http2.pipe import Body
 from genericserver.net.http.internal.http2.responsewriter import HANDLER_CHUNK_WRITE_SIZE, HandlerSide
@@ -199,7 +199,7 @@ class ServeGoroutine:
 
 def h2_config() -> h2.config.H2Configuration:
     """The h2 connection's configuration: the fields both ways are judged by Go's rules
-    (processframe.meta_headers_error, write.encode_headers), not h2's."""
+    (processframe.meta_field_error and check_pseudos, write.encode_headers), not h2's."""
     return h2.config.H2Configuration(client_side=False, header_encoding=None, validate_inbound_headers=False,
                                      validate_outbound_headers=False, normalize_outbound_headers=False)
 
@@ -214,7 +214,7 @@ class ServerConn(FrameSide, HandlerSide):
         self.serve_g = ServeGoroutine(self)
         self.serve_msgs: collections.deque[str] = collections.deque()  # Go's serveMsgCh
         self.window_waiters: list[Any] = []  # handlers' writes waiting for window (or the end)
-        self.h2 = GracefulH2Connection(config=h2_config(), check_headers=meta_headers_error)
+        self.h2 = GracefulH2Connection(config=h2_config(), check_field=meta_field_error, check_pseudos=check_pseudos)
         self.h2.max_header_list_size = self.max_header_list_size()  # Go's framer has it from the start
         self.inflow = Inflow(INITIAL_WINDOW_SIZE)
         self.streams: dict[int, Stream] = {}
