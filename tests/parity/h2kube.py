@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import hpack
 from h2.errors import ErrorCodes
 from h2.frame_buffer import FrameBuffer
-from hyperframe.frame import (DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame, RstStreamFrame,
+from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame, HeadersFrame, PingFrame, RstStreamFrame,
                               SettingsFrame, WindowUpdateFrame)
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -498,6 +498,36 @@ def _hpack_undecodable(srv: Server, ca: str) -> dict:
 def _header_list_431(srv: Server, ca: str) -> dict:
     c = FrameClient(srv.port, ca)
     sid = c.request("/version", headers=(("x-big", "v" * 4000),) * 300)
+    c.pump(lambda: c.answered(sid))
+    after = c.request("/version")
+    c.pump(lambda: c.answered(after))
+    c.settle()
+    return observe(c, [sid, after])
+
+
+@case("malformed-over-the-limit", "a header list just under MaxHeaderBytes + 320 (a 4,000-byte field named by "
+      "its index 259 times), then a malformed field (an upper-case name) that would also cross the limit: Go "
+      "judges the field before it counts it, so the stream is reset, not answered 431; the next stream answered")
+def _malformed_over_the_limit(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    sid = c.request("/version", headers=(("x-big", "v" * 4000),) * 259 + (("X-Upper", "v" * 4000),))
+    c.pump(lambda: c.answered(sid))
+    after = c.request("/version")
+    c.pump(lambda: c.answered(after))
+    c.settle()
+    return observe(c, [sid, after])
+
+
+@case("unknown-pseudo-continued", "a HEADERS frame with an unknown pseudo-field (:foo) and no END_HEADERS, then "
+      "its CONTINUATION: Go reads the whole block and then resets the stream (checkPseudos); the next stream answered")
+def _unknown_pseudo_continued(srv: Server, ca: str) -> dict:
+    c = FrameClient(srv.port, ca)
+    sid = c.next_stream
+    c.next_stream += 2
+    first = c.encoder.encode([(":method", "GET"), (":scheme", "https"), (":authority", "127.0.0.1"),
+                              (":path", "/version"), (":foo", "1")])
+    rest = c.encoder.encode([("authorization", f"Bearer {TOKEN}")])
+    c.send(HeadersFrame(sid, first, flags=["END_STREAM"]), ContinuationFrame(sid, rest, flags=["END_HEADERS"]))
     c.pump(lambda: c.answered(sid))
     after = c.request("/version")
     c.pump(lambda: c.answered(after))
