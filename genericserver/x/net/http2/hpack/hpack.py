@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Optional
 
+from hpack.table import HeaderTable
+
 from genericserver.x.net.http2.hpack.huffman import StringLengthError, huffman_decode
 from genericserver.x.net.http2.hpack.tables import HeaderFieldTable
 
@@ -239,12 +241,7 @@ def read_var_int(n: int, buf: bytes, pos: int) -> tuple[int, int]:
     raise _NeedMore()
 
 
-def _static_entries() -> list[HeaderField]:
-    from hpack.table import HeaderTable  # RFC 7541 Appendix A (static_table.py builds the searchable copy)
-
-    return [HeaderField(name, value) for name, value in HeaderTable.STATIC_TABLE]
-
-
-STATIC_ENTRIES = _static_entries()
+# RFC 7541 Appendix A, from the hpack library's copy; static_table.py makes the searchable table of them
+STATIC_ENTRIES = [HeaderField(name, value) for name, value in HeaderTable.STATIC_TABLE]
 
 __all__ = ["Decoder", "DecodingError", "DynamicTable", "HeaderField", "InvalidIndexError", "StringLengthError"]
