@@ -14,10 +14,6 @@ import logging
 import re
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-
-from genericserver.registry.generic.registry import store as store_module
 from test_sampleapi import NS, cm, setup
 
 MERGE = "application/merge-patch+json"
@@ -253,28 +249,7 @@ def test_a_body_of_another_kind_is_refused_as_kube_s_scheme_refuses_it(kind, why
     assert (r.status_code, body(r)["message"]) == (400, f'{kind} in version "v1" cannot be handled as a ConfigMap: {why}')
 
 
-# -- what a read hands out: a copy the store shares nothing with (Go's DeepCopyObject) ---------
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
-                    max_leaves=20)
-
-
-def containers(value) -> list:
-    """Every dict and list in ``value``, itself included."""
-    if isinstance(value, dict):
-        return [value, *(c for v in value.values() for c in containers(v))]
-    if isinstance(value, list):
-        return [value, *(c for v in value for c in containers(v))]
-    return []
-
-
-@given(JSON)
-def test_deep_copy_is_equal_and_shares_no_dict_or_list(value):
-    copied = store_module.deep_copy(value)
-    assert copied == value
-    assert not {id(c) for c in containers(copied)} & {id(c) for c in containers(value)}
-
-
+# -- what a read hands out: a copy the store shares nothing with (converter.py's DeepCopyJSONValue) ---
 def test_a_read_shares_nothing_with_the_store():
     _, store, c = setup()
     c.post(NS, json=cm("a", data={"k": "v"}, finalizers=["example.com/x"]))

@@ -40,7 +40,6 @@ the store's hooks are not ported.
 from __future__ import annotations
 
 import collections
-import copy
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
@@ -50,6 +49,7 @@ from genericserver import runtime as rt
 from genericserver.apimachinery.api import errors
 from genericserver.apimachinery.api.validate.content import is_path_segment_name
 from genericserver.apimachinery.field import errors as field
+from genericserver.apimachinery.runtime.converter import deep_copy_json_value
 from genericserver.registry.rest import create as rest_create
 from genericserver.registry.rest import delete as rest_delete
 from genericserver.registry.rest import meta as restmeta
@@ -63,23 +63,6 @@ from genericserver.storage.selection_predicate import SelectionPredicate
 DEFAULT_HISTORY = 1000
 Key = tuple[str, str]
 OPTIMISTIC_LOCK_ERROR_MSG = "the object has been modified; please apply your changes to the latest version and try again"
-
-
-_IMMUTABLE = (str, int, float, bool, type(None))
-
-
-def deep_copy(value: Any) -> Any:
-    """Go's ``DeepCopyObject`` for the JSON-shaped objects the store holds: every dict and list
-    new, the rest shared (strings, numbers, booleans and None cannot change). Several times
-    cheaper than ``copy.deepcopy``, which keeps a memo and looks up how to copy each value; a
-    value of any other type still goes through it."""
-    if type(value) is dict:
-        return {k: deep_copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [deep_copy(v) for v in value]
-    if isinstance(value, _IMMUTABLE):
-        return value
-    return copy.deepcopy(value)
 
 
 
@@ -141,12 +124,12 @@ class Store:
             self._objects.pop(key, None)
         else:
             self._objects[key] = obj
-        self._history.append((self._rv, typ, deep_copy(obj)))
+        self._history.append((self._rv, typ, deep_copy_json_value(obj)))
         while len(self._history) > self._max_history:
             self._oldest = self._history.popleft()[0]
         changed, self._changed = self._changed, rt.event(f"{self.resource.name}-changed")
         changed.set()
-        return deep_copy(obj)
+        return deep_copy_json_value(obj)
 
     def _storage_key(self, namespace: str, name: str, dry_run: bool = False) -> str:
         """The key a storage error names: etcd3's, with its ``/registry`` prefix; a dry run's
@@ -180,7 +163,7 @@ class Store:
                 meta["namespace"] = namespace
             if dry_run:  # the object as sent, stored nowhere
                 obj["metadata"] = _with_server_fields(meta, {})
-                return deep_copy(obj)
+                return deep_copy_json_value(obj)
             meta.pop("resourceVersion", None)  # PrepareObjectForStorage
             obj["metadata"] = _with_server_fields(meta, {})
             return self._commit("ADDED", key, obj)
@@ -203,7 +186,7 @@ class Store:
                 interfaces.check_preconditions(preconditions, self._storage_key(namespace, name, dry_run), current)
             except storage_errors.StorageError as err:
                 raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
-            obj = deep_copy(obj)
+            obj = deep_copy_json_value(obj)
             meta = obj.setdefault("metadata", {})
             new_rv = _object_resource_version(meta)
             existing_rv = current["metadata"]["resourceVersion"]
@@ -227,10 +210,10 @@ class Store:
             obj["metadata"] = _with_server_fields(obj["metadata"] if self.strategy is not None else meta, {})
             if should_delete_during_update(obj, current):
                 if not dry_run:
-                    self._commit("DELETED", (namespace, name), deep_copy(current))
-                return deep_copy(obj)
+                    self._commit("DELETED", (namespace, name), deep_copy_json_value(current))
+                return deep_copy_json_value(obj)
             if dry_run:
-                return deep_copy(obj)
+                return deep_copy_json_value(obj)
             return self._commit("MODIFIED", (namespace, name), obj)
 
     def delete(self, namespace: str, name: str, *, uid: Optional[str] = None, resource_version: Optional[str] = None,
@@ -251,8 +234,8 @@ class Store:
                                           f"Precondition failed: ResourceVersion in precondition: {resource_version}, "
                                           f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}")
             if dry_run:
-                return deep_copy(obj)
-            return self._commit("DELETED", (namespace, name), deep_copy(obj))
+                return deep_copy_json_value(obj)
+            return self._commit("DELETED", (namespace, name), deep_copy_json_value(obj))
 
     def update_for_graceful_deletion_and_finalizers(self, namespace: str, name: str, options: dict) -> tuple[dict, str]:
         """``updateForGracefulDeletionAndFinalizers`` for a kind without graceful deletion: the
@@ -268,7 +251,7 @@ class Store:
                 interfaces.check_preconditions(pre, self._storage_key(namespace, name, bool(options.get("dryRun"))), current)
             except storage_errors.StorageError as err:
                 raise errors.new_conflict(self.resource.group_resource, name, str(err)) from None
-            existing = deep_copy(current)
+            existing = deep_copy_json_value(current)
             meta = existing["metadata"]
             changed, finalizers = deletion_finalizers_for_garbage_collection(meta, options)
             if changed:
@@ -291,7 +274,7 @@ class Store:
         """The objects (of one namespace, or all), sorted by namespace and name, and the version."""
         with self._lock:
             keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
-            return [deep_copy(self._objects[k]) for k in keys], self._rv
+            return [deep_copy_json_value(self._objects[k]) for k in keys], self._rv
 
     def get(self, namespace: str, name: str, resource_version: str = "") -> dict:
         """The object; its key first (:func:`namespace_key_func`: a name no path segment may be is
@@ -303,14 +286,14 @@ class Store:
             obj = self._objects.get((namespace, name))
             if obj is None:
                 raise errors.new_not_found(self.resource.group_resource, name)
-            return deep_copy(obj)
+            return deep_copy_json_value(obj)
 
     def watch_start(self, namespace: Optional[str], resource_version: str) -> tuple[list[dict], int]:
         """Where a watch begins: the objects to send as ADDED and the version to follow from."""
         with self._lock:
             if resource_version in ("", "0"):
                 keys = sorted(k for k in self._objects if namespace is None or k[0] == namespace)
-                return [deep_copy(self._objects[k]) for k in keys], self._rv
+                return [deep_copy_json_value(self._objects[k]) for k in keys], self._rv
             if not resource_version.isdigit():
                 raise errors.new_bad_request(f"invalid resource version {errors._q(resource_version)}")
             rv = int(resource_version)
@@ -324,7 +307,7 @@ class Store:
         with self._lock:
             if rv < self._oldest:
                 raise errors.new_resource_expired(f"too old resource version: {rv} ({self._oldest})")
-            events = [(typ, deep_copy(obj)) for erv, typ, obj in self._history
+            events = [(typ, deep_copy_json_value(obj)) for erv, typ, obj in self._history
                       if erv > rv and (namespace is None or obj["metadata"].get("namespace") == namespace)]
             return events, max(rv, self._rv), self._changed
 
@@ -517,7 +500,7 @@ def delete_collection(storage, resource: Resource, namespace: Optional[str], p: 
     for item in listed["items"]:
         meta = item["metadata"]
         try:
-            delete_one(meta.get("namespace", ""), meta["name"], deep_copy(options))
+            delete_one(meta.get("namespace", ""), meta["name"], deep_copy_json_value(options))
         except errors.StatusError as err:
             if not errors.is_not_found(err):
                 raise
