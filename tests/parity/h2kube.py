@@ -463,12 +463,18 @@ def _client_error_goaway(srv: Server, ca: str) -> dict:
     return observe(c, [slow])
 
 
-@case("connection-error", "a HEADERS frame on an even stream id (a connection error) after one answer: "
-      "the GOAWAY's code and last stream id; then 16 KiB of DATA, whose window Go does not give back")
-def _connection_error(srv: Server, ca: str) -> dict:
+def after_one_answer(srv: Server, ca: str) -> tuple[FrameClient, int]:
+    """A connection with one ``/version`` answered on it: the client and that stream."""
     c = FrameClient(srv.port, ca)
     first = c.request("/version")
     c.pump(lambda: c.answered(first))
+    return c, first
+
+
+@case("connection-error", "a HEADERS frame on an even stream id (a connection error) after one answer: "
+      "the GOAWAY's code and last stream id; then 16 KiB of DATA, whose window Go does not give back")
+def _connection_error(srv: Server, ca: str) -> dict:
+    c, first = after_one_answer(srv, ca)
     bad = c.request("/version", stream_id=2)
     c.pump(lambda: c.goaways())
     start = len(c.frames)
@@ -483,9 +489,7 @@ def _connection_error(srv: Server, ca: str) -> dict:
 @case("hpack-undecodable", "after one answer, a header block HPACK cannot decode (an index past both "
       "tables): the GOAWAY's code and last stream id (Go's framer: COMPRESSION_ERROR, naming the block's stream)")
 def _hpack_undecodable(srv: Server, ca: str) -> dict:
-    c = FrameClient(srv.port, ca)
-    first = c.request("/version")
-    c.pump(lambda: c.answered(first))
+    c, first = after_one_answer(srv, ca)
     c.send(HeadersFrame(c.next_stream, b"\xff\x80\x01", flags=["END_HEADERS", "END_STREAM"]))  # index 255
     c.pump(lambda: c.goaways())
     c.settle()
