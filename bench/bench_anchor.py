@@ -19,7 +19,7 @@ keep-alive HTTP/1.1 connections and on one HTTP/2 connection (``SETTINGS``); eac
 it from etcd, since a GET without a resourceVersion is a quorum read; with ``?resourceVersion=0`` it
 answers from its watch cache, as ours answers from memory). genericserver-go serves no configmaps, so
 it is measured on ``/version`` only. Each number is printed with ours over it, all measured in this
-run, in two tables:
+run, in three tables:
 
 * requests per second: the servers take turns of ``SLICE`` until each had ``SECONDS`` of load, so
   that whatever else this shared machine runs meanwhile slows them alike, and each rate is the
@@ -32,7 +32,12 @@ run, in two tables:
 * requests per CPU-second of the server (from ``/proc/PID/stat``; kube-apiserver's with its etcd's,
   which the quorum read costs; less what each uses idle, measured for ``IDLE`` first: kube-apiserver
   about 1% of a core, etcd 0.5%, ours none), every answer counted, the warm-up's too: each server's
-  CPU time is its own, so this holds where the machine is busy.
+  CPU time is its own, so this holds where the machine is busy;
+* thread switches a request on ``/version``, each server loaded alone for ``SWITCHES_SECONDS``: how
+  often its threads waited (voluntary) and were preempted (involuntary), summed over its threads from
+  ``/proc/PID/task/*/status``, less what they do idle. With one connection Go's threads switch as
+  often as ours, or more (an idle M sleeps and is woken for each request); with four they hardly
+  switch at all, where ours still wait about four times a request (walkthrough 8.8).
 
 Measured on the 2-core development VM, shared with six other developers' suites and a Go build (load
 average 10 to 27), in six runs of about 45 s each (ranges over the runs, ours over kube-apiserver's;
@@ -73,6 +78,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SECONDS = 1.5  # of load per server, request and setting
 SLICE = 0.1  # the turns the servers take within it
 IDLE = 1.0  # seconds to measure what the servers use with no load
+SWITCHES_SECONDS = 1.0  # of load on each server alone, and of idle before it, to count thread switches
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # (protocol, connections): kubectl and client-go speak HTTP/2 to kube-apiserver, curl and most
 # load balancers' health checks HTTP/1.1
@@ -185,6 +191,64 @@ def load(binary: Path, servers: dict[str, "pair.Program"], idle: dict[str, float
     return measured
 
 
+def thread_switches(pid: int) -> dict[str, tuple[int, int]]:
+    """Each thread's context switches so far, (voluntary, involuntary), by thread id: a voluntary one
+    is the thread waiting (a read with nothing to read, a lock, the GIL), an involuntary one the
+    thread preempted. A thread that ends between two looks is missing from the second."""
+    counts = {}
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            lines = status.read_text().splitlines()
+        except (FileNotFoundError, ProcessLookupError):  # the thread ended as we looked
+            continue
+        fields = dict(line.split(":", 1) for line in lines if "ctxt_switches" in line)
+        counts[status.parent.name] = (int(fields["voluntary_ctxt_switches"]), int(fields["nonvoluntary_ctxt_switches"]))
+    return counts
+
+
+def switches_between(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> tuple[int, int]:
+    """The (voluntary, involuntary) switches of the threads alive at ``after`` since ``before``: a thread
+    started meanwhile counts from zero; one that ended meanwhile is lost (the server's goroutine threads
+    outlive a gap between requests, so under load none ends)."""
+    voluntary = involuntary = 0
+    for tid, (v, i) in after.items():
+        v0, i0 = before.get(tid, (0, 0))
+        voluntary, involuntary = voluntary + v - v0, involuntary + i - i0
+    return voluntary, involuntary
+
+
+def switches_a_request(binary: Path, servers: dict[str, "pair.Program"], protocol: str,
+                       connections: int) -> dict[str, tuple[float, float]]:
+    """Each server's thread switches a request on ``/version``, (voluntary, involuntary), loaded alone
+    for ``SWITCHES_SECONDS`` (a server waiting its turn would count its threads' idle wake-ups);
+    less what its threads do idle over the same time (kube-apiserver's controllers and leases)."""
+    h2 = ["-h2"] if protocol == "HTTP/2" else []
+    measured = {}
+    for name, program in servers.items():
+        pid = program.proc.pid
+        idle_before = thread_switches(pid)
+        time.sleep(SWITCHES_SECONDS)
+        idle = switches_between(idle_before, thread_switches(pid))
+        before = thread_switches(pid)
+        out = subprocess.run([str(binary), "load", "-url", program.url + "/version", "-d", f"{SWITCHES_SECONDS}s",
+                              "-slice", f"{SWITCHES_SECONDS}s", "-c", str(connections), "-count", "-token", pair.TOKEN,
+                              "-ca", str(pair.CERT), "-has", '"minor"', *h2], capture_output=True, text=True, timeout=60)
+        loaded = switches_between(before, thread_switches(pid))
+        if out.returncode != 0:
+            raise RuntimeError(f"goload on /version: {out.stderr.strip()[-500:]}")
+        answers = int(out.stdout.split()[1])
+        measured[name] = ((loaded[0] - idle[0]) / answers, (loaded[1] - idle[1]) / answers)
+    return measured
+
+
+def report_switches(measured: dict[tuple[str, int], dict[str, tuple[float, float]]], names: list[str]) -> None:
+    print(f"  {'thread switches a request, /version':44s}" + "".join(f"{n:>18s}" for n in names))
+    for (protocol, connections), row in measured.items():
+        plural = "s" if connections > 1 else ""
+        cells = [f"{row[n][0]:9.1f} +{row[n][1]:5.1f}  " if n in row else f"{'-':>18s}" for n in names]
+        print(f"    {f'{protocol}, {connections} connection{plural}':42s}" + "".join(cells))
+
+
 def reference_programs() -> dict[str, type]:
     """The reference programs whose binaries are built, by name; a line for each one that is not."""
     programs = {}
@@ -287,6 +351,7 @@ def main() -> None:
     before = os.getloadavg()[0]
     try:
         rate, per_cpu = measure(binary, servers)
+        switches = {setting: switches_a_request(binary, servers, *setting) for setting in SETTINGS}
     finally:
         stop(servers)
     # the rates move with what else runs here: Python's threads suffer more from a busy core than Go's
@@ -300,6 +365,10 @@ def main() -> None:
     print("  requests per CPU-second of the server (kube-apiserver's with its etcd's; less what each uses idle): "
           "steadier than the rates where the machine is busy, as each server's CPU time is its own")
     report(per_cpu, list(servers), "req/CPU-s")
+    print("  how often the server's threads were switched out for each request, waiting (voluntary) + preempted "
+          f"(involuntary), each server loaded alone for {SWITCHES_SECONDS:g} s, less its idle switches: Go parks a "
+          "goroutine without its thread, where each of our waits is a thread's")
+    report_switches(switches, list(servers))
 
 
 if __name__ == "__main__":

@@ -62,3 +62,43 @@ def test_the_table_prints_each_rate_and_ours_over_theirs(monkeypatch, capsys):
     assert rows["/version"] == ["1000", "4000", "2000", "0.25x", "0.50x"]
     assert rows["configmap GET"] == ["3000", "1500", "-", "2.00x", "-"]
     assert rows["configmap GET ?resourceVersion=0"] == ["-", "800", "-", "-", "-"]
+
+
+def test_a_thread_s_waits_are_counted_as_its_voluntary_switches():
+    import os
+    import threading
+    import time
+
+    waited, counted = threading.Event(), threading.Event()
+
+    def wait_five_times():
+        for _ in range(5):
+            time.sleep(0.001)  # each one blocks the thread: a voluntary switch, which is what is counted
+        waited.set()
+        counted.wait()  # alive until it was looked at: an ended thread is missing from /proc
+
+    before = bench_anchor.thread_switches(os.getpid())
+    thread = threading.Thread(target=wait_five_times)
+    thread.start()
+    waited.wait()
+    during = bench_anchor.thread_switches(os.getpid())
+    counted.set()
+    thread.join()
+    tid = str(thread.native_id)
+    assert tid not in before and during[tid][0] >= 5
+    voluntary, _ = bench_anchor.switches_between(before, during)
+    assert voluntary >= 5
+
+
+def test_switches_count_a_new_thread_from_zero_and_leave_out_one_that_ended():
+    before = {"1": (10, 2), "2": (7, 7)}  # thread 2 ends before the second look
+    after = {"1": (14, 3), "3": (5, 1)}  # thread 3 starts after the first
+    assert bench_anchor.switches_between(before, after) == (4 + 5, 1 + 1)
+
+
+def test_the_switch_table_prints_waits_and_preemptions_of_each_server(capsys):
+    measured = {("HTTP/1.1", 4): {"genericserver": (4.24, 1.06), "kube-apiserver": (0.4, 0.6)}}
+    bench_anchor.report_switches(measured, ["genericserver", "kube-apiserver", "genericserver-go"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[-3:] == ["genericserver", "kube-apiserver", "genericserver-go"]
+    assert lines[1].split() == ["HTTP/1.1,", "4", "connections", "4.2", "+", "1.1", "0.4", "+", "0.6", "-"]
