@@ -290,6 +290,33 @@ def test_a_stopped_pod_gets_its_terminal_phase_before_the_final_delete(term_afte
     assert updates[-1] == phase and "Running" in updates[:-1]
 
 
+def test_a_readiness_result_that_lands_after_the_terminal_status_leaves_the_container_terminated():
+    # The prober looks whether its result is still wanted, then writes it. Two suites on two cores
+    # once let the kubelet write the pod's terminal status in between, and the prober's write put
+    # the container back to running: kubectl printed the phase, Succeeded, where it prints the
+    # container's Completed. As the status manager's SetContainerReadiness, it sets a flag only.
+    def main() -> dict:
+        store = Store()
+        kubelet = Kubelet(store)
+        kubelet.run()
+        pod = new_pod("p", termination_grace_period_seconds=5, containers=[{"name": "app", "image": "fake", "termAfter": 0.0}])
+        pod["metadata"]["finalizers"] = ["example.com/hold"]  # kept after the kubelet's delete
+        store.create(pod)
+        w = kubelet.wait_started("p")
+        delete_pod(store, "p")
+        assert w.terminated.wait(WAIT)
+        kubelet.set_container_readiness(w, False)  # the prober's late result
+        status = store.get(POD, "p")["status"]
+        kubelet.stop()
+        return status
+
+    status = simulate(main)
+    assert status["phase"] == "Succeeded"
+    assert [(cs["name"], cs["state"], cs["ready"]) for cs in status["containerStatuses"]] == [("app", "terminated", False)]
+    conditions = {c["type"]: c["status"] for c in status["conditions"]}
+    assert conditions["Ready"] == "False" and conditions["PodReadyToStartContainers"] == "False"
+
+
 @pytest.mark.parametrize("thresholds, answers, turns", [
     # the defaults (1 success, 3 failures): two failures in a row leave it ready, the third turns it
     ({}, [200, 500, 500, 200, 500, 500, 500, 200], ["True", "False", "True"]),

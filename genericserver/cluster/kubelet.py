@@ -316,6 +316,26 @@ class Kubelet:
 
         self._update_status(w, mutate)
 
+    def set_container_readiness(self, w: PodWorker, ready: bool) -> None:
+        """The status manager's ``SetContainerReadiness``, which the prober calls: the containers'
+        ready flags and the pod's conditions change, and nothing else. The prober looks whether
+        its result is still wanted just before; one that lands after the kubelet wrote the pod's
+        terminal status all the same (a busy machine lets the kubelet run in between) leaves the
+        containers terminated and the phase as it was, as in Go, where the readiness is a flag of
+        the container's status and not its state."""
+        def mutate(pod: dict) -> dict:
+            st = pod.setdefault("status", {})
+            statuses = st.get("containerStatuses", [])
+            for cs in statuses:
+                cs["ready"] = ready
+            terminated = any(cs.get("state") == "terminated" for cs in statuses)
+            st["conditions"] = kubelet_conditions(st.get("conditions", []), sandbox_ready=not terminated,
+                                                  unready=[] if ready else [cs["name"] for cs in statuses],
+                                                  now=self.clock.now())
+            return pod
+
+        self._update_status(w, mutate)
+
     def _probe_loop(self, w: PodWorker, probe: dict) -> None:
         """Readiness probe: ``GET`` the port's path every period; 200-399 is a success. As the
         kubelet's prober worker, the container turns ready after ``successThreshold`` successes in
@@ -349,7 +369,7 @@ class Kubelet:
                             timeline=turn is False and ready is not False)
             if turn != ready:
                 ready = turn
-                self._set_status(w, ready=turn)
+                self.set_container_readiness(w, turn)
             if self.clock.select(w.probe_ctx.done(), timeout=probe.get("periodSeconds", 10)) is not None:
                 return
 
