@@ -50,6 +50,19 @@ def server():
     assert c.join(WAIT)
 
 
+def test_a_replica_s_request_timeout_gives_a_request_real_seconds_at_any_time_scale():
+    # 10 cluster seconds at a hundredth of real time would be 0.1 s: a request that takes 0.3 s of
+    # real time (a busy machine's /echo; here /slow) would get the timeout filter's 504
+    c = ServerContainer("app", "pod-t", Sandbox("pod-t", "uid-t"), ServerOptions(request_timeout=10.0),
+                        clock=ClusterClock(scale=0.01))
+    c.start()
+    try:
+        assert get(c.sandbox.ports["http"], "/slow?seconds=0.3") == 200
+    finally:
+        c.signal(SIGKILL)
+        assert c.join(WAIT)
+
+
 def test_an_emptydir_volume_goes_with_its_sandbox_if_never_unmounted():
     """A scenario that ends with its pods running never unmounts their volumes: the temporary
     directory is removed when the sandbox is dropped, instead of staying in /tmp."""

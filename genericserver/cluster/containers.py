@@ -168,6 +168,14 @@ class FakeContainer(Container):
         rt.go(stop_later, name=f"{self.pod_name}-{self.name}-sigterm")
 
 
+# A replica's --request-timeout runs on the cluster's clock like every other duration, but never
+# below ten real seconds: a request's own work takes real time at any time scale, and at a fifth of
+# real time the manifest's 10 s is 2 s, which two suites on two cores once starved an /echo past (a
+# 504, and the rollout lost a request the cluster would not have). No scenario relies on a request
+# timing out, so only the starved case changes (the kubelet's probe timeout has such a floor too).
+REQUEST_TIMEOUT_FLOOR = 10.0
+
+
 @dataclass(frozen=True)
 class ServerOptions:
     """How each replica of our server is configured (durations in cluster seconds)."""
@@ -216,7 +224,7 @@ class ServerContainer(Container):
         config = new_config()
         config.shutdown_delay_duration = self.clock.to_runtime(self.options.shutdown_delay)
         config.shutdown_send_retry_after = self.options.retry_after
-        config.request_timeout = self.clock.to_runtime(self.options.request_timeout)
+        config.request_timeout = max(self.clock.to_runtime(self.options.request_timeout), REQUEST_TIMEOUT_FLOOR)
         config.secure_serving = SecureServingInfo(listener=listen("127.0.0.1", 0), server_factory=self._server_factory)
         server = config.complete().new(self.pod_name)
         sampleapi.install(server.handler.non_go_restful_mux, metrics=server.metrics)
