@@ -29,7 +29,7 @@ from genericserver.audit.event import Level, Stage, Status
 from genericserver.audit.metrics import LEGACY, AuditMetrics
 from genericserver.audit.request import log_request_metadata
 from genericserver.endpoints.filters.authorization import get_authorizer_attributes
-from genericserver.wsgi import close_iterable
+from genericserver.wsgi import close_iterable, known_chunks, on_close
 
 log = logging.getLogger("genericserver.endpoints.filters")
 
@@ -143,6 +143,13 @@ class _AuditedBody:
             if not self._panicked:
                 self._complete()
 
+    def close_after_the_body(self) -> None:
+        """The final event, for a whole body that ``on_close`` closed already (it closes its inner
+        body, then runs this)."""
+        if not self._closed:
+            self._closed = True
+            self._complete()
+
     def _complete(self) -> None:
         ac = self._ac
         if ac.get_event_response_status() is None:
@@ -208,7 +215,14 @@ def with_audit(
         except BaseException as exc:
             process_panic(ac, exc)
             raise
-        return _AuditedBody(body, ac, long_running)
+        audited = _AuditedBody(body, ac, long_running)
+        if known_chunks(body) is not None:
+            # a whole body (nothing left to run, so nothing to panic) stays one for the filters and
+            # the server outside: the server holds it until the handler has returned, as Go's
+            # response buffer does, where chunks would go out at once, and a client that got its
+            # whole answer could hang up while the timeout filter still waited for the handler
+            return on_close(body, audited.close_after_the_body)
+        return audited
 
     return audit
 
