@@ -23,7 +23,7 @@ from genericserver.audit.context import get_audit_id_truncated
 from genericserver.metrics import normalized_verb
 from genericserver.requestinfo import RequestInfo
 from genericserver.responsewriters import go_quote, request_uri
-from genericserver.wsgi import close_iterable
+from genericserver.wsgi import close_iterable, known_chunks, on_close
 
 
 # the verbosity of the access lines
@@ -106,6 +106,11 @@ class RespLogger:
                 kv["addedInfo"] = "".join(self._added_info)
         klog.v(WITH_LOGGING_LEVEL).info_s_depth(1, "HTTP", **kv)
 
+    def log_closed(self) -> None:
+        """:meth:`log`, called when the response is closed: klog names the caller of ``log``, this
+        file, as Go's line names httplog.go's deferred call."""
+        self.log()
+
 
 def with_logging(app: Callable, stacktrace_pred: StacktracePred) -> Callable:
     """Log each request once its response is complete."""
@@ -137,6 +142,14 @@ def _with_logging(app: Callable, stacktrace_pred: StacktracePred, should_log_req
         except BaseException:
             rl.log()
             raise
+        chunks = known_chunks(body)
+        if chunks is not None:
+            # a whole body stays one, so that the server holds it until the handler has returned
+            # (Go's response buffer) as it does without this filter: its output noted now, the
+            # line logged when it is closed
+            for chunk in chunks:
+                rl.wrote(chunk)
+            return on_close(body, rl.log_closed)
         return _LoggedBody(body, rl)
 
     return logging_filter

@@ -110,6 +110,33 @@ def test_the_access_line_has_go_keys_and_comes_when_the_response_is_closed(caplo
     assert latency.endswith("s") and float(latency[:-1]) > 1e9
 
 
+def test_a_whole_body_stays_whole_through_the_logging_filter_and_is_logged_when_closed(caplog):
+    # the server holds a whole body (a list) until the handler has returned, as Go's response
+    # buffer does; wrapped in the filter's iterator it was streamed instead, header first, at --v=3
+    from genericserver.wsgi import known_chunks
+
+    closed = []
+
+    class Whole(list):
+        def close(self):
+            closed.append(len(caplog.records))
+
+    def app(environ, start_response):
+        start_response("500 Internal Server Error", [])
+        return Whole([b"boom"])
+
+    env = {request.RECEIVED_KEY: 0.0, "REQUEST_METHOD": "GET", "PATH_INFO": "/x", "REMOTE_ADDR": "10.0.0.1", "REMOTE_PORT": "1"}
+    with caplog.at_level(logging.INFO, logger="genericserver.httplog"):
+        body = with_http_logging(app)(env, lambda status, headers, exc_info=None: None)
+        assert known_chunks(body) == [b"boom"]
+        assert caplog.records == []
+        body.close()
+        body.close()
+    assert closed == [0]  # the app's body closed first, then the line: once, with the error output
+    (record,) = caplog.records
+    assert record.getMessage().endswith('resp=500 addedInfo=<\n\tlogging error output: "boom"\n >')
+
+
 def test_error_output_is_captured_for_a_500(caplog):
     def app(environ, start_response):
         start_response("500 Internal Server Error", [])
