@@ -475,3 +475,37 @@ def test_a_streaming_response_closed_early_releases_its_slots():
     assert sent == [b"1", b"2"]
     again = get(handler, PODS, headers={"Audit-ID": "again"})
     assert again.status_code == 200
+
+
+def test_a_whole_body_comes_out_of_the_whole_chain_whole_with_audit_and_access_logging_on():
+    # The server holds a whole body (a list, alone or under on_close) until the handler has
+    # returned, as Go's response buffer holds a handler's output; anything else it sends at once,
+    # chunk by chunk. A filter that wraps every body in an iterator of its own hides the list: the
+    # audit filter did, so a client could get its whole answer and hang up while the timeout
+    # filter still waited for the handler, which then logged "Post-timeout activity"; WithLogging
+    # did at --v=3. So every filter of the chain, audit and access log on, must keep it whole.
+    from genericserver import klog
+
+    c = configured()
+    audit = audited(c)
+    handler = default_build_handler_chain(ok, c)
+    env = EnvironBuilder(path=PODS, headers={"Audit-ID": "whole"}).get_environ()
+    statuses = []
+    with klog.with_verbosity(3):
+        done = rt.event("whole-body")
+        out = []
+
+        def serve():  # from a goroutine, as the server's connection calls the chain
+            body = handler(env, lambda status, headers, exc_info=None: statuses.append(status))
+            out.append((wsgi.known_chunks(body), body))
+            done.set()
+
+        rt.go(serve, name="whole-body")
+        assert done.wait(5.0)
+        chunks, body = out[0]
+        try:
+            assert chunks == [b"ok"] and statuses == ["200 OK"]
+            assert audit.stages("whole") == [Stage.REQUEST_RECEIVED]  # the answer is not complete yet
+        finally:
+            wsgi.close_iterable(body)  # as the server does, whatever the body
+    assert audit.stages("whole") == [Stage.REQUEST_RECEIVED, Stage.RESPONSE_COMPLETE]
