@@ -5,7 +5,9 @@ the app raised), in klog's structured form with Go's keys:
 ``"HTTP" verb="LIST" URI="/api/v1/pods" latency="1.2ms" userAgent="curl/8" audit-ID="..." srcIP="127.0.0.1:5555" resp=200``.
 Go logs it at verbosity 3 (``--v=3``), naming the caller of the logging function
 (``InfoSDepth(1, ...)``); when that verbosity is off the filter costs one comparison per
-request. :class:`PassthroughLogger` lines are Go's ``V(2)``.
+request. :class:`PassthroughLogger` lines are Go's ``V(2)``. A whole body (a list) goes on as one,
+under ``on_close``, so the server still holds it until the handler has returned (Go's response
+buffer) as it does without this filter.
 
 Other code can add to the line through :func:`add_key_value` and :func:`add_infof`. When the
 stack-trace predicate holds for the status (default: 1xx but 101, and 5xx), the response body is

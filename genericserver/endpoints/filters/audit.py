@@ -12,7 +12,10 @@ sends the event to the sink at each stage:
 * ``Panic`` instead, with a 500 ``APIServer panic'd: <error>`` status, when the app raises, or
   when iterating its body raises; the exception is then re-raised, as Go re-panics.
 
-A response closed before any status was set is recorded as 200 ``Connection closed early``.
+A whole body (a list, alone or under ``on_close``) goes on as one, under ``on_close``: the server
+holds such a body until the handler has returned, as Go's response buffer holds its output, and
+any other iterable it sends chunk by chunk at once. A response closed before any status was set
+is recorded as 200 ``Connection closed early``.
 Go also writes per-layer latency annotations when the latency trackers are installed; they are
 not part of this port, so no latency annotations are written.
 """
