@@ -22,6 +22,7 @@ not part of this port, so no latency annotations are written.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, Callable, Iterable, Iterator, Optional
 
@@ -144,23 +145,17 @@ class _AuditedBody:
             close_iterable(self._inner)
         finally:
             if not self._panicked:
-                self._complete()
+                _complete_event(self._ac, self._long_running)
 
-    def close_after_the_body(self) -> None:
-        """The final event, for a whole body that ``on_close`` closed already (it closes its inner
-        body, then runs this)."""
-        if not self._closed:
-            self._closed = True
-            self._complete()
 
-    def _complete(self) -> None:
-        ac = self._ac
-        if ac.get_event_response_status() is None:
-            # nothing was ever sent: record a success, as Go does for a connection closed early
-            ac.set_event_response_status(Status(code=200, status="Success", message="Connection closed early"))
-            if self._long_running:
-                ac.process_event_stage(Stage.RESPONSE_STARTED)
-        ac.process_event_stage(Stage.RESPONSE_COMPLETE)
+def _complete_event(ac: AuditContext, long_running: bool) -> None:
+    """The response's final event, once the server closed the response."""
+    if ac.get_event_response_status() is None:
+        # nothing was ever sent: record a success, as Go does for a connection closed early
+        ac.set_event_response_status(Status(code=200, status="Success", message="Connection closed early"))
+        if long_running:
+            ac.process_event_stage(Stage.RESPONSE_STARTED)
+    ac.process_event_stage(Stage.RESPONSE_COMPLETE)
 
 
 def with_rejection_audit(failed: Callable, sink: Any, policy: Any, message: Callable[[dict], str], *, mark_response_started: bool = False) -> Callable:
@@ -218,14 +213,13 @@ def with_audit(
         except BaseException as exc:
             process_panic(ac, exc)
             raise
-        audited = _AuditedBody(body, ac, long_running)
         if known_chunks(body) is not None:
             # a whole body (nothing left to run, so nothing to panic) stays one for the filters and
             # the server outside: the server holds it until the handler has returned, as Go's
             # response buffer does, where chunks would go out at once, and a client that got its
             # whole answer could hang up while the timeout filter still waited for the handler
-            return on_close(body, audited.close_after_the_body)
-        return audited
+            return on_close(body, functools.partial(_complete_event, ac, long_running))
+        return _AuditedBody(body, ac, long_running)
 
     return audit
 
