@@ -170,21 +170,29 @@ def idle_cpu(servers: dict[str, "pair.Program"]) -> dict[str, float]:
     return {name: (cpu_seconds(p) - before[name]) / wall for name, p in servers.items()}
 
 
+def goload(binary: Path, servers: dict[str, "pair.Program"], path: str, has: str, protocol: str, connections: int,
+           seconds: float, turn: float) -> str:
+    """What ``bench/goload``'s ``load`` prints for ``path`` on each server, taking turns of ``turn``
+    until each had ``seconds``: a line per server, its rate and how many answers it gave."""
+    h2 = ["-h2"] if protocol == "HTTP/2" else []
+    out = subprocess.run([str(binary), "load", *(a for p in servers.values() for a in ("-url", p.url + path)),
+                          "-d", f"{seconds}s", "-slice", f"{turn}s", "-c", str(connections), "-count",
+                          "-token", pair.TOKEN, "-ca", str(pair.CERT), "-has", has, *h2],
+                         capture_output=True, text=True, timeout=120)
+    if out.returncode != 0:
+        raise RuntimeError(f"goload on {path}: {out.stderr.strip()[-500:]}")
+    return out.stdout
+
+
 def load(binary: Path, servers: dict[str, "pair.Program"], idle: dict[str, float], path: str, has: str,
          protocol: str, connections: int) -> dict[str, tuple[float, float]]:
     """Each server's requests per second (the median of its turns) and requests per CPU-second of
     the server (less what it uses idle), the servers taking turns of SLICE until each had SECONDS."""
-    h2 = ["-h2"] if protocol == "HTTP/2" else []
     before, started = {name: cpu_seconds(p) for name, p in servers.items()}, time.monotonic()
-    out = subprocess.run([str(binary), "load", *(a for p in servers.values() for a in ("-url", p.url + path)),
-                          "-d", f"{SECONDS}s", "-slice", f"{SLICE}s", "-c", str(connections), "-count",
-                          "-token", pair.TOKEN, "-ca", str(pair.CERT), "-has", has, *h2],
-                         capture_output=True, text=True, timeout=120)
+    out = goload(binary, servers, path, has, protocol, connections, SECONDS, SLICE)
     wall = time.monotonic() - started
-    if out.returncode != 0:
-        raise RuntimeError(f"goload on {path}: {out.stderr.strip()[-500:]}")
     measured = {}
-    for (name, program), line in zip(servers.items(), out.stdout.splitlines()):
+    for (name, program), line in zip(servers.items(), out.splitlines()):
         rate, answers = line.split()
         cpu = cpu_seconds(program) - before[name] - idle[name] * wall
         measured[name] = (float(rate), int(answers) / cpu if cpu > 0 else float("nan"))
@@ -222,7 +230,7 @@ def switches_a_request(binary: Path, servers: dict[str, "pair.Program"], protoco
     """Each server's thread switches a request on ``/version``, (voluntary, involuntary), loaded alone
     for ``SWITCHES_SECONDS`` (a server waiting its turn would count its threads' idle wake-ups);
     less what its threads do idle over the same time (kube-apiserver's controllers and leases)."""
-    h2 = ["-h2"] if protocol == "HTTP/2" else []
+    _, path, has, _ = REQUESTS[0]  # /version
     measured = {}
     for name, program in servers.items():
         pid = program.proc.pid
@@ -230,13 +238,9 @@ def switches_a_request(binary: Path, servers: dict[str, "pair.Program"], protoco
         time.sleep(SWITCHES_SECONDS)
         idle = switches_between(idle_before, thread_switches(pid))
         before = thread_switches(pid)
-        out = subprocess.run([str(binary), "load", "-url", program.url + "/version", "-d", f"{SWITCHES_SECONDS}s",
-                              "-slice", f"{SWITCHES_SECONDS}s", "-c", str(connections), "-count", "-token", pair.TOKEN,
-                              "-ca", str(pair.CERT), "-has", '"minor"', *h2], capture_output=True, text=True, timeout=60)
+        out = goload(binary, {name: program}, path, has, protocol, connections, SWITCHES_SECONDS, SWITCHES_SECONDS)
         loaded = switches_between(before, thread_switches(pid))
-        if out.returncode != 0:
-            raise RuntimeError(f"goload on /version: {out.stderr.strip()[-500:]}")
-        answers = int(out.stdout.split()[1])
+        answers = int(out.split()[1])
         measured[name] = ((loaded[0] - idle[0]) / answers, (loaded[1] - idle[1]) / answers)
     return measured
 
